@@ -1,0 +1,157 @@
+#include "app/cli_options.h"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "core/error.h"
+
+namespace quantplan::app {
+namespace {
+
+std::int64_t to_int(const std::string& opt, const std::string& v) {
+    std::int64_t out = 0;
+    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || ptr != v.data() + v.size()) throw Error(opt, "expects an integer, got '" + v + "'");
+    return out;
+}
+
+double to_double(const std::string& opt, const std::string& v) {
+    try {
+        std::size_t pos = 0;
+        const double d = std::stod(v, &pos);
+        if (pos != v.size() || !std::isfinite(d)) throw Error(opt, "expects a number, got '" + v + "'");
+        return d;
+    } catch (const std::logic_error&) {
+        throw Error(opt, "expects a number, got '" + v + "'");
+    }
+}
+
+}  // namespace
+
+CliOptions parse_command_line(int argc, char** argv) {
+    CliOptions o;
+    using Setter = std::function<void(const std::string&)>;
+    // Options that take a value.
+    const std::map<std::string, Setter> valued{
+        {"--json", [&](const std::string& v) { o.json_path = v; }},
+        {"--out", [&](const std::string& v) { o.out_dir = v; }},
+        {"--inspect", [&](const std::string& v) { o.inspect_path = v; }},
+        {"--model", [&](const std::string& v) { o.model = v; }},
+        {"--schemes", [&](const std::string& v) { o.schemes = v; }},
+        {"--gpu", [&](const std::string& v) { o.gpu = v; }},
+        {"--batch", [&](const std::string& v) { o.batch = to_int("--batch", v); }},
+        {"--context", [&](const std::string& v) { o.context = to_int("--context", v); }},
+        {"--kv", [&](const std::string& v) { o.kv = v; }},
+        {"--profile", [&](const std::string& v) { o.profile = v; }},
+        {"--calibration", [&](const std::string& v) { o.calibration = v; }},
+        {"--gpu-mem-util", [&](const std::string& v) { o.gpu_mem_util = to_double("--gpu-mem-util", v); }},
+        {"--tp", [&](const std::string& v) { o.tp = to_int("--tp", v); }},
+        {"--kernel", [&](const std::string& v) { o.kernel = v; }},
+        {"--goal", [&](const std::string& v) { o.goal = v; }},
+        {"--accuracy", [&](const std::string& v) { o.accuracy = v; }},
+        {"--max-num-batched-tokens", [&](const std::string& v) { o.max_num_batched_tokens = to_int("--max-num-batched-tokens", v); }},
+        {"--max-num-seqs", [&](const std::string& v) { o.max_num_seqs = to_int("--max-num-seqs", v); }},
+        {"--scenario", [&](const std::string& v) { o.scenario = v; }},
+        {"--errorsim-formats", [&](const std::string& v) { o.errorsim = true; o.errorsim_formats = v; }},
+        {"--errorsim-granularities", [&](const std::string& v) { o.errorsim = true; o.errorsim_granularities = v; }},
+        {"--errorsim-methods", [&](const std::string& v) { o.errorsim = true; o.errorsim_methods = v; }},
+        {"--errorsim-activation", [&](const std::string& v) { o.errorsim = true; o.errorsim_activation = v; }},
+        {"--errorsim-outlier", [&](const std::string& v) { o.errorsim = true; o.errorsim_outlier = to_double("--errorsim-outlier", v); }},
+        {"--errorsim-seed", [&](const std::string& v) { o.errorsim = true; o.errorsim_seed = to_int("--errorsim-seed", v); }},
+        {"--errorsim-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_tensor = v; }},
+    };
+    // Flags.
+    const std::map<std::string, std::function<void()>> flags{
+        {"--help", [&] { o.help = true; }},
+        {"-h", [&] { o.help = true; }},
+        {"--version", [&] { o.version = true; }},
+        {"--headless", [&] { o.headless = true; }},
+        {"--validate", [&] { o.validate = true; }},
+        {"--reasoning", [&] { o.reasoning = true; }},
+        {"--tensors", [&] { o.per_tensor = true; }},
+        {"--errorsim", [&] { o.errorsim = true; }},
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        std::optional<std::string> inline_value;
+        if (arg.rfind("--", 0) == 0) {
+            const std::size_t eq = arg.find('=');
+            if (eq != std::string::npos) {
+                inline_value = arg.substr(eq + 1);
+                arg = arg.substr(0, eq);
+            }
+        }
+        if (const auto f = flags.find(arg); f != flags.end()) {
+            if (inline_value) throw Error(arg, "takes no value");
+            f->second();
+            continue;
+        }
+        if (const auto v = valued.find(arg); v != valued.end()) {
+            if (inline_value) {
+                v->second(*inline_value);
+            } else {
+                if (i + 1 >= argc) throw Error(arg, "needs a value");
+                v->second(argv[++i]);
+            }
+            continue;
+        }
+        // Qt's own options (-platform, -style, ...) pass through to the GUI; anything else is an error.
+        if (arg.rfind("--", 0) == 0) throw Error(arg, "unknown option (see --help)");
+        o.gui_args.push_back(argv[i]);
+    }
+    return o;
+}
+
+std::string version_text() { return "quantplan 0.1.0"; }
+
+std::string help_text() {
+    return R"(quantplan - which quantization scheme, on this GPU, for this traffic?
+
+Usage:
+  quantplan [options]                      open the planner window (when built with Qt)
+  quantplan --headless [options]           print the plan as a table (or JSON with --json -)
+  quantplan --headless --out DIR           write a report folder
+  quantplan --headless --inspect PATH      read a checkpoint's headers and compare with the prediction
+  quantplan --validate [--model M] [--out FILE]   check predictions on an NVIDIA GPU
+
+Model and hardware:
+  --model NAME|PATH        bundled model (qwen3-8b, qwen3-32b, qwen3-30b-a3b, qwen2.5-7b-instruct,
+                           llama-3-8b, llama-3.1-8b, llama-3.1-70b, mistral-7b-instruct-v0.2,
+                           mixtral-8x7b; a Hugging Face repo name works too) or a config.json / folder
+                           [default qwen3-8b]
+  --gpu ID|FILE            h100-sxm, h100-pcie, h200, a100-80gb, a100-40gb, l40s, l4, rtx-4090,
+                           rtx-5090, rtx-6000-ada, b200, mi300x, or a profile .json [default h100-sxm]
+  --schemes A,B,...        scheme names (docs/schemes.md) [default: bf16,w8a16-int8,w4a16-g128,
+                           w4a16-g32,w8a8-int8,w8a8-fp8 (+w4a4-nvfp4 on FP4 GPUs)]
+Workload:
+  --batch N                concurrent sequences [1]
+  --context N              tokens of context per sequence [4096]
+  --kv FMT                 KV-cache format: bf16, fp16, fp8, fp8_e5m2, int8, int4 [bf16]
+  --tp N                   tensor-parallel degree 1..8 [1]
+  --gpu-mem-util U         engine's gpu_memory_utilization in (0, 1] [0.9]
+  --max-num-batched-tokens N  prefill chunk / profiling tokens [8192]
+  --max-num-seqs N         sampler size [256]
+Model of the hardware:
+  --profile NAME           ideal, realistic, or measured (needs --calibration FILE) [realistic]
+  --calibration FILE       calibration file written by --validate
+  --kernel Q               weight-only kernel quality: fused (Marlin class) or generic [fused]
+Decision:
+  --goal G                 throughput or latency [throughput]
+  --accuracy T             strict, moderate or loose accuracy tolerance [moderate]
+  --reasoning              reasoning-heavy traffic (long chains of thought degrade first)
+Output:
+  --json FILE|-            write the JSON document (docs/headless.md) to FILE or stdout
+  --tensors                list every tensor's bytes in the JSON
+  --errorsim               add the error-lab ladder (errorsim section; see docs/errorsim.md)
+  --help, --version
+
+Exit codes:
+  0  success
+  1  bad input (unknown model, scheme or GPU; malformed file; impossible sizes): one line on stderr
+  2  the operation failed (cannot write output, no GPU for --validate)
+)";
+}
+
+}  // namespace quantplan::app

@@ -1,0 +1,59 @@
+#pragma once
+// The command line: every option, parsed into one struct before anything is built.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace quantplan::app {
+
+// Parsed command line. Unset optionals take the documented defaults.
+struct CliOptions {
+    bool help = false;
+    bool version = false;
+    bool headless = false;
+    std::optional<std::string> json_path;   // --json FILE|- : write the JSON document there
+    std::optional<std::string> out_dir;     // --out DIR : write a report folder (report issue)
+    std::optional<std::string> inspect_path;  // --inspect PATH : checkpoint inspector
+    bool validate = false;                  // --validate : kernel validation on a GPU
+    std::string model = "qwen3-8b";
+    std::optional<std::string> schemes;     // comma-separated; default serving set
+    std::string gpu = "h100-sxm";
+    std::int64_t batch = 1;
+    std::int64_t context = 4096;
+    std::string kv = "bf16";
+    std::string profile = "realistic";
+    std::optional<std::string> calibration;  // --calibration FILE : measured profile
+    double gpu_mem_util = 0.9;
+    std::int64_t tp = 1;
+    std::string kernel = "fused";
+    std::string goal = "throughput";
+    std::string accuracy = "moderate";
+    bool reasoning = false;
+    bool per_tensor = false;                // --tensors : list every tensor's budget
+    std::int64_t max_num_batched_tokens = 8192;
+    std::int64_t max_num_seqs = 256;
+    std::optional<std::string> scenario;    // --scenario FILE
+    // Error lab (errorsim) options.
+    bool errorsim = false;
+    std::optional<std::string> errorsim_formats;
+    std::optional<std::string> errorsim_granularities;
+    std::optional<std::string> errorsim_methods;
+    std::optional<std::string> errorsim_activation;
+    std::optional<double> errorsim_outlier;
+    std::optional<std::int64_t> errorsim_seed;
+    std::optional<std::string> errorsim_tensor;   // --errorsim-tensor FILE.safetensors:NAME
+    std::vector<std::string> gui_args;      // arguments left for Qt
+};
+
+// Parses argv. Throws quantplan::Error naming the option for an unknown option, a missing value
+// or a value of the wrong kind.
+CliOptions parse_command_line(int argc, char** argv);
+
+// The --help text, including exit codes.
+std::string help_text();
+
+// The version string ("quantplan 0.1.0").
+std::string version_text();
+
+}  // namespace quantplan::app

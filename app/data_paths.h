@@ -1,0 +1,15 @@
+#pragma once
+// Where the bundled data (models/, assets/) lives: the source tree when run from the build tree,
+// <prefix>/share/quantplan when installed, or $QUANTPLAN_DATA_DIR.
+#include <filesystem>
+
+namespace quantplan::app {
+
+// The folder holding models/ and assets/. Throws Error when none is found.
+std::filesystem::path data_dir();
+
+inline std::filesystem::path models_dir() { return data_dir() / "models"; }
+inline std::filesystem::path gpus_dir() { return data_dir() / "assets" / "gpus"; }
+inline std::filesystem::path scenarios_dir() { return data_dir() / "assets" / "scenarios"; }
+
+}  // namespace quantplan::app

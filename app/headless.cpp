@@ -1,0 +1,113 @@
+#include "app/headless.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "app/data_paths.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/model_config_json.h"
+#include "core/report_json.h"
+
+namespace quantplan::app {
+namespace {
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+void print_table(const PlanResult& p, std::ostream& out) {
+    const auto& q = p.request;
+    out << q.model.name << " on " << q.gpu.name << " (" << q.efficiency.name << " profile), batch " << q.workload.batch
+        << ", context " << q.workload.context_tokens << ", KV " << kv_format_name(q.workload.kv) << ", TP "
+        << q.workload.tensor_parallel << "\n";
+    out << "parameters: " << p.parameters.total << " total, " << p.parameters.block_linears << " in "
+        << p.parameters.block_linear_count << " block linears\n\n";
+    out << std::left << std::setw(20) << "scheme" << std::right << std::setw(9) << "eff.bits" << std::setw(15) << "checkpoint B"
+        << std::setw(9) << "GB" << std::setw(8) << "x bf16" << std::setw(8) << "batch" << std::setw(11) << "step ms" << std::setw(9)
+        << "bound" << std::setw(9) << "max seq" << std::setw(12) << "tok/s" << std::setw(9) << "speedup" << "\n";
+    for (const SchemeResult& r : p.schemes) {
+        const auto& b = r.costs.budget;
+        out << std::left << std::setw(20) << scheme_name(r.costs.scheme) << std::right << std::setw(9) << fixed(b.effective_bits, 4)
+            << std::setw(15) << b.checkpoint_bytes << std::setw(9) << fixed(static_cast<double>(b.checkpoint_bytes) / 1e9, 2)
+            << std::setw(8) << fixed(b.compression_vs_bf16, 2) << std::setw(8) << r.decode.batch << std::setw(11)
+            << fixed(r.decode.time_s * 1e3, 3) << std::setw(9) << bound_name(r.decode.bound) << std::setw(9)
+            << r.admission.max_sequences << std::setw(12) << fixed(r.throughput_tokens_per_s, 0) << std::setw(9)
+            << fixed(r.speedup_vs_bf16, 2) << "\n";
+        if (!r.admission.fits) out << "    does not fit: " << r.admission.reason << "\n";
+        if (!r.costs.note.empty()) out << "    note: " << r.costs.note << "\n";
+    }
+    if (!p.crossovers.empty()) {
+        out << "\ncrossovers (batch 1.." << q.crossover_max_batch << "):\n";
+        for (const Crossover& c : p.crossovers)
+            out << "  B=" << fixed(c.batch, 0) << ": " << c.faster_below << " faster below, " << c.faster_above << " above\n";
+    }
+    out << "\ndecision (" << p.decision.regime << "): " << (p.decision.recommendation.empty() ? "none" : p.decision.recommendation) << "\n";
+    for (const std::string& r : p.decision.reasons) out << "  - " << r << "\n";
+}
+
+}  // namespace
+
+PlanRequest plan_request_from_options(const CliOptions& o) {
+    PlanRequest r;
+    r.model = resolve_model(o.model, models_dir());
+    r.gpu = resolve_gpu(o.gpu, gpus_dir());
+    if (o.profile == "measured") {
+        if (!o.calibration) throw Error("--profile", "'measured' needs --calibration FILE (written by quantplan --validate)");
+        throw Error("--calibration", "measured profiles are not supported by this build yet");
+    }
+    r.efficiency = builtin_efficiency_profile(o.profile);
+    r.workload.batch = o.batch;
+    r.workload.context_tokens = o.context;
+    r.workload.kv = parse_kv_format(o.kv);
+    r.workload.tensor_parallel = o.tp;
+    r.workload.kernel = parse_kernel_quality(o.kernel);
+    r.workload.engine.gpu_memory_utilization = o.gpu_mem_util;
+    r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;
+    r.workload.engine.max_num_seqs = o.max_num_seqs;
+    if (o.max_num_seqs <= 0) throw Error("--max-num-seqs", "must be positive");
+    if (o.schemes) r.schemes = parse_scheme_list(*o.schemes);
+    r.goal.goal = parse_goal(o.goal);
+    r.goal.tolerance = parse_accuracy_tolerance(o.accuracy);
+    r.goal.reasoning_heavy = o.reasoning;
+    validate_workload(r.workload);
+    return r;
+}
+
+int run_headless(const CliOptions& o, std::ostream& out, std::ostream& err) {
+    try {
+        const PlanResult result = plan(plan_request_from_options(o));
+        if (!o.json_path) {
+            print_table(result, out);
+            return 0;
+        }
+        nlohmann::json doc = plan_json(result);
+        if (o.per_tensor) {
+            const std::vector<TensorInfo> inventory = tensor_inventory(result.request.model);
+            for (std::size_t i = 0; i < result.schemes.size(); ++i)
+                doc["schemes"][i]["checkpoint"] = to_json(checkpoint_budget(inventory, result.schemes[i].costs.scheme, DType::Bf16, true));
+        }
+        const std::string text = doc.dump(2) + "\n";
+        if (*o.json_path == "-") {
+            out << text;
+            out.flush();
+        } else {
+            try {
+                write_file_atomically(*o.json_path, text);
+            } catch (const Error& e) {
+                err << "quantplan: " << e.what() << "\n";
+                return 2;
+            }
+        }
+        return 0;
+    } catch (const Error& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace quantplan::app

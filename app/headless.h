@@ -1,0 +1,18 @@
+#pragma once
+// The command-line path: no window, no Qt event loop.
+#include <iosfwd>
+
+#include "app/cli_options.h"
+#include "core/plan.h"
+
+namespace quantplan::app {
+
+// Builds the plan request an options set describes (model, GPU, schemes, workload, profile).
+// Throws Error naming the option at fault.
+PlanRequest plan_request_from_options(const CliOptions& options);
+
+// Runs the headless plan: a table on `out`, or JSON to --json FILE|-. Returns the exit code;
+// errors are reported as one line on `err`.
+int run_headless(const CliOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace quantplan::app

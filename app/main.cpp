@@ -1,0 +1,33 @@
+// quantplan: the GUI by default, --headless for the command line. The mode is decided before
+// anything is built: --help, --version and every headless path run without a QApplication.
+#include <exception>
+#include <iostream>
+
+#include "app/cli_options.h"
+#include "app/headless.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+    using namespace quantplan;
+    app::CliOptions options;
+    try {
+        options = app::parse_command_line(argc, argv);
+    } catch (const Error& e) {
+        std::cerr << "quantplan: " << e.what() << "\n";
+        return 1;
+    }
+    if (options.help) {
+        std::cout << app::help_text();
+        return 0;
+    }
+    if (options.version) {
+        std::cout << app::version_text() << "\n";
+        return 0;
+    }
+    try {
+        return app::run_headless(options, std::cout, std::cerr);
+    } catch (const std::exception& e) {
+        std::cerr << "quantplan: internal error: " << e.what() << "\n";
+        return 2;
+    }
+}

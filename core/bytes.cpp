@@ -1,0 +1,162 @@
+#include "core/bytes.h"
+
+#include <array>
+#include <cassert>
+
+#include "core/error.h"
+
+namespace quantplan {
+namespace {
+
+std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+std::uint64_t bytes_of(DType d) { return cdiv(static_cast<std::uint64_t>(dtype_bits(d)), 8); }
+
+// Scale bytes of one scale level on a rows x cols tensor.
+std::uint64_t scale_level_bytes(const ScaleDesc& s, std::int64_t rows, std::int64_t cols) {
+    return u(s.group.group_count(rows, cols)) * bytes_of(s.dtype);
+}
+
+// Scales of static activation quantizers stored in the checkpoint (input_scale, input_global_scale).
+std::uint64_t static_activation_scale_bytes(const Scheme& s) {
+    if (!s.activations) return 0;
+    std::uint64_t b = 0;
+    // A static activation scale is per tensor: one number per linear.
+    if (s.activations->scale && s.activations->scale->is_static) b += bytes_of(s.activations->scale->dtype);
+    if (s.activations->scale2 && s.activations->scale2->is_static) b += bytes_of(s.activations->scale2->dtype);
+    return b;
+}
+
+}  // namespace
+
+TensorBytes& TensorBytes::operator+=(const TensorBytes& o) {
+    payload_bytes += o.payload_bytes;
+    scale_bytes += o.scale_bytes;
+    zero_point_bytes += o.zero_point_bytes;
+    aux_bytes += o.aux_bytes;
+    return *this;
+}
+
+std::uint64_t unquantized_bytes(DType dtype, std::int64_t elements) {
+    return cdiv(u(elements) * static_cast<std::uint64_t>(dtype_bits(dtype)), 8);
+}
+
+TensorBytes quantized_tensor_bytes(const Scheme& scheme, std::int64_t rows, std::int64_t cols) {
+    assert(rows > 0 && cols > 0);
+    const TensorQuant& w = scheme.weights;
+    TensorBytes b;
+    if (!w.is_quantized()) {
+        b.payload_bytes = unquantized_bytes(w.storage, rows * cols);
+        return b;
+    }
+    const std::uint64_t n = u(rows), k = u(cols);
+    const std::uint64_t bits = static_cast<std::uint64_t>(dtype_bits(w.storage));
+    const ScaleDesc& s = *w.scale;
+    const std::uint64_t groups = u(s.group.group_count(rows, cols));
+    // Groups along K per output row (the g of checkpoint-formats.md).
+    const std::uint64_t g = s.group.cols < 0 ? 1 : cdiv(k, u(s.group.cols));
+    const std::uint64_t zero_bits = w.symmetric ? 0 : static_cast<std::uint64_t>(dtype_bits(w.zero_point_dtype));
+
+    switch (scheme.layout) {
+        case CheckpointLayout::AutoAwqGemm:
+            // qweight I32 [K, N/8] (8 nibbles per word along N); qzeros I32 [K/G, N/8]; scales F16 [K/G, N].
+            b.payload_bytes = 4 * k * cdiv(n * bits, 32);
+            b.zero_point_bytes = 4 * g * cdiv(n * bits, 32);
+            b.scale_bytes = g * n * bytes_of(s.dtype);
+            break;
+        case CheckpointLayout::Gptq:
+            // qweight I32 [K*b/32, N]; qzeros I32 [g, N*b/32] (stored even when symmetric);
+            // scales F16 [g, N]; g_idx I32 [K].
+            b.payload_bytes = 4 * n * cdiv(k * bits, 32);
+            b.zero_point_bytes = 4 * g * cdiv(n * bits, 32);
+            b.scale_bytes = g * n * bytes_of(s.dtype);
+            b.aux_bytes = 4 * k;
+            break;
+        case CheckpointLayout::CompressedTensorsPacked: {
+            // weight_packed I32 [N, cdiv(K, 32/b)]; weight_scale [N, g]; weight_shape I64 [2];
+            // asymmetric: weight_zero_point I32 [cdiv(N, 32/b), g].
+            const std::uint64_t per_word = 32 / bits;
+            b.payload_bytes = 4 * n * cdiv(k, per_word);
+            b.scale_bytes = groups * bytes_of(s.dtype);
+            b.zero_point_bytes = w.symmetric ? 0 : 4 * cdiv(n, per_word) * g;
+            b.aux_bytes = 16;
+            break;
+        }
+        case CheckpointLayout::Generic:
+            b.payload_bytes = cdiv(n * k * bits, 8);
+            b.scale_bytes = groups * bytes_of(s.dtype);
+            b.zero_point_bytes = cdiv(groups * zero_bits, 8);
+            break;
+    }
+    if (w.scale2) b.scale_bytes += scale_level_bytes(*w.scale2, rows, cols);
+    b.aux_bytes += static_activation_scale_bytes(scheme);
+    return b;
+}
+
+double effective_bits(const Scheme& scheme, std::int64_t rows, std::int64_t cols) {
+    const TensorBytes b = quantized_tensor_bytes(scheme, rows, cols);
+    return static_cast<double>(b.total_bytes()) * 8.0 / (static_cast<double>(rows) * static_cast<double>(cols));
+}
+
+bool scheme_covers(const Scheme& scheme, TensorRole role) {
+    if (!scheme.weights.is_quantized()) return false;
+    const LayerCoverage& c = scheme.covers;
+    switch (role) {
+        case TensorRole::AttentionLinear: return c.attention;
+        case TensorRole::MlpLinear:
+        case TensorRole::SharedExpertLinear: return c.mlp;
+        case TensorRole::ExpertLinear: return c.moe_experts;
+        case TensorRole::LmHead: return c.lm_head;
+        case TensorRole::Embedding: return c.embeddings;
+        case TensorRole::Router: return c.routers;
+        default: return false;
+    }
+}
+
+CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, const Scheme& scheme, DType model_dtype,
+                                   bool per_tensor) {
+    constexpr std::size_t kRoles = static_cast<std::size_t>(TensorRole::Bias) + 1;
+    std::array<RoleBudget, kRoles> roles{};
+    std::array<bool, kRoles> present{};
+    CheckpointBudget out;
+    // A bf16/fp16/fp32 scheme stores everything in its own dtype.
+    const DType leftover_dtype = scheme.weights.is_quantized() ? model_dtype : scheme.weights.storage;
+    double quantized_bits_sum = 0.0;
+    for (const TensorInfo& t : inventory) {
+        const std::size_t r = static_cast<std::size_t>(t.role);
+        present[r] = true;
+        roles[r].role = t.role;
+        const std::int64_t n = t.elements();
+        roles[r].parameters += n;
+        out.total_parameters += n;
+        out.bf16_bytes += unquantized_bytes(DType::Bf16, n);
+        TensorBudget tb{&t, false, {}};
+        if (scheme_covers(scheme, t.role) && t.shape.size() == 2) {
+            tb.quantized = true;
+            tb.bytes = quantized_tensor_bytes(scheme, t.shape[0], t.shape[1]);
+            roles[r].payload_bytes += tb.bytes.payload_bytes;
+            roles[r].metadata_bytes += tb.bytes.metadata_bytes();
+            out.quantized_parameters += n;
+            quantized_bits_sum += static_cast<double>(tb.bytes.total_bytes()) * 8.0;
+        } else {
+            tb.bytes.payload_bytes = unquantized_bytes(leftover_dtype, n);
+            roles[r].unquantized_bytes += tb.bytes.payload_bytes;
+        }
+        if (per_tensor) out.tensors.push_back(tb);
+    }
+    for (std::size_t r = 0; r < kRoles; ++r) {
+        if (!present[r]) continue;
+        out.by_role.push_back(roles[r]);
+        out.quantized_payload_bytes += roles[r].payload_bytes;
+        out.metadata_bytes += roles[r].metadata_bytes;
+        out.unquantized_bytes += roles[r].unquantized_bytes;
+    }
+    out.checkpoint_bytes = out.quantized_payload_bytes + out.metadata_bytes + out.unquantized_bytes;
+    out.effective_bits = out.quantized_parameters > 0 ? quantized_bits_sum / static_cast<double>(out.quantized_parameters)
+                                                      : static_cast<double>(dtype_bits(leftover_dtype));
+    out.compression_vs_bf16 = out.checkpoint_bytes > 0 ? static_cast<double>(out.bf16_bytes) / static_cast<double>(out.checkpoint_bytes) : 1.0;
+    out.naive_bytes = static_cast<double>(out.bf16_bytes) * static_cast<double>(dtype_bits(scheme.weights.storage)) / 16.0;
+    return out;
+}
+
+}  // namespace quantplan

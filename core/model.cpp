@@ -1,0 +1,163 @@
+#include "core/model.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+
+namespace quantplan {
+
+const char* tensor_role_name(TensorRole role) {
+    switch (role) {
+        case TensorRole::Embedding: return "embedding";
+        case TensorRole::LmHead: return "lm_head";
+        case TensorRole::AttentionLinear: return "attention";
+        case TensorRole::MlpLinear: return "mlp";
+        case TensorRole::ExpertLinear: return "experts";
+        case TensorRole::SharedExpertLinear: return "shared_experts";
+        case TensorRole::Router: return "router";
+        case TensorRole::Norm: return "norm";
+        case TensorRole::Bias: return "bias";
+    }
+    return "unknown";
+}
+
+bool ModelConfig::layer_is_moe(std::int64_t layer) const {
+    if (!is_moe()) return false;
+    return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
+}
+
+std::int64_t TensorInfo::elements() const {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) n *= d;
+    return n;
+}
+
+void validate_model(const ModelConfig& c) {
+    // Bounds far above any published model, low enough that every product of two fits in int64
+    // and an inventory never grows past a few million entries.
+    constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;     // 16.7M elements per dimension
+    constexpr std::int64_t kMaxLayers = 4096;
+    constexpr std::int64_t kMaxExperts = 4096;
+    const auto need = [](std::int64_t v, std::int64_t max, const char* field) {
+        if (v <= 0) throw Error(std::string("config.json: ") + field, "must be a positive integer, got " + std::to_string(v));
+        if (v > max) throw Error(std::string("config.json: ") + field, std::to_string(v) + " is larger than any supported model (max " + std::to_string(max) + ")");
+    };
+    need(c.hidden_size, kMaxDim, "hidden_size");
+    need(c.num_layers, kMaxLayers, "num_hidden_layers");
+    need(c.num_attention_heads, kMaxDim, "num_attention_heads");
+    need(c.num_kv_heads, kMaxDim, "num_key_value_heads");
+    need(c.head_dim, kMaxDim, "head_dim");
+    need(c.vocab_size, kMaxDim, "vocab_size");
+    if (c.num_attention_heads % c.num_kv_heads != 0)
+        throw Error("config.json: num_key_value_heads", std::to_string(c.num_kv_heads) + " does not divide num_attention_heads " + std::to_string(c.num_attention_heads));
+    if (c.q_dim() > kMaxDim) throw Error("config.json: num_attention_heads", "num_attention_heads x head_dim is too large");
+    bool any_dense = !c.is_moe();
+    if (c.is_moe()) {
+        need(c.num_experts, kMaxExperts, "num_experts");
+        need(c.experts_per_token, c.num_experts, "num_experts_per_tok");
+        need(c.moe_intermediate_size, kMaxDim, "moe_intermediate_size");
+        if (c.num_experts * c.num_layers * 3 > 4'000'000) throw Error("config.json: num_experts", "too many expert tensors");
+        for (std::int64_t l : c.dense_layers) {
+            if (l < 0 || l >= c.num_layers) throw Error("config.json: mlp_only_layers", "layer " + std::to_string(l) + " out of range");
+            any_dense = true;
+        }
+        if (c.shared_expert_intermediate_size < 0 || c.shared_expert_intermediate_size > kMaxDim)
+            throw Error("config.json: shared_expert_intermediate_size", "out of range");
+    }
+    if (any_dense) need(c.intermediate_size, kMaxDim, "intermediate_size");
+}
+
+std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
+    validate_model(c);
+    std::vector<TensorInfo> t;
+    const std::int64_t h = c.hidden_size;
+    t.push_back({"model.embed_tokens.weight", {c.vocab_size, h}, TensorRole::Embedding, -1});
+    const bool mixtral = c.model_type == "mixtral";
+    for (std::int64_t l = 0; l < c.num_layers; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        t.push_back({p + "input_layernorm.weight", {h}, TensorRole::Norm, l});
+        t.push_back({p + "self_attn.q_proj.weight", {c.q_dim(), h}, TensorRole::AttentionLinear, l});
+        t.push_back({p + "self_attn.k_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
+        t.push_back({p + "self_attn.v_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
+        t.push_back({p + "self_attn.o_proj.weight", {h, c.q_dim()}, TensorRole::AttentionLinear, l});
+        if (c.attention_bias) {
+            t.push_back({p + "self_attn.q_proj.bias", {c.q_dim()}, TensorRole::Bias, l});
+            t.push_back({p + "self_attn.k_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
+            t.push_back({p + "self_attn.v_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
+        }
+        if (c.qk_norm) {
+            t.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, TensorRole::Norm, l});
+            t.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, TensorRole::Norm, l});
+        }
+        t.push_back({p + "post_attention_layernorm.weight", {h}, TensorRole::Norm, l});
+        if (!c.layer_is_moe(l)) {
+            const std::int64_t i = c.intermediate_size;
+            t.push_back({p + "mlp.gate_proj.weight", {i, h}, TensorRole::MlpLinear, l});
+            t.push_back({p + "mlp.up_proj.weight", {i, h}, TensorRole::MlpLinear, l});
+            t.push_back({p + "mlp.down_proj.weight", {h, i}, TensorRole::MlpLinear, l});
+            continue;
+        }
+        const std::int64_t e_i = c.moe_intermediate_size;
+        if (mixtral) {
+            t.push_back({p + "block_sparse_moe.gate.weight", {c.num_experts, h}, TensorRole::Router, l});
+            for (std::int64_t e = 0; e < c.num_experts; ++e) {
+                const std::string q = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+                t.push_back({q + "w1.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+                t.push_back({q + "w2.weight", {h, e_i}, TensorRole::ExpertLinear, l});
+                t.push_back({q + "w3.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+            }
+        } else {
+            t.push_back({p + "mlp.gate.weight", {c.num_experts, h}, TensorRole::Router, l});
+            for (std::int64_t e = 0; e < c.num_experts; ++e) {
+                const std::string q = p + "mlp.experts." + std::to_string(e) + ".";
+                t.push_back({q + "gate_proj.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+                t.push_back({q + "up_proj.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+                t.push_back({q + "down_proj.weight", {h, e_i}, TensorRole::ExpertLinear, l});
+            }
+        }
+        if (c.shared_expert_intermediate_size > 0) {
+            const std::int64_t s = c.shared_expert_intermediate_size;
+            t.push_back({p + "mlp.shared_expert.gate_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
+            t.push_back({p + "mlp.shared_expert.up_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
+            t.push_back({p + "mlp.shared_expert.down_proj.weight", {h, s}, TensorRole::SharedExpertLinear, l});
+            t.push_back({p + "mlp.shared_expert_gate.weight", {1, h}, TensorRole::Router, l});
+        }
+    }
+    t.push_back({"model.norm.weight", {h}, TensorRole::Norm, -1});
+    if (!c.tie_word_embeddings) t.push_back({"lm_head.weight", {c.vocab_size, h}, TensorRole::LmHead, -1});
+    return t;
+}
+
+ParameterCounts count_parameters(const ModelConfig& c) {
+    ParameterCounts p;
+    std::int64_t expert_params_per_layer_sum = 0;
+    std::int64_t moe_layers = 0;
+    for (const TensorInfo& t : tensor_inventory(c)) {
+        const std::int64_t n = t.elements();
+        p.total += n;
+        switch (t.role) {
+            case TensorRole::Embedding: p.embedding += n; break;
+            case TensorRole::LmHead: p.lm_head += n; break;
+            case TensorRole::Norm: p.norms += n; break;
+            case TensorRole::Bias: p.biases += n; break;
+            case TensorRole::Router: p.routers += n; break;
+            case TensorRole::ExpertLinear:
+                p.experts += n;
+                p.block_linears += n;
+                ++p.block_linear_count;
+                expert_params_per_layer_sum += n;
+                break;
+            default:
+                p.block_linears += n;
+                ++p.block_linear_count;
+        }
+    }
+    for (std::int64_t l = 0; l < c.num_layers; ++l) moe_layers += c.layer_is_moe(l) ? 1 : 0;
+    p.active_block_linears = p.block_linears - p.experts;
+    if (c.is_moe() && moe_layers > 0)
+        p.active_block_linears += expert_params_per_layer_sum / c.num_experts * c.experts_per_token;
+    return p;
+}
+
+}  // namespace quantplan

@@ -1,0 +1,177 @@
+#include "core/model_config_json.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace quantplan {
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// Reads a whole text file of at most `max_bytes`.
+std::string read_text(const std::filesystem::path& path, std::uintmax_t max_bytes, const std::string& what) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) throw Error(path.string(), "cannot read " + what + ": " + ec.message());
+    if (size > max_bytes) throw Error(path.string(), what + " is " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) + " allowed");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(path.string(), "cannot open " + what);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// An integer field: absent -> fallback; present but not a non-negative integer -> Error.
+std::int64_t int_field(const json& j, const char* key, std::int64_t fallback, const std::string& source, bool required) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        if (required) throw Error(source + ": " + key, "missing");
+        return fallback;
+    }
+    if (it->is_number_integer() || it->is_number_unsigned()) {
+        if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+            throw Error(source + ": " + key, "too large");
+        return it->get<std::int64_t>();
+    }
+    if (it->is_number_float()) {
+        const double d = it->get<double>();
+        if (d == static_cast<double>(static_cast<std::int64_t>(d)) && d >= 0 && d < 9.0e15) return static_cast<std::int64_t>(d);
+    }
+    throw Error(source + ": " + key, "must be an integer, got " + it->dump());
+}
+
+bool bool_field(const json& j, const char* key, bool fallback, const std::string& source) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) throw Error(source + ": " + key, "must be true or false, got " + it->dump());
+    return it->get<bool>();
+}
+
+}  // namespace
+
+ModelConfig parse_model_config(std::string_view text, const std::string& source) {
+    json root;
+    try {
+        root = json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        throw Error(source, std::string("not valid JSON (") + e.what() + ")");
+    }
+    if (!root.is_object()) throw Error(source, "config.json must be a JSON object");
+    const json& j = (root.contains("text_config") && root["text_config"].is_object()) ? root["text_config"] : root;
+
+    ModelConfig c;
+    c.name = source;
+    if (j.contains("model_type") && j["model_type"].is_string()) c.model_type = j["model_type"].get<std::string>();
+    c.hidden_size = int_field(j, "hidden_size", 0, source, true);
+    c.num_layers = int_field(j, "num_hidden_layers", 0, source, true);
+    c.num_attention_heads = int_field(j, "num_attention_heads", 0, source, true);
+    c.num_kv_heads = int_field(j, "num_key_value_heads", c.num_attention_heads, source, false);
+    c.vocab_size = int_field(j, "vocab_size", 0, source, true);
+    if (c.num_attention_heads <= 0) throw Error(source + ": num_attention_heads", "must be a positive integer");
+    c.head_dim = int_field(j, "head_dim", c.hidden_size / c.num_attention_heads, source, false);
+    c.intermediate_size = int_field(j, "intermediate_size", 0, source, false);
+    c.tie_word_embeddings = bool_field(j, "tie_word_embeddings", false, source);
+    c.max_position_embeddings = int_field(j, "max_position_embeddings", 0, source, false);
+    // Qwen2 projections always carry q/k/v biases; other families say so with attention_bias.
+    const bool qwen2_family = c.model_type == "qwen2" || c.model_type == "qwen2_moe";
+    c.attention_bias = bool_field(j, "attention_bias", qwen2_family, source);
+    c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe";
+
+    c.num_experts = int_field(j, "num_local_experts", 0, source, false);
+    if (c.num_experts == 0) c.num_experts = int_field(j, "num_experts", 0, source, false);
+    if (c.num_experts > 0) {
+        c.experts_per_token = int_field(j, "num_experts_per_tok", 0, source, true);
+        // Mixtral's experts use intermediate_size; Qwen-MoE gives moe_intermediate_size.
+        c.moe_intermediate_size = int_field(j, "moe_intermediate_size", c.intermediate_size, source, false);
+        c.shared_expert_intermediate_size = int_field(j, "shared_expert_intermediate_size", 0, source, false);
+        if (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null()) {
+            if (!j["mlp_only_layers"].is_array()) throw Error(source + ": mlp_only_layers", "must be a list of layer indices");
+            for (const auto& v : j["mlp_only_layers"]) {
+                if (!v.is_number_integer()) throw Error(source + ": mlp_only_layers", "must be a list of layer indices");
+                c.dense_layers.push_back(v.get<std::int64_t>());
+            }
+        }
+        const std::int64_t step = int_field(j, "decoder_sparse_step", 1, source, false);
+        if (step < 1) throw Error(source + ": decoder_sparse_step", "must be at least 1");
+        if (step > 1) {
+            // Qwen-MoE: layer l is sparse when (l + 1) % step == 0.
+            for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l)
+                if ((l + 1) % step != 0) c.dense_layers.push_back(l);
+        }
+    }
+    validate_model(c);
+    return c;
+}
+
+ModelConfig load_model_config(const std::filesystem::path& path) {
+    std::filesystem::path file = path;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) file = path / "config.json";
+    if (!std::filesystem::is_regular_file(file, ec)) throw Error(file.string(), "no such config.json");
+    constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+    ModelConfig c = parse_model_config(read_text(file, kMaxConfigBytes, "config.json"), file.string());
+    return c;
+}
+
+std::vector<BundledModel> load_model_catalog(const std::filesystem::path& models_dir) {
+    const std::filesystem::path file = models_dir / "catalog.json";
+    json j;
+    try {
+        j = json::parse(read_text(file, 1u << 20, "model catalog"));
+    } catch (const json::exception& e) {
+        throw Error(file.string(), std::string("invalid catalog: ") + e.what());
+    }
+    std::vector<BundledModel> out;
+    for (const auto& m : j.at("models")) {
+        BundledModel b;
+        b.name = m.at("name").get<std::string>();
+        b.hf_repo = m.value("hf_repo", "");
+        for (const auto& a : m.value("aliases", json::array())) b.aliases.push_back(a.get<std::string>());
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+ModelConfig resolve_model(std::string_view argument, const std::filesystem::path& models_dir) {
+    const std::string arg(argument);
+    std::error_code ec;
+    const bool looks_like_path = arg.find('/') != std::string::npos || arg.find('\\') != std::string::npos || arg.ends_with(".json");
+    if (looks_like_path && std::filesystem::exists(arg, ec)) return load_model_config(arg);
+
+    const std::string key = lower(arg);
+    const std::string tail = key.substr(key.find_last_of('/') == std::string::npos ? 0 : key.find_last_of('/') + 1);
+    std::vector<BundledModel> catalog;
+    try {
+        catalog = load_model_catalog(models_dir);
+    } catch (const Error&) {
+        if (looks_like_path) throw Error("--model", "'" + arg + "': no such file or folder");
+        throw;
+    }
+    for (const BundledModel& m : catalog) {
+        bool match = key == m.name || key == lower(m.hf_repo) || tail == m.name;
+        for (const std::string& a : m.aliases) match = match || key == a || tail == a;
+        if (match) {
+            ModelConfig c = load_model_config(models_dir / m.name / "config.json");
+            c.name = m.name;
+            return c;
+        }
+    }
+    std::string names;
+    for (const BundledModel& m : catalog) names += (names.empty() ? "" : ", ") + m.name;
+    if (looks_like_path) throw Error("--model", "'" + arg + "': no such file or folder");
+    throw Error("--model", "unknown model '" + arg + "' (bundled: " + names + "; or give a path to a config.json)");
+}
+
+}  // namespace quantplan

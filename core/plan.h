@@ -1,0 +1,52 @@
+#pragma once
+// A planning run: one model, one GPU, one workload, several schemes, priced together.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/decision.h"
+#include "core/gpu.h"
+#include "core/model.h"
+#include "core/roofline.h"
+#include "core/scheme.h"
+
+namespace quantplan {
+
+// Everything a plan needs. Schemes empty: the default serving set (plus w4a4-nvfp4 on GPUs with
+// FP4 tensor cores).
+struct PlanRequest {
+    ModelConfig model;
+    GpuProfile gpu;
+    EfficiencyProfile efficiency;
+    Workload workload;
+    std::vector<Scheme> schemes;
+    std::int64_t crossover_max_batch = 4096;   // numeric crossover scan 1..this
+    WorkloadGoal goal;                          // for the decision procedure
+};
+
+// Ridge (memory -> compute) of one scheme at the plan's context.
+struct RidgeInfo {
+    std::string scheme;
+    double batch = 0;                      // closed form, real-valued
+    double flop_per_byte = 0;              // textbook ridge pi/beta of the scheme's matmul type
+};
+
+// A priced plan.
+struct PlanResult {
+    PlanRequest request;
+    ParameterCounts parameters;
+    std::vector<SchemeResult> schemes;     // in request order
+    std::vector<Crossover> crossovers;     // numeric, every pair, batch 1..crossover_max_batch
+    std::vector<Crossover> closed_form_crossovers;  // dense models only
+    std::vector<RidgeInfo> ridges;
+    Decision decision;
+};
+
+// Validates the request (batch, context, utilisation, TP) and prices every scheme. Throws Error
+// naming the option for impossible inputs, and when no scheme's weights fit on the GPU.
+PlanResult plan(PlanRequest request);
+
+// Validates workload numbers; throws Error("--batch" / "--context" / "--gpu-mem-util" / "--tp").
+void validate_workload(const Workload& w);
+
+}  // namespace quantplan

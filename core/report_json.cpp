@@ -1,0 +1,208 @@
+#include "core/report_json.h"
+
+#include <cmath>
+
+namespace quantplan {
+
+using nlohmann::json;
+
+namespace {
+
+// JSON has no infinity: an unreachable ridge is written as null.
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+}  // namespace
+
+json to_json(const ParameterCounts& p) {
+    return {{"total", p.total},
+            {"block_linears", p.block_linears},
+            {"block_linear_count", p.block_linear_count},
+            {"embedding", p.embedding},
+            {"lm_head", p.lm_head},
+            {"norms", p.norms},
+            {"biases", p.biases},
+            {"routers", p.routers},
+            {"experts", p.experts},
+            {"active_block_linears", p.active_block_linears}};
+}
+
+json to_json(const CheckpointBudget& b) {
+    json roles = json::object();
+    for (const RoleBudget& r : b.by_role)
+        roles[tensor_role_name(r.role)] = {{"parameters", r.parameters},
+                                           {"payload_bytes", r.payload_bytes},
+                                           {"metadata_bytes", r.metadata_bytes},
+                                           {"unquantized_bytes", r.unquantized_bytes},
+                                           {"total_bytes", r.total_bytes()}};
+    json j = {{"checkpoint_bytes", b.checkpoint_bytes},
+              {"quantized_payload_bytes", b.quantized_payload_bytes},
+              {"metadata_bytes", b.metadata_bytes},
+              {"unquantized_bytes", b.unquantized_bytes},
+              {"quantized_parameters", b.quantized_parameters},
+              {"total_parameters", b.total_parameters},
+              {"effective_bits", b.effective_bits},
+              {"bf16_bytes", b.bf16_bytes},
+              {"compression_vs_bf16", b.compression_vs_bf16},
+              {"naive_bytes", b.naive_bytes},
+              {"by_role", roles}};
+    if (!b.tensors.empty()) {
+        json tensors = json::array();
+        for (const TensorBudget& t : b.tensors)
+            tensors.push_back({{"name", t.tensor->name},
+                               {"shape", t.tensor->shape},
+                               {"role", tensor_role_name(t.tensor->role)},
+                               {"quantized", t.quantized},
+                               {"payload_bytes", t.bytes.payload_bytes},
+                               {"scale_bytes", t.bytes.scale_bytes},
+                               {"zero_point_bytes", t.bytes.zero_point_bytes},
+                               {"aux_bytes", t.bytes.aux_bytes},
+                               {"total_bytes", t.bytes.total_bytes()}});
+        j["tensors"] = std::move(tensors);
+    }
+    return j;
+}
+
+json to_json(const DecodeStep& d) {
+    return {{"batch", d.batch},
+            {"context", d.context_tokens},
+            {"bytes", {{"weights", d.weight_bytes}, {"kv", d.kv_bytes}, {"activations", d.activation_bytes}, {"total", d.total_bytes()}}},
+            {"flops", d.total_flop()},
+            {"flops_by_kind", {{"linear", d.linear_flop}, {"attention", d.attention_flop}}},
+            {"memory_time_s", d.memory_time_s},
+            {"compute_time_s", d.compute_time_s},
+            {"communication_time_s", d.communication_time_s},
+            {"time_s", d.time_s},
+            {"bound", bound_name(d.bound)}};
+}
+
+json to_json(const Admission& a) {
+    return {{"usable_memory_bytes", a.usable_memory_bytes},
+            {"gpu_memory_utilization", a.gpu_memory_utilization},
+            {"engine_memory_bytes", a.engine_memory_bytes},
+            {"weight_bytes", a.weight_bytes},
+            {"activation_workspace_bytes", a.activation_workspace_bytes},
+            {"sampler_workspace_bytes", a.sampler_workspace_bytes},
+            {"runtime_overhead_bytes", a.runtime_overhead_bytes},
+            {"budget_bytes", a.budget_bytes},
+            {"kv_bytes_per_token", a.kv_bytes_per_token},
+            {"kv_cache_blocks", a.kv_cache_blocks},
+            {"kv_cache_tokens", a.kv_cache_tokens},
+            {"max_concurrency", a.max_concurrency},
+            {"max_sequences", a.max_sequences},
+            {"fits", a.fits},
+            {"reason", a.reason}};
+}
+
+json to_json(const PrefillResult& p) {
+    return {{"prompt_tokens", p.prompt_tokens}, {"chunk_tokens", p.chunk_tokens}, {"chunks", p.chunks},
+            {"flops", p.flop},                  {"bytes", p.bytes},               {"time_to_first_token_s", p.time_s},
+            {"bound", bound_name(p.bound)}};
+}
+
+json to_json(const Crossover& c) {
+    return {{"schemes", {c.scheme_a, c.scheme_b}}, {"batch", c.batch}, {"faster_below", c.faster_below}, {"faster_above", c.faster_above}};
+}
+
+json to_json(const Decision& d) {
+    json ranking = json::array();
+    for (const RankedScheme& r : d.ranking)
+        ranking.push_back({{"scheme", r.scheme}, {"value", r.value}, {"vetoed", r.vetoed}, {"reasons", r.reasons}});
+    return {{"regime", d.regime}, {"recommendation", d.recommendation}, {"ranking", ranking}, {"reasons", d.reasons}, {"warnings", d.warnings}};
+}
+
+json to_json(const GpuProfile& g) {
+    return {{"id", g.id},
+            {"name", g.name},
+            {"memory_spec_bytes", g.memory_spec_bytes},
+            {"memory_usable_bytes", g.memory_usable_bytes},
+            {"memory_bandwidth_bytes_per_s", g.memory_bandwidth_bytes_per_s},
+            {"bf16_flop_per_s", g.peak.bf16_fp32acc_flop_per_s},
+            {"fp8_flop_per_s", g.peak.fp8_fp32acc_flop_per_s},
+            {"int8_op_per_s", g.peak.int8_op_per_s},
+            {"fp4_flop_per_s", g.peak.fp4_flop_per_s},
+            {"compute_capability", g.compute_capability}};
+}
+
+json to_json(const EfficiencyProfile& e) {
+    return {{"name", e.name},
+            {"bandwidth_efficiency", e.bandwidth_efficiency},
+            {"compute_efficiency", e.compute_efficiency},
+            {"fused_kernel_efficiency", e.fused_kernel_efficiency},
+            {"generic_kernel_efficiency", e.generic_kernel_efficiency}};
+}
+
+json model_json(const ModelConfig& m, const ParameterCounts& p) {
+    json j = {{"name", m.name},
+              {"model_type", m.model_type},
+              {"hidden_size", m.hidden_size},
+              {"intermediate_size", m.intermediate_size},
+              {"num_layers", m.num_layers},
+              {"num_attention_heads", m.num_attention_heads},
+              {"num_kv_heads", m.num_kv_heads},
+              {"head_dim", m.head_dim},
+              {"vocab_size", m.vocab_size},
+              {"tie_word_embeddings", m.tie_word_embeddings},
+              {"parameters", to_json(p)}};
+    if (m.is_moe())
+        j["moe"] = {{"num_experts", m.num_experts},
+                    {"experts_per_token", m.experts_per_token},
+                    {"moe_intermediate_size", m.moe_intermediate_size},
+                    {"shared_expert_intermediate_size", m.shared_expert_intermediate_size}};
+    return j;
+}
+
+json scheme_json(const SchemeResult& r) {
+    const CheckpointBudget& b = r.costs.budget;
+    json roles = json::object();
+    for (const RoleBudget& rb : b.by_role)
+        roles[tensor_role_name(rb.role)] = {{"payload_bytes", rb.payload_bytes}, {"metadata_bytes", rb.metadata_bytes},
+                                            {"unquantized_bytes", rb.unquantized_bytes}, {"total_bytes", rb.total_bytes()},
+                                            {"parameters", rb.parameters}};
+    return {{"name", scheme_name(r.costs.scheme)},
+            {"effective_bits", b.effective_bits},
+            {"checkpoint_bytes", b.checkpoint_bytes},
+            {"bytes_by_role", roles},
+            {"checkpoint", to_json(b)},
+            {"matmul_type", matmul_type_name(r.costs.matmul)},
+            {"weight_only_kernel", r.costs.weight_only_path},
+            {"note", r.costs.note},
+            {"requested_batch", r.requested_batch},
+            {"decode", to_json(r.decode)},
+            {"admission", to_json(r.admission)},
+            {"prefill", to_json(r.prefill)},
+            {"throughput_tokens_per_s", r.throughput_tokens_per_s},
+            {"speedup_vs_bf16", r.speedup_vs_bf16}};
+}
+
+json plan_json(const PlanResult& p) {
+    const PlanRequest& q = p.request;
+    json schemes = json::array();
+    for (const SchemeResult& r : p.schemes) schemes.push_back(scheme_json(r));
+    json crossovers = json::array(), closed = json::array(), ridges = json::array();
+    for (const Crossover& c : p.crossovers) crossovers.push_back(to_json(c));
+    for (const Crossover& c : p.closed_form_crossovers) closed.push_back(to_json(c));
+    for (const RidgeInfo& r : p.ridges)
+        ridges.push_back({{"scheme", r.scheme}, {"batch", finite_or_null(r.batch)}, {"flop_per_byte", r.flop_per_byte}});
+    return {{"schema_version", kReportSchemaVersion},
+            {"model", model_json(q.model, p.parameters)},
+            {"gpu", to_json(q.gpu)},
+            {"profile", to_json(q.efficiency)},
+            {"workload",
+             {{"batch", q.workload.batch},
+              {"context", q.workload.context_tokens},
+              {"kv", kv_format_name(q.workload.kv)},
+              {"tensor_parallel", q.workload.tensor_parallel},
+              {"kernel", kernel_quality_name(q.workload.kernel)},
+              {"gpu_memory_utilization", q.workload.engine.gpu_memory_utilization},
+              {"max_num_batched_tokens", q.workload.engine.max_num_batched_tokens},
+              {"max_num_seqs", q.workload.engine.max_num_seqs},
+              {"goal", goal_name(q.goal.goal)},
+              {"accuracy", accuracy_tolerance_name(q.goal.tolerance)}}},
+            {"schemes", schemes},
+            {"crossovers", crossovers},
+            {"closed_form_crossovers", closed},
+            {"ridges", ridges},
+            {"decision", to_json(p.decision)}};
+}
+
+}  // namespace quantplan

@@ -1,0 +1,34 @@
+#pragma once
+// Writing results as JSON: the one place core turns result structs into documents
+// (docs/headless.md lists every key). Reading JSON lives in model_config_json.cpp and gpu.cpp.
+#include <nlohmann/json.hpp>
+
+#include "core/bytes.h"
+#include "core/model.h"
+#include "core/plan.h"
+
+namespace quantplan {
+
+// Schema version of the headless JSON and report.json; bumped when a key changes meaning.
+inline constexpr int kReportSchemaVersion = 1;
+
+nlohmann::json to_json(const ParameterCounts& p);
+nlohmann::json to_json(const CheckpointBudget& b);
+nlohmann::json to_json(const DecodeStep& d);
+nlohmann::json to_json(const Admission& a);
+nlohmann::json to_json(const PrefillResult& p);
+nlohmann::json to_json(const Crossover& c);
+nlohmann::json to_json(const Decision& d);
+nlohmann::json to_json(const GpuProfile& g);
+nlohmann::json to_json(const EfficiencyProfile& e);
+
+// The model section: name, architecture and parameter counts.
+nlohmann::json model_json(const ModelConfig& m, const ParameterCounts& p);
+
+// One scheme's entry of the `schemes` array.
+nlohmann::json scheme_json(const SchemeResult& r);
+
+// The whole plan document (model, gpu, workload, schemes, crossovers, ridges, decision).
+nlohmann::json plan_json(const PlanResult& plan);
+
+}  // namespace quantplan

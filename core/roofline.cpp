@@ -1,0 +1,288 @@
+#include "core/roofline.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "core/error.h"
+
+namespace quantplan {
+namespace {
+
+double d(std::uint64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) { return static_cast<double>(v); }
+std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::uint64_t role_bytes(const CheckpointBudget& b, TensorRole role) {
+    for (const RoleBudget& r : b.by_role)
+        if (r.role == role) return r.total_bytes();
+    return 0;
+}
+
+// Effective rate of the linears: peak x compute efficiency x (weight-only kernel factor).
+double linear_rate_flop_per_s(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, KernelQuality k) {
+    double rate = matmul_peak_flop_per_s(gpu, c.matmul) * eff.compute_efficiency_for(c.matmul);
+    if (c.weight_only_path) rate *= (k == KernelQuality::Fused ? eff.fused_kernel_efficiency : eff.generic_kernel_efficiency);
+    return rate;
+}
+
+// Attention runs on bf16 tensor cores whatever the cache format: the cache is dequantized on
+// the way in (kernels.md (d): no direct fp8 -> bf16 instruction, fused into attention).
+double attention_rate_flop_per_s(const GpuProfile& gpu, const EfficiencyProfile& eff) {
+    return matmul_peak_flop_per_s(gpu, MatmulType::Bf16) * eff.compute_efficiency_for(MatmulType::Bf16);
+}
+
+double bandwidth(const GpuProfile& gpu, const EfficiencyProfile& eff) {
+    return gpu.memory_bandwidth_bytes_per_s * eff.bandwidth_efficiency;
+}
+
+// Seconds to ring-all-reduce `bytes` over `tp` GPUs on the interconnect (half of it per direction).
+double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu) {
+    if (tp <= 1 || gpu.interconnect_bytes_per_s <= 0) return 0.0;
+    const double per_direction = gpu.interconnect_bytes_per_s / 2.0;
+    return bytes * 2.0 * d(tp - 1) / d(tp) / per_direction;
+}
+
+// Affine pieces of a dense scheme's step time in B at fixed L: memory m0 + m1 B, compute c1 B, comm k B.
+struct Pieces {
+    double m0, m1, c1, k;
+    double at(double batch) const { return std::max(m0 + m1 * batch, c1 * batch) + k * batch; }
+};
+
+Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w) {
+    const double tp = d(w.tensor_parallel);
+    const double bw = bandwidth(gpu, eff);
+    const double per_b_bytes = d(c.embedding_row_bytes) / tp + d(w.context_tokens) * d(c.kv_bytes_per_token) / tp + d(c.activation_bytes_per_token);
+    Pieces p{};
+    p.m0 = (d(c.streamed_weight_bytes) + d(c.kv_fixed_bytes)) / tp / bw;
+    p.m1 = per_b_bytes / bw;
+    p.c1 = c.linear_flop_per_token / tp / linear_rate_flop_per_s(c, gpu, eff, w.kernel) +
+           d(w.context_tokens) * c.attention_flop_per_token_per_context / tp / attention_rate_flop_per_s(gpu, eff);
+    p.k = allreduce_time_s(d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
+    return p;
+}
+
+}  // namespace
+
+const char* bound_name(Bound b) { return b == Bound::Memory ? "memory" : "compute"; }
+
+double expected_distinct_experts(std::int64_t num_experts, std::int64_t experts_per_token, std::int64_t tokens) {
+    if (num_experts <= 0) return 0.0;
+    const double p_miss = 1.0 - d(experts_per_token) / d(num_experts);
+    return d(num_experts) * (1.0 - std::pow(p_miss, d(tokens)));
+}
+
+SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
+                         const KvFormat& kv, const GpuProfile& gpu) {
+    SchemeCosts c;
+    c.scheme = scheme;
+    c.budget = checkpoint_budget(inventory, scheme);
+    c.resident_weight_bytes = c.budget.checkpoint_bytes;
+    const std::uint64_t embedding = role_bytes(c.budget, TensorRole::Embedding);
+    const std::uint64_t experts = role_bytes(c.budget, TensorRole::ExpertLinear);
+    for (std::int64_t l = 0; l < m.num_layers; ++l) c.moe_layers += m.layer_is_moe(l) ? 1 : 0;
+    if (m.is_moe() && c.moe_layers > 0)
+        c.expert_bytes_per_layer_expert = experts / static_cast<std::uint64_t>(c.moe_layers * m.num_experts);
+    // A decode step reads every weight once, except the embedding table (only the looked-up rows)
+    // and the routed experts no token of the batch chose. A tied table is also the lm_head: read whole.
+    c.streamed_weight_bytes = c.resident_weight_bytes - experts - (m.tie_word_embeddings ? 0 : embedding);
+    c.embedding_row_bytes = m.tie_word_embeddings ? 0 : embedding / static_cast<std::uint64_t>(m.vocab_size);
+
+    const ParameterCounts p = count_parameters(m);
+    // Every linear FLOP, lm_head included, runs at the scheme's matmul rate, as in seed 003's
+    // simulation (docs/roofline.md: this prices a bf16 lm_head at the quantized rate).
+    c.linear_flop_per_token = 2.0 * (d(p.active_block_linears) + d(m.vocab_size) * d(m.hidden_size));
+    c.attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(m.num_layers);
+    c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
+    c.kv_fixed_bytes = static_cast<std::uint64_t>(m.num_layers) * kv_fixed_bytes_per_layer(kv);
+    c.activation_bytes_per_token = static_cast<std::uint64_t>(m.num_layers * m.hidden_size) * 2;
+    c.allreduce_bytes_per_token = static_cast<std::uint64_t>(2 * m.num_layers * m.hidden_size) * 2;
+
+    c.num_experts = m.num_experts;
+    c.experts_per_token = m.experts_per_token;
+    c.matmul = scheme.matmul_type();
+    c.weight_only_path = scheme.is_weight_only();
+    if (matmul_peak_flop_per_s(gpu, c.matmul) <= 0) {
+        // No tensor cores for this input type (FP8 on an A100): engines fall back to a weight-only
+        // kernel on bf16 tensor cores (vLLM's Marlin W8A16 path).
+        c.note = std::string("no ") + matmul_type_name(c.matmul) + " tensor cores on " + gpu.id + ": priced as weight-only on bf16 tensor cores";
+        c.matmul = MatmulType::Bf16;
+        c.weight_only_path = true;
+    }
+    return c;
+}
+
+DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                       std::int64_t batch, std::int64_t context) {
+    assert(batch > 0 && context > 0 && w.tensor_parallel > 0);
+    const std::uint64_t tp = static_cast<std::uint64_t>(w.tensor_parallel);
+    const std::uint64_t b = static_cast<std::uint64_t>(batch);
+    DecodeStep s;
+    s.batch = batch;
+    s.context_tokens = context;
+    s.weight_bytes = (c.streamed_weight_bytes + b * c.embedding_row_bytes) / tp;
+    if (c.expert_bytes_per_layer_expert > 0) {
+        // Which experts a batch touches is decided per layer; uniform routing assumed.
+        const double touched = expected_distinct_experts(c.num_experts, c.experts_per_token, batch);
+        s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
+    }
+    s.kv_bytes = (b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes) / tp;
+    s.activation_bytes = b * c.activation_bytes_per_token;
+    s.linear_flop = d(batch) * c.linear_flop_per_token / d(w.tensor_parallel);
+    s.attention_flop = d(batch) * d(context) * c.attention_flop_per_token_per_context / d(w.tensor_parallel);
+    s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
+    s.compute_time_s = s.linear_flop / linear_rate_flop_per_s(c, gpu, eff, w.kernel) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
+    s.communication_time_s = allreduce_time_s(d(batch) * d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
+    s.bound = s.compute_time_s > s.memory_time_s ? Bound::Compute : Bound::Memory;
+    s.time_s = std::max(s.memory_time_s, s.compute_time_s) + s.communication_time_s;
+    return s;
+}
+
+PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                      std::int64_t prompt_tokens) {
+    assert(prompt_tokens > 0);
+    PrefillResult r;
+    r.prompt_tokens = prompt_tokens;
+    r.chunk_tokens = std::min(prompt_tokens, w.engine.max_num_batched_tokens);
+    const double tp = d(w.tensor_parallel);
+    const double bw = bandwidth(gpu, eff);
+    const double lin_rate = linear_rate_flop_per_s(c, gpu, eff, w.kernel);
+    const double att_rate = attention_rate_flop_per_s(gpu, eff);
+    double largest_chunk_time = -1.0;
+    for (std::int64_t start = 0; start < prompt_tokens; start += r.chunk_tokens) {
+        const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);
+        double weights = d(c.streamed_weight_bytes) + d(n) * d(c.embedding_row_bytes);
+        if (c.expert_bytes_per_layer_expert > 0)
+            weights += d(c.moe_layers) * expected_distinct_experts(c.num_experts, c.experts_per_token, n) * d(c.expert_bytes_per_layer_expert);
+        // The chunk reads the cache of the tokens before it and writes its own.
+        const double kv = d(start + n) * d(c.kv_bytes_per_token);
+        const double bytes = (weights + kv) / tp + d(n) * d(c.activation_bytes_per_token);
+        // Causal attention: token i of the chunk attends to start + i + 1 positions.
+        const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);
+        const double lin = d(n) * c.linear_flop_per_token / tp;
+        const double att = attended * c.attention_flop_per_token_per_context / tp;
+        const double mem_t = bytes / bw;
+        const double comp_t = lin / lin_rate + att / att_rate;
+        const double t = std::max(mem_t, comp_t) + allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
+        r.flop += lin + att;
+        r.bytes += static_cast<std::uint64_t>(bytes);
+        r.time_s += t;
+        ++r.chunks;
+        if (t > largest_chunk_time) {
+            largest_chunk_time = t;
+            r.bound = comp_t > mem_t ? Bound::Compute : Bound::Memory;
+        }
+    }
+    return r;
+}
+
+Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const Workload& w) {
+    Admission a;
+    const std::int64_t tp = w.tensor_parallel;
+    a.usable_memory_bytes = gpu.memory_usable_bytes;
+    a.gpu_memory_utilization = w.engine.gpu_memory_utilization;
+    a.engine_memory_bytes = static_cast<std::uint64_t>(w.engine.gpu_memory_utilization * d(gpu.memory_usable_bytes));
+    a.weight_bytes = c.resident_weight_bytes / static_cast<std::uint64_t>(tp);
+    // Peak activations of the profiling forward over max_num_batched_tokens: the residual and its
+    // normed copy (2h) plus the MLP's gate/up output and activation (3I), 2 bytes each; the MLP
+    // width is split over tensor-parallel ranks. MoE: the k routed experts' widths per token.
+    std::int64_t mlp_width = m.intermediate_size;
+    if (m.is_moe()) {
+        const std::int64_t routed = m.experts_per_token * m.moe_intermediate_size + m.shared_expert_intermediate_size;
+        mlp_width = c.moe_layers < m.num_layers ? std::max(m.intermediate_size, routed) : routed;
+    }
+    const double per_token = 2.0 * (2.0 * d(m.hidden_size) + 3.0 * d(mlp_width) / d(tp));
+    a.activation_workspace_bytes = static_cast<std::uint64_t>(d(w.engine.max_num_batched_tokens) * per_token);
+    // The sampler's dummy run holds fp32 logits for max_num_seqs sequences.
+    a.sampler_workspace_bytes = static_cast<std::uint64_t>(w.engine.max_num_seqs) * static_cast<std::uint64_t>(m.vocab_size) * 4;
+    a.runtime_overhead_bytes = w.engine.runtime_overhead_bytes;
+    a.budget_bytes = static_cast<std::int64_t>(a.engine_memory_bytes) - static_cast<std::int64_t>(a.weight_bytes) -
+                     static_cast<std::int64_t>(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes);
+    const std::int64_t heads_per_gpu = cdiv(m.num_kv_heads, tp);
+    a.kv_bytes_per_token = c.kv_bytes_per_token / static_cast<std::uint64_t>(m.num_kv_heads) * static_cast<std::uint64_t>(heads_per_gpu);
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    const auto fmt = [&](double bytes) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / gib);
+        return std::string(buf);
+    };
+    if (a.budget_bytes <= 0) {
+        a.reason = "weights need " + fmt(d(a.weight_bytes)) + " per GPU but only " +
+                   fmt(d(a.engine_memory_bytes) - d(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes)) +
+                   " is left after workspace (gpu_memory_utilization " + std::to_string(w.engine.gpu_memory_utilization).substr(0, 4) +
+                   " of " + fmt(d(a.usable_memory_bytes)) + ")";
+        return a;
+    }
+    const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(w.engine.kv_block_tokens);
+    a.kv_cache_blocks = static_cast<std::int64_t>(static_cast<std::uint64_t>(a.budget_bytes) / block_bytes);
+    a.kv_cache_tokens = a.kv_cache_blocks * w.engine.kv_block_tokens;
+    a.max_concurrency = d(a.kv_cache_tokens) / d(w.context_tokens);
+    a.max_sequences = a.kv_cache_blocks / cdiv(w.context_tokens, w.engine.kv_block_tokens);
+    a.fits = a.max_sequences >= 1;
+    if (!a.fits)
+        a.reason = "one sequence of " + std::to_string(w.context_tokens) + " tokens needs " +
+                   fmt(d(a.kv_bytes_per_token) * d(w.context_tokens)) + " of KV cache but the budget is " + fmt(d(a.budget_bytes));
+    return a;
+}
+
+std::vector<Crossover> numeric_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
+                                          const EfficiencyProfile& eff, const Workload& w, std::int64_t max_batch) {
+    std::vector<Crossover> out;
+    const std::string na = scheme_name(a.scheme), nb = scheme_name(b.scheme);
+    int previous = 0;  // sign of t_a - t_b at the last batch where they differed
+    for (std::int64_t batch = 1; batch <= max_batch; ++batch) {
+        const double ta = decode_step(a, gpu, eff, w, batch, w.context_tokens).time_s;
+        const double tb = decode_step(b, gpu, eff, w, batch, w.context_tokens).time_s;
+        const double diff = ta - tb;
+        const int sign = std::abs(diff) <= 1e-12 * std::max(ta, tb) ? 0 : (diff < 0 ? -1 : 1);
+        if (sign != 0 && previous != 0 && sign != previous)
+            out.push_back({na, nb, d(batch), previous < 0 ? na : nb, sign < 0 ? na : nb});
+        if (sign != 0) previous = sign;
+    }
+    return out;
+}
+
+std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
+                                              const EfficiencyProfile& eff, const Workload& w) {
+    const Pieces pa = pieces(a, gpu, eff, w), pb = pieces(b, gpu, eff, w);
+    const std::string na = scheme_name(a.scheme), nb = scheme_name(b.scheme);
+    // Each scheme is max of two lines (memory: m0 + (m1+k) B, compute: (c1+k) B); a flip is where
+    // an active line of one meets an active line of the other.
+    const double la[2][2] = {{pa.m0, pa.m1 + pa.k}, {0.0, pa.c1 + pa.k}};
+    const double lb[2][2] = {{pb.m0, pb.m1 + pb.k}, {0.0, pb.c1 + pb.k}};
+    std::vector<double> roots;
+    for (const auto& x : la)
+        for (const auto& y : lb) {
+            const double slope = x[1] - y[1];
+            if (std::abs(slope) < 1e-30) continue;
+            const double batch = (y[0] - x[0]) / slope;
+            if (!(batch > 0.0) || !std::isfinite(batch)) continue;
+            const double va = x[0] + x[1] * batch, vb = y[0] + y[1] * batch;
+            if (std::abs(va - pa.at(batch)) > 1e-9 * va || std::abs(vb - pb.at(batch)) > 1e-9 * vb) continue;
+            roots.push_back(batch);
+        }
+    std::sort(roots.begin(), roots.end());
+    std::vector<Crossover> out;
+    for (double r : roots) {
+        if (!out.empty() && std::abs(out.back().batch - r) <= 1e-9 * r) continue;
+        const double lo = r * (1.0 - 1e-6), hi = r * (1.0 + 1e-6);
+        const bool a_faster_below = pa.at(lo) < pb.at(lo), a_faster_above = pa.at(hi) < pb.at(hi);
+        if (a_faster_below == a_faster_above) continue;  // touching, not crossing
+        out.push_back({na, nb, r, a_faster_below ? na : nb, a_faster_above ? na : nb});
+    }
+    return out;
+}
+
+double ridge_batch(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w) {
+    const Pieces p = pieces(c, gpu, eff, w);
+    if (p.c1 <= p.m1) return std::numeric_limits<double>::infinity();
+    return p.m0 / (p.c1 - p.m1);
+}
+
+double ridge_point_flop_per_byte(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type) {
+    return matmul_peak_flop_per_s(gpu, type) * eff.compute_efficiency_for(type) / bandwidth(gpu, eff);
+}
+
+}  // namespace quantplan

@@ -1,0 +1,164 @@
+#pragma once
+// The roofline engine: decode and prefill step times, KV-cache admission, crossovers.
+//
+// A step moves bytes (weights, KV cache, activations) and does FLOPs (linears at the scheme's
+// matmul rate, attention at the attention dtype's rate); its time is max(memory, compute) plus
+// tensor-parallel communication. docs/roofline.md derives every term and cites the seeds.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/gpu.h"
+#include "core/model.h"
+#include "core/scheme.h"
+
+namespace quantplan {
+
+// Engine settings that decide the KV-cache budget (vLLM defaults).
+struct EngineSettings {
+    double gpu_memory_utilization = 0.9;             // fraction of usable memory the engine may take
+    std::int64_t max_num_batched_tokens = 8192;      // tokens in one forward pass (chunked prefill size)
+    std::int64_t max_num_seqs = 256;                 // sequences the sampler is sized for
+    std::uint64_t runtime_overhead_bytes = 512ull << 20;  // CUDA context, cuBLAS workspaces, graphs (estimate)
+    std::int64_t kv_block_tokens = 16;               // paged-attention block size
+};
+
+// What is being priced, apart from the scheme.
+struct Workload {
+    std::int64_t batch = 1;                 // concurrent sequences requested
+    std::int64_t context_tokens = 4096;     // tokens in each sequence's KV cache at this step
+    KvFormat kv;                            // KV-cache format
+    std::int64_t tensor_parallel = 1;       // GPUs the model is split over (1..8)
+    KernelQuality kernel = KernelQuality::Fused;
+    EngineSettings engine;
+};
+
+// Per-scheme constants of a model, computed once; decode_step() then prices any (B, L) in O(1).
+struct SchemeCosts {
+    Scheme scheme;
+    CheckpointBudget budget;                 // whole-checkpoint bytes
+    std::uint64_t resident_weight_bytes = 0;  // bytes in GPU memory (whole checkpoint)
+    std::uint64_t streamed_weight_bytes = 0;  // read every decode step: all but the embedding table and routed experts
+    std::uint64_t expert_bytes_per_layer_expert = 0;  // bytes of one routed expert in one layer (0 dense)
+    std::int64_t moe_layers = 0;
+    std::int64_t num_experts = 0;             // routed experts per MoE layer (0 dense)
+    std::int64_t experts_per_token = 0;
+    std::uint64_t embedding_row_bytes = 0;    // one embedding row as stored
+    double linear_flop_per_token = 0;         // 2 x active linear parameters (incl. lm_head, routers)
+    double attention_flop_per_token_per_context = 0;  // 4 x q_dim x layers (QK^T and PV)
+    std::uint64_t kv_bytes_per_token = 0;     // all layers, K and V, with per-token scales
+    std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
+    std::uint64_t activation_bytes_per_token = 0;  // residual stream handed between layers
+    std::uint64_t allreduce_bytes_per_token = 0;   // payload of the two all-reduces per layer (TP > 1)
+    MatmulType matmul = MatmulType::Bf16;     // the rate the linears run at on this GPU
+    bool weight_only_path = false;            // pays the weight-only kernel factor
+    std::string note;                         // e.g. "no FP8 tensor cores: runs as W8A16"
+};
+
+// Computes the costs of `scheme` on `model` with KV format `kv`, for `gpu` (which decides
+// whether the scheme's matmul type exists there; if not, it runs weight-only at bf16 as engines do).
+SchemeCosts scheme_costs(const ModelConfig& model, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
+                         const KvFormat& kv, const GpuProfile& gpu);
+
+// Which resource bounds a step.
+enum class Bound : std::uint8_t { Memory, Compute };
+const char* bound_name(Bound b);
+
+// One decode step (every sequence of the batch generates one token), per GPU.
+struct DecodeStep {
+    std::int64_t batch = 0;
+    std::int64_t context_tokens = 0;
+    std::uint64_t weight_bytes = 0;
+    std::uint64_t kv_bytes = 0;
+    std::uint64_t activation_bytes = 0;
+    double linear_flop = 0;
+    double attention_flop = 0;
+    double memory_time_s = 0;
+    double compute_time_s = 0;
+    double communication_time_s = 0;
+    double time_s = 0;
+    Bound bound = Bound::Memory;
+
+    std::uint64_t total_bytes() const { return weight_bytes + kv_bytes + activation_bytes; }
+    double total_flop() const { return linear_flop + attention_flop; }
+};
+
+// Prices one decode step at batch `batch` and context `context_tokens`.
+DecodeStep decode_step(const SchemeCosts& costs, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                       std::int64_t batch, std::int64_t context_tokens);
+
+// Prefill of one prompt of `prompt_tokens`, in chunks of max_num_batched_tokens.
+struct PrefillResult {
+    std::int64_t prompt_tokens = 0;
+    std::int64_t chunk_tokens = 0;
+    std::int64_t chunks = 0;
+    double flop = 0;
+    std::uint64_t bytes = 0;
+    double time_s = 0;        // time to first token
+    Bound bound = Bound::Memory;  // of the largest chunk
+};
+PrefillResult prefill(const SchemeCosts& costs, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                      std::int64_t prompt_tokens);
+
+// The KV-cache budget as an engine computes it, and what it admits.
+struct Admission {
+    std::uint64_t usable_memory_bytes = 0;      // runtime total per GPU
+    double gpu_memory_utilization = 0;
+    std::uint64_t engine_memory_bytes = 0;      // utilization x usable
+    std::uint64_t weight_bytes = 0;             // resident weights per GPU
+    std::uint64_t activation_workspace_bytes = 0;  // peak activations of a max_num_batched_tokens forward
+    std::uint64_t sampler_workspace_bytes = 0;  // fp32 logits for max_num_seqs
+    std::uint64_t runtime_overhead_bytes = 0;
+    std::int64_t budget_bytes = 0;              // what is left for the KV cache (negative: weights do not fit)
+    std::uint64_t kv_bytes_per_token = 0;       // per GPU
+    std::int64_t kv_cache_blocks = 0;
+    std::int64_t kv_cache_tokens = 0;           // "GPU KV cache size: N tokens"
+    double max_concurrency = 0;                 // kv_cache_tokens / context ("Maximum concurrency ... : X.XXx")
+    std::int64_t max_sequences = 0;             // whole sequences of `context` tokens that fit
+    bool fits = false;                          // weights and at least one sequence fit
+    std::string reason;                         // why not, with both numbers
+};
+Admission admission(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const Workload& w);
+
+// A scheme priced at a workload.
+struct SchemeResult {
+    SchemeCosts costs;
+    Admission admission;
+    DecodeStep decode;                 // at min(batch, max_sequences) (requested batch if nothing fits)
+    std::int64_t requested_batch = 0;
+    PrefillResult prefill;
+    double throughput_tokens_per_s = 0;  // decode tokens/s at the admitted batch
+    double speedup_vs_bf16 = 0;          // throughput / bf16's throughput at the same workload
+};
+
+// A batch size where two schemes swap order (step time at equal batch).
+struct Crossover {
+    std::string scheme_a;
+    std::string scheme_b;
+    double batch = 0;             // first batch at which the order differs from the batch before
+    std::string faster_below;     // which scheme is faster just below
+    std::string faster_above;
+};
+
+// Every order flip of step time between `a` and `b` over integer batches 1..max_batch at context L.
+std::vector<Crossover> numeric_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
+                                          const EfficiencyProfile& eff, const Workload& w, std::int64_t max_batch);
+
+// Closed-form crossovers (real-valued batch) of two dense schemes: each step time is
+// max(m0 + m1 B, c1 B) + comm B, so flips are intersections of affine pieces.
+std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
+                                              const EfficiencyProfile& eff, const Workload& w);
+
+// The batch at which a scheme's decode step turns compute-bound (real-valued, closed form; dense).
+double ridge_batch(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w);
+
+// Textbook ridge point pi/beta in FLOP/byte for a matmul type (seed 000: 295 bf16, 591 fp8 on H100 SXM).
+double ridge_point_flop_per_byte(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type);
+
+// Expected number of distinct experts a batch of `tokens` touches with k of E routed per token
+// (uniform routing): E (1 - (1 - k/E)^tokens).
+double expected_distinct_experts(std::int64_t num_experts, std::int64_t experts_per_token, std::int64_t tokens);
+
+}  // namespace quantplan
