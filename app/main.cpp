@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/cli_options.h"
+#include "app/commands.h"
 #include "app/headless.h"
 #include "core/error.h"
 
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
         return 0;
     }
     try {
+        if (options.validate) return app::run_validate(options, std::cout, std::cerr);
+        if (options.inspect_path) return app::run_inspect(options, std::cout, std::cerr);
+        if (options.out_dir && *options.out_dir != "-") return app::run_report(options, std::cout, std::cerr);
+        if (!options.headless && app::gui_available()) return app::run_gui(argc, argv, options);
         return app::run_headless(options, std::cout, std::cerr);
     } catch (const std::exception& e) {
         std::cerr << "quantplan: internal error: " << e.what() << "\n";
