@@ -1,6 +1,7 @@
 #include "core/decision.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/error.h"
@@ -122,7 +123,8 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
             rs.vetoed = true;
             rs.reasons.push_back("does not fit: " + r.admission.reason);
         } else {
-            rs.reasons.push_back(fixed(r.speedup_vs_bf16, 2) + "x bf16's tokens/s; " + fixed(static_cast<double>(r.decode.total_bytes()) / 1e9, 2) +
+            rs.reasons.push_back((std::isfinite(r.speedup_vs_bf16) ? fixed(r.speedup_vs_bf16, 2) + "x bf16's tokens/s; " : std::string("bf16 does not fit; ")) +
+                                 fixed(r.throughput_tokens_per_s, 0) + " tokens/s; " + fixed(static_cast<double>(r.decode.total_bytes()) / 1e9, 2) +
                                  " GB and " + fixed(r.decode.total_flop() / 1e9, 1) + " GFLOP per step, " + bound_name(r.decode.bound) +
                                  "-bound; admits " + std::to_string(r.admission.max_sequences) + " sequences");
         }
@@ -131,6 +133,7 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
         const std::string cls = accuracy_class(rs.scheme, bits);
         if (const AccuracyEvidence* e = evidence_for(cls)) {
             int risk = e->risk;
+            rs.risk = risk;
             if (goal.reasoning_heavy && risk >= 1) ++risk;  // reasoning degrades first (2504.04823)
             if (risk > allowed_risk(goal.tolerance)) {
                 rs.vetoed = true;
@@ -142,9 +145,14 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
         }
         out.ranking.push_back(std::move(rs));
     }
+    // Schemes within 0.5% of each other are tied (the roofline cannot tell them apart); a tie goes
+    // to the lower published accuracy risk.
+    constexpr double kTieFraction = 0.005;
     std::stable_sort(out.ranking.begin(), out.ranking.end(), [&](const RankedScheme& a, const RankedScheme& b) {
         if (a.vetoed != b.vetoed) return !a.vetoed;
-        return goal.goal == Goal::Throughput ? a.value > b.value : a.value < b.value;
+        if (std::abs(a.value - b.value) > kTieFraction * std::max(std::abs(a.value), std::abs(b.value)))
+            return goal.goal == Goal::Throughput ? a.value > b.value : a.value < b.value;
+        return a.risk < b.risk;
     });
     if (!out.ranking.empty() && !out.ranking.front().vetoed) {
         out.recommendation = out.ranking.front().scheme;

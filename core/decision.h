@@ -53,6 +53,7 @@ struct RankedScheme {
     std::string scheme;
     double value = 0;           // tokens/s (throughput goal) or s per step (latency goal)
     bool vetoed = false;
+    int risk = 0;               // published accuracy risk of its class (0 lossless .. 3 collapses)
     std::vector<std::string> reasons;
 };
 

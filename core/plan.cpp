@@ -51,23 +51,30 @@ PlanResult plan(PlanRequest request) {
         r.decode = decode_step(r.costs, request.gpu, request.efficiency, w, batch, w.context_tokens);
         r.prefill = prefill(r.costs, request.gpu, request.efficiency, w, w.context_tokens);
         r.throughput_tokens_per_s = r.admission.fits ? static_cast<double>(batch) / r.decode.time_s : 0.0;
-        r.speedup_vs_bf16 = bf16_throughput > 0 ? r.throughput_tokens_per_s / bf16_throughput : 0.0;
+        // No baseline when bf16 itself does not fit: the speedup is undefined (NaN, written as null).
+        r.speedup_vs_bf16 = bf16_throughput > 0 ? r.throughput_tokens_per_s / bf16_throughput : std::nan("");
         any_fits = any_fits || r.admission.fits;
         out.schemes.push_back(std::move(r));
     }
     if (!any_fits) {
         const SchemeResult& first = out.schemes.front();
         throw Error("--model", request.model.name + " does not fit on " + request.gpu.id + " with any scheme: " +
-                                   scheme_name(first.costs.scheme) + " " + first.admission.reason);
+                                   scheme_name(first.costs.scheme) + " " + first.admission.reason +
+                                   " (try --tp, a larger --gpu or a smaller scheme)");
     }
 
     const bool dense = !request.model.is_moe();
+    // Bytes per stored weight of the payload alone: the textbook's b_w (0.5 for 4-bit).
+    const auto payload_bytes = [](const SchemeCosts& c) { return dtype_bits(c.scheme.weights.storage) / 8.0; };
     for (std::size_t i = 0; i < out.schemes.size(); ++i) {
         const SchemeCosts& ci = out.schemes[i].costs;
         out.ridges.push_back({scheme_name(ci.scheme), ridge_batch(ci, request.gpu, request.efficiency, w),
-                              ridge_point_flop_per_byte(request.gpu, request.efficiency, ci.matmul)});
+                              ridge_point_flop_per_byte(request.gpu, request.efficiency, ci.matmul),
+                              gemm_ridge_batch(request.gpu, request.efficiency, ci.matmul, payload_bytes(ci))});
         for (std::size_t j = i + 1; j < out.schemes.size(); ++j) {
             const SchemeCosts& cj = out.schemes[j].costs;
+            for (double b : gemm_crossover_batches(request.gpu, request.efficiency, ci.matmul, payload_bytes(ci), cj.matmul, payload_bytes(cj)))
+                out.gemm_crossovers.push_back({scheme_name(ci.scheme), scheme_name(cj.scheme), b});
             for (Crossover& c : numeric_crossovers(ci, cj, request.gpu, request.efficiency, w, request.crossover_max_batch))
                 out.crossovers.push_back(std::move(c));
             if (dense)

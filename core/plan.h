@@ -29,6 +29,14 @@ struct RidgeInfo {
     std::string scheme;
     double batch = 0;                      // closed form, real-valued
     double flop_per_byte = 0;              // textbook ridge pi/beta of the scheme's matmul type
+    double gemm_batch = 0;                 // textbook weight-GEMM ridge I* x b_w / 2 (payload bytes per weight)
+};
+
+// Textbook crossover of two schemes' weight-stationary GEMMs (payload bytes, scheme matmul rates).
+struct GemmCrossover {
+    std::string scheme_a;
+    std::string scheme_b;
+    double batch = 0;
 };
 
 // A priced plan.
@@ -39,6 +47,7 @@ struct PlanResult {
     std::vector<Crossover> crossovers;     // numeric, every pair, batch 1..crossover_max_batch
     std::vector<Crossover> closed_form_crossovers;  // dense models only
     std::vector<RidgeInfo> ridges;
+    std::vector<GemmCrossover> gemm_crossovers;
     Decision decision;
 };
 

@@ -171,7 +171,7 @@ json scheme_json(const SchemeResult& r) {
             {"admission", to_json(r.admission)},
             {"prefill", to_json(r.prefill)},
             {"throughput_tokens_per_s", r.throughput_tokens_per_s},
-            {"speedup_vs_bf16", r.speedup_vs_bf16}};
+            {"speedup_vs_bf16", finite_or_null(r.speedup_vs_bf16)}};
 }
 
 json plan_json(const PlanResult& p) {
@@ -182,7 +182,10 @@ json plan_json(const PlanResult& p) {
     for (const Crossover& c : p.crossovers) crossovers.push_back(to_json(c));
     for (const Crossover& c : p.closed_form_crossovers) closed.push_back(to_json(c));
     for (const RidgeInfo& r : p.ridges)
-        ridges.push_back({{"scheme", r.scheme}, {"batch", finite_or_null(r.batch)}, {"flop_per_byte", r.flop_per_byte}});
+        ridges.push_back({{"scheme", r.scheme}, {"batch", finite_or_null(r.batch)}, {"flop_per_byte", r.flop_per_byte},
+                          {"gemm_batch", r.gemm_batch}});
+    json gemm = json::array();
+    for (const GemmCrossover& c : p.gemm_crossovers) gemm.push_back({{"schemes", {c.scheme_a, c.scheme_b}}, {"batch", c.batch}});
     return {{"schema_version", kReportSchemaVersion},
             {"model", model_json(q.model, p.parameters)},
             {"gpu", to_json(q.gpu)},
@@ -202,6 +205,7 @@ json plan_json(const PlanResult& p) {
             {"crossovers", crossovers},
             {"closed_form_crossovers", closed},
             {"ridges", ridges},
+            {"gemm_crossovers", gemm},
             {"decision", to_json(p.decision)}};
 }
 

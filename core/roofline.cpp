@@ -281,6 +281,33 @@ double ridge_batch(const SchemeCosts& c, const GpuProfile& gpu, const Efficiency
     return p.m0 / (p.c1 - p.m1);
 }
 
+double gemm_ridge_batch(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type, double bytes_per_weight) {
+    return ridge_point_flop_per_byte(gpu, eff, type) * bytes_per_weight / 2.0;
+}
+
+std::vector<double> gemm_crossover_batches(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type_a,
+                                           double bytes_a, MatmulType type_b, double bytes_b) {
+    const double bw = bandwidth(gpu, eff);
+    const auto rate = [&](MatmulType t) { return matmul_peak_flop_per_s(gpu, t) * eff.compute_efficiency_for(t); };
+    // Seconds per weight: memory piece b/beta (constant), compute piece 2B/pi (linear in B).
+    const double ma = bytes_a / bw, ca = 2.0 / rate(type_a), mb = bytes_b / bw, cb = 2.0 / rate(type_b);
+    const auto ta = [&](double b) { return std::max(ma, ca * b); };
+    const auto tb = [&](double b) { return std::max(mb, cb * b); };
+    std::vector<double> candidates;
+    if (ca != cb) candidates.push_back(0.0);  // compute vs compute meet only at 0
+    candidates.push_back(mb / ca);            // a compute meets b memory
+    candidates.push_back(ma / cb);            // a memory meets b compute
+    std::vector<double> out;
+    for (double b : candidates) {
+        if (!(b > 0.0) || !std::isfinite(b)) continue;
+        const double lo = b * (1.0 - 1e-6), hi = b * (1.0 + 1e-6);
+        if (std::abs(ta(b) - tb(b)) > 1e-9 * ta(b)) continue;
+        if ((ta(lo) < tb(lo)) != (ta(hi) < tb(hi))) out.push_back(b);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 double ridge_point_flop_per_byte(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type) {
     return matmul_peak_flop_per_s(gpu, type) * eff.compute_efficiency_for(type) / bandwidth(gpu, eff);
 }

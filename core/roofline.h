@@ -130,7 +130,7 @@ struct SchemeResult {
     std::int64_t requested_batch = 0;
     PrefillResult prefill;
     double throughput_tokens_per_s = 0;  // decode tokens/s at the admitted batch
-    double speedup_vs_bf16 = 0;          // throughput / bf16's throughput at the same workload
+    double speedup_vs_bf16 = 0;          // throughput / bf16's throughput at the same workload (NaN when bf16 does not fit)
 };
 
 // A batch size where two schemes swap order (step time at equal batch).
@@ -156,6 +156,18 @@ double ridge_batch(const SchemeCosts& c, const GpuProfile& gpu, const Efficiency
 
 // Textbook ridge point pi/beta in FLOP/byte for a matmul type (seed 000: 295 bf16, 591 fp8 on H100 SXM).
 double ridge_point_flop_per_byte(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type);
+
+// Textbook ridge of one weight-stationary GEMM (seed 000 §4.1.4): a decode GEMM at batch B does 2B
+// FLOP per weight read, so it turns compute-bound at B = I* x b_w / 2 with I* = pi/beta the ridge
+// point of `type` and b_w the bytes per stored weight (295 for bf16 and for fp8 W8A8, 74 for
+// 4-bit weight-only on an H100 SXM, ideal profile).
+double gemm_ridge_batch(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type, double bytes_per_weight);
+
+// Batches where two weight-stationary GEMMs swap order: step time per weight is
+// max(b_w / beta, 2B / pi_type) for each; W4A16 (bf16 rate) and W8A8-FP8 cross at pi_bf16/(2 beta)
+// = 148 on an H100 SXM.
+std::vector<double> gemm_crossover_batches(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type_a,
+                                           double bytes_per_weight_a, MatmulType type_b, double bytes_per_weight_b);
 
 // Expected number of distinct experts a batch of `tokens` touches with k of E routed per token
 // (uniform routing): E (1 - (1 - k/E)^tokens).

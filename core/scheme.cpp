@@ -266,8 +266,12 @@ Scheme parse_scheme(std::string_view raw) {
         s.activations = make_activations(family, static_cast<int>(*ab), g, act_static);
         s.accumulation = family == WeightFamily::Int ? DType::Int32 : DType::Fp32;
     }
-    if (family == WeightFamily::Int && bits < 8 && weight_only && g.is_per_group())
-        s.layout = sym ? CheckpointLayout::CompressedTensorsPacked : CheckpointLayout::AutoAwqGemm;
+    // Group-wise integer weight-only checkpoints: AutoAWQ (4-bit, zero points) or compressed-tensors
+    // pack-quantized (symmetric); other widths are priced with dense packing.
+    if (family == WeightFamily::Int && bits < 8 && weight_only && g.is_per_group()) {
+        if (sym) s.layout = CheckpointLayout::CompressedTensorsPacked;
+        else if (bits == 4) s.layout = CheckpointLayout::AutoAwqGemm;
+    }
     validate_scheme(s);
     return s;
 }

@@ -1,1 +1,143 @@
+// The command line: option parsing, the headless JSON contract, and bad input as one line with a
+// non-zero exit (run through the real executable).
 #include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli_options.h"
+#include "app/headless.h"
+#include "core/error.h"
+
+using namespace quantplan;
+
+namespace {
+
+struct RunResult {
+    int exit_code;
+    std::string out;
+    std::string err;
+};
+
+RunResult run_headless(std::vector<std::string> args) {
+    args.insert(args.begin(), "quantplan");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    std::ostringstream out, err;
+    const app::CliOptions o = app::parse_command_line(static_cast<int>(argv.size()), argv.data());
+    const int rc = app::run_headless(o, out, err);
+    return {rc, out.str(), err.str()};
+}
+
+// Runs the built executable through the shell and returns (exit code, stdout + stderr).
+std::pair<int, std::string> run_binary(const std::string& args) {
+    const std::string cmd = std::string(QUANTPLAN_BINARY) + " " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string output;
+    std::array<char, 4096> buf{};
+    while (pipe && fgets(buf.data(), buf.size(), pipe)) output += buf.data();
+    const int status = pipe ? pclose(pipe) : -1;
+    return {WEXITSTATUS(status), output};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cli)
+
+BOOST_AUTO_TEST_CASE(options_parse_with_and_without_equals) {
+    std::vector<std::string> args{"quantplan", "--headless", "--batch=64", "--context", "128", "--gpu-mem-util", "0.8", "--tp=2"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    const app::CliOptions o = app::parse_command_line(static_cast<int>(argv.size()), argv.data());
+    BOOST_TEST(o.headless);
+    BOOST_TEST(o.batch == 64);
+    BOOST_TEST(o.context == 128);
+    BOOST_TEST(o.gpu_mem_util == 0.8);
+    BOOST_TEST(o.tp == 2);
+}
+
+BOOST_AUTO_TEST_CASE(json_contract_keys) {
+    const RunResult r = run_headless({"--model", "qwen3-8b", "--schemes", "bf16,w4a16-g128", "--json", "-"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    BOOST_TEST(doc["model"]["name"] == "qwen3-8b");
+    BOOST_TEST(doc["model"]["parameters"]["total"] == 8190735360LL);
+    BOOST_TEST(doc["schemes"].size() == 2u);
+    const auto& s = doc["schemes"][1];
+    BOOST_TEST(s["name"] == "w4a16-g128");
+    BOOST_TEST(s["effective_bits"].get<double>() == 4.15625);
+    BOOST_TEST(s["checkpoint_bytes"] == 6098479104LL);
+    for (const char* key : {"bytes_by_role", "decode", "admission", "throughput_tokens_per_s", "speedup_vs_bf16", "prefill"})
+        BOOST_TEST(s.contains(key), key);
+    for (const char* key : {"batch", "context", "bytes", "flops", "time_s", "bound"}) BOOST_TEST(s["decode"].contains(key), key);
+    for (const char* key : {"weights", "kv", "activations"}) BOOST_TEST(s["decode"]["bytes"].contains(key), key);
+    for (const char* key : {"budget_bytes", "max_sequences", "kv_cache_tokens"}) BOOST_TEST(s["admission"].contains(key), key);
+    for (const char* key : {"crossovers", "decision", "ridges", "schema_version"}) BOOST_TEST(doc.contains(key), key);
+}
+
+BOOST_AUTO_TEST_CASE(table_output_without_json) {
+    const RunResult r = run_headless({"--schemes", "bf16,w4a16-g128"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(r.out.find("w4a16-g128") != std::string::npos);
+    BOOST_TEST(r.out.find("6098479104") != std::string::npos);
+}
+
+struct Bad {
+    const char* args;
+    const char* fragment;
+};
+
+BOOST_AUTO_TEST_CASE(bad_input_is_one_line_and_nonzero) {
+    const Bad cases[] = {
+        {"--headless --model nosuch", "unknown model"},
+        {"--headless --schemes w4a16-g0", "group size"},
+        {"--headless --schemes w4a16-foo", "unknown part"},
+        {"--headless --gpu h9000", "unknown GPU"},
+        {"--headless --batch 0", "--batch"},
+        {"--headless --batch abc", "--batch"},
+        {"--headless --context -1", "--context"},
+        {"--headless --gpu-mem-util 1.5", "--gpu-mem-util"},
+        {"--headless --kv fp7", "--kv"},
+        {"--headless --frobnicate", "unknown option"},
+        {"--headless --model", "needs a value"},
+        {"--headless --model /nonexistent/config.json", "no such"},
+    };
+    for (const Bad& c : cases) {
+        const auto [rc, output] = run_binary(c.args);
+        BOOST_TEST(rc == 1, c.args << " -> " << rc);
+        BOOST_TEST(output.find(c.fragment) != std::string::npos, c.args << " -> " << output);
+        BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, c.args << " -> " << output);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(help_and_version) {
+    const auto [rc, help] = run_binary("--help");
+    BOOST_TEST(rc == 0);
+    BOOST_TEST(help.find("Exit codes") != std::string::npos);
+    const auto [rc2, version] = run_binary("--version");
+    BOOST_TEST(rc2 == 0);
+    BOOST_TEST(version.rfind("quantplan ", 0) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(json_to_a_file_is_written_atomically) {
+    const std::string path = "/tmp/quantplan_tst_cli_out.json";
+    std::remove(path.c_str());
+    const RunResult r = run_headless({"--schemes", "bf16", "--json", path});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    FILE* f = std::fopen(path.c_str(), "r");
+    BOOST_TEST_REQUIRE(f != nullptr);
+    std::fclose(f);
+    const RunResult bad = run_headless({"--schemes", "bf16", "--json", "/nonexistent-dir/out.json"});
+    BOOST_TEST(bad.exit_code == 2);
+    std::remove(path.c_str());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,1 +1,146 @@
+// Architectures from config.json: every bundled model, parameter counts against the published
+// figures, tensor inventories, and malformed configs.
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/model_config_json.h"
+#include "test_support.h"
+
+using namespace quantplan;
+namespace bdata = boost::unit_test::data;
+
+BOOST_AUTO_TEST_SUITE(models)
+
+struct ParamCase {
+    const char* name;
+    std::int64_t total;          // published parameter count (model card / safetensors metadata total)
+    std::int64_t block_linears;  // parameters in the decoder blocks' linears
+};
+std::ostream& operator<<(std::ostream& os, const ParamCase& c) { return os << c.name; }
+
+// Totals: seed 003 (Qwen3-8B), seed 000 (Llama-3-8B: 8.030e9, 6.979e9 in 224 linears); the others are
+// the safetensors metadata totals of the published checkpoints.
+const ParamCase kParams[] = {
+    {"qwen3-8b", 8'190'735'360, 6'945'767'424},
+    {"llama-3-8b", 8'030'261'248, 6'979'321'856},
+    {"llama-3.1-8b", 8'030'261'248, 6'979'321'856},
+    {"qwen3-32b", 32'762'123'264, 31'205'621'760},
+    {"qwen3-30b-a3b", 30'532'122'624, 29'896'998'912},
+    {"qwen2.5-7b-instruct", 7'615'616'512, 6'525'288'448},
+    {"mistral-7b-instruct-v0.2", 7'241'732'096, 6'979'321'856},
+    {"mixtral-8x7b", 46'702'792'704, 46'439'333'888},
+    {"llama-3.1-70b", 70'553'706'496, 68'451'041'280},
+};
+
+BOOST_DATA_TEST_CASE(bundled_models_match_published_parameter_counts, bdata::make(kParams), c) {
+    const ModelConfig m = test::bundled_model(c.name);
+    const ParameterCounts p = count_parameters(m);
+    BOOST_TEST(p.total == c.total);
+    BOOST_TEST(p.block_linears == c.block_linears);
+}
+
+BOOST_AUTO_TEST_CASE(llama3_8b_has_224_linears_and_an_untied_head) {
+    const ParameterCounts p = count_parameters(test::bundled_model("llama-3-8b"));
+    BOOST_TEST(p.block_linear_count == 224);
+    BOOST_TEST(p.lm_head == 128256 * 4096);
+    BOOST_TEST(p.embedding == 128256 * 4096);
+}
+
+BOOST_AUTO_TEST_CASE(qwen3_8b_inventory_names_shapes_roles) {
+    const ModelConfig m = test::bundled_model("qwen3-8b");
+    BOOST_TEST(m.head_dim == 128);
+    BOOST_TEST(m.qk_norm);
+    const auto inv = tensor_inventory(m);
+    const auto find = [&](const std::string& name) {
+        return std::find_if(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; });
+    };
+    const auto q = find("model.layers.0.self_attn.q_proj.weight");
+    BOOST_TEST_REQUIRE((q != inv.end()));
+    BOOST_TEST(q->shape == (std::vector<std::int64_t>{4096, 4096}), boost::test_tools::per_element());
+    BOOST_TEST(static_cast<int>(q->role) == static_cast<int>(TensorRole::AttentionLinear));
+    const auto k = find("model.layers.35.self_attn.k_proj.weight");
+    BOOST_TEST_REQUIRE((k != inv.end()));
+    BOOST_TEST(k->shape == (std::vector<std::int64_t>{1024, 4096}), boost::test_tools::per_element());
+    BOOST_TEST((find("model.layers.3.self_attn.q_norm.weight") != inv.end()));
+    BOOST_TEST((find("lm_head.weight") != inv.end()));
+    BOOST_TEST((find("model.layers.36.mlp.up_proj.weight") == inv.end()));
+}
+
+BOOST_AUTO_TEST_CASE(qwen2_has_qkv_biases_and_moe_models_have_experts_and_routers) {
+    const auto qwen2 = tensor_inventory(test::bundled_model("qwen2.5-7b-instruct"));
+    BOOST_TEST(std::count_if(qwen2.begin(), qwen2.end(), [](const TensorInfo& t) { return t.role == TensorRole::Bias; }) == 28 * 3);
+    const ModelConfig moe = test::bundled_model("qwen3-30b-a3b");
+    BOOST_TEST(moe.num_experts == 128);
+    BOOST_TEST(moe.experts_per_token == 8);
+    BOOST_TEST(moe.moe_intermediate_size == 768);
+    const ParameterCounts p = count_parameters(moe);
+    BOOST_TEST(p.routers == 48 * 128 * 2048);
+    // Active parameters: attention plus 8 of 128 experts per layer (the "A3B").
+    BOOST_TEST(p.active_block_linears == p.block_linears - p.experts + p.experts / 16);
+    const auto mixtral = tensor_inventory(test::bundled_model("mixtral-8x7b"));
+    BOOST_TEST(std::any_of(mixtral.begin(), mixtral.end(), [](const TensorInfo& t) { return t.name == "model.layers.31.block_sparse_moe.experts.7.w2.weight"; }));
+}
+
+BOOST_AUTO_TEST_CASE(tied_embeddings_have_no_lm_head_tensor) {
+    const ModelConfig m = parse_model_config(R"({"model_type":"qwen2","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,
+        "num_attention_heads":4,"num_key_value_heads":2,"vocab_size":1000,"tie_word_embeddings":true})", "tied.json");
+    const auto inv = tensor_inventory(m);
+    BOOST_TEST(std::none_of(inv.begin(), inv.end(), [](const TensorInfo& t) { return t.role == TensorRole::LmHead; }));
+    BOOST_TEST(m.head_dim == 16);
+    BOOST_TEST(count_parameters(m).lm_head == 0);
+}
+
+BOOST_AUTO_TEST_CASE(names_resolve_like_the_command_line) {
+    BOOST_TEST(test::bundled_model("Qwen/Qwen3-8B").name == "qwen3-8b");
+    BOOST_TEST(test::bundled_model("QWEN3-8B").name == "qwen3-8b");
+    BOOST_TEST(test::bundled_model("meta-llama/Meta-Llama-3-8B").name == "llama-3-8b");
+    BOOST_TEST(test::bundled_model("mistralai/Mistral-7B-Instruct-v0.2").name == "mistral-7b-instruct-v0.2");
+    BOOST_TEST(test::bundled_model((test::models_dir() / "qwen3-32b").string()).hidden_size == 5120);
+    try {
+        test::bundled_model("gpt-5");
+        BOOST_FAIL("unknown model accepted");
+    } catch (const Error& e) {
+        BOOST_TEST(std::string(e.what()).find("qwen3-8b") != std::string::npos);  // lists the bundled names
+    }
+}
+
+struct BadConfig {
+    const char* json;
+    const char* field;
+};
+std::ostream& operator<<(std::ostream& os, const BadConfig& b) { return os << b.field; }
+
+const BadConfig kBad[] = {
+    {R"({"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8})", "hidden_size"},
+    {R"({"hidden_size":-64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8})", "hidden_size"},
+    {R"({"hidden_size":"64","num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8})", "hidden_size"},
+    {R"({"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":3,"vocab_size":10,"intermediate_size":8})", "num_key_value_heads"},
+    {R"({"hidden_size":64,"num_hidden_layers":99999999999,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8})", "num_hidden_layers"},
+    {R"({"hidden_size":1e300,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8})", "hidden_size"},
+    {R"({"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10})", "intermediate_size"},
+    {R"({"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"num_experts":8,"moe_intermediate_size":8})", "num_experts_per_tok"},
+    {R"({"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8,"tie_word_embeddings":"yes"})", "tie_word_embeddings"},
+    {R"({"hidden_size":64,)", "config.json"},
+    {R"([1,2,3])", "config.json"},
+    {R"({"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":0,"vocab_size":10,"intermediate_size":8})", "num_attention_heads"},
+};
+
+BOOST_DATA_TEST_CASE(malformed_configs_name_the_field, bdata::make(kBad), b) {
+    try {
+        parse_model_config(b.json, "config.json");
+        BOOST_FAIL("accepted a bad config");
+    } catch (const Error& e) {
+        BOOST_TEST(std::string(e.what()).find(b.field) != std::string::npos, "'" << e.what() << "' does not name " << b.field);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(missing_files_are_errors) {
+    BOOST_CHECK_THROW(load_model_config("/nonexistent/config.json"), Error);
+    BOOST_CHECK_THROW(resolve_model("/nonexistent/dir/", test::models_dir()), Error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,21 @@
+#pragma once
+// Shared fixtures of the core tests: bundled models and GPU profiles from the source tree.
+#include <filesystem>
+#include <string>
+
+#include "core/gpu.h"
+#include "core/model_config_json.h"
+
+namespace quantplan::test {
+
+inline std::filesystem::path source_dir() { return QUANTPLAN_SOURCE_DIR; }
+inline std::filesystem::path models_dir() { return source_dir() / "models"; }
+inline std::filesystem::path gpus_dir() { return source_dir() / "assets" / "gpus"; }
+
+// A bundled model by its command-line name.
+inline ModelConfig bundled_model(const std::string& name) { return resolve_model(name, models_dir()); }
+
+// A bundled GPU profile by id.
+inline GpuProfile bundled_gpu(const std::string& id) { return resolve_gpu(id, gpus_dir()); }
+
+}  // namespace quantplan::test
