@@ -91,6 +91,15 @@ QByteArray render_chart_svg(QChart* chart, QSize size) {
         paint_chart(chart, painter, size);
         painter.end();
     }
+    // QSvgGenerator states width and height in millimetres at its resolution, which a browser
+    // reads at 96 dpi and scales; the report wants `size` CSS pixels, so the root element's
+    // width and height are restated in pixels (the viewBox already is).
+    const qsizetype root = bytes.indexOf("<svg");
+    const qsizetype root_end = root < 0 ? -1 : bytes.indexOf("viewBox", root);
+    if (root < 0 || root_end < 0) return {};
+    const QByteArray head = QByteArray("<svg width=\"") + QByteArray::number(size.width()) + "\" height=\"" +
+                            QByteArray::number(size.height()) + "\"\n ";
+    bytes.replace(root, root_end - root, head);
     return bytes;
 }
 

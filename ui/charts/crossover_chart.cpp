@@ -16,6 +16,9 @@
 namespace quantplan::ui {
 namespace {
 
+// Room above the highest curve, as a factor on a log axis (keeps point labels inside the plot).
+constexpr double kHeadroom = 1.4;
+
 // The value a sweep point contributes on the y axis.
 double metric_value(const SweepPoint& p, CrossoverMetric metric) {
     return metric == CrossoverMetric::StepTimeMs ? p.time_s * detail::kMsPerS : p.throughput_tokens_per_s;
@@ -74,7 +77,9 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
     y_axis->setBase(10.0);
     y_axis->setLabelFormat(QStringLiteral("%g"));
     y_axis->setTitleText(metric_axis_title(options.metric));
-    const double y_lo = detail::floor_power(min_value, 10.0), y_hi = detail::ceil_power(max_value, 10.0);
+    // From the decade below the lowest value to a little above the highest (log axes label decades).
+    const double y_lo = detail::floor_power(min_value, 10.0);
+    const double y_hi = std::min(detail::ceil_power(max_value, 10.0), max_value * kHeadroom);
     y_axis->setRange(y_lo, y_hi > y_lo ? y_hi : y_lo * 10);
     y_axis->setMinorTickCount(8);
     chart->addAxis(x_axis, Qt::AlignBottom);

@@ -52,6 +52,8 @@ QChart* make_memory_chart(const PlanResult& plan, const MemoryChartOptions& opti
                                     .arg(q.workload.batch)
                                     .arg(detail::qstr(kv_format_name(q.workload.kv)));
     QChart* chart = detail::new_chart(title);
+    // Nine bar sets: a legend on the right keeps their names whole.
+    chart->legend()->setAlignment(Qt::AlignRight);
     const bool step = options.view != MemoryChartView::Budget;
     const bool budget = options.view != MemoryChartView::StepBytes;
 

@@ -1,0 +1,27 @@
+// The ui test executable: one QApplication for every test case, on the offscreen platform
+// (ctest sets QT_QPA_PLATFORM=offscreen; run by hand without it, the platform is forced here so
+// that the tests never need a display).
+#define BOOST_TEST_MODULE quantplan_ui
+#include <boost/test/unit_test.hpp>
+
+#include <QtWidgets/QApplication>
+
+namespace {
+
+// Creates the application before the first test case and destroys it after the last.
+struct QtApplicationFixture {
+    QtApplicationFixture() {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+        app = new QApplication(argc, argv);
+    }
+    ~QtApplicationFixture() { delete app; }
+
+    int argc = 1;
+    char name[16] = "test_ui";
+    char* argv[2] = {name, nullptr};
+    QApplication* app = nullptr;
+};
+
+}  // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(QtApplicationFixture);

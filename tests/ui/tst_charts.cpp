@@ -1,0 +1,248 @@
+// The shared charts: each chart's series carry core's numbers (nothing recomputed), and each
+// renders offscreen to a valid PNG and SVG of the requested size. The rendered files are left in
+// the build directory (charts-out/) to be looked at.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <QtCharts/QBarSet>
+#include <QtCharts/QHorizontalStackedBarSeries>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QStackedBarSeries>
+#include <QtGui/QImage>
+#include <QtSvg/QSvgRenderer>
+
+#include "app/cli_options.h"
+#include "app/headless.h"
+#include "core/sweep.h"
+#include "ui/charts/charts.h"
+
+using namespace quantplan;
+
+namespace {
+
+// Relative tolerance for values that went through one unit conversion (bytes / 1e9, s x 1e3):
+// a few ulps of double rounding.
+constexpr double kConversionRelTol = 1e-12;
+
+// Bytes per GB and ms per s as the charts document them (charts.h).
+constexpr double kBytesPerGb = 1e9;
+constexpr double kMsPerS = 1e3;
+
+// Where rendered charts are written for inspection.
+std::filesystem::path output_dir() {
+    const std::filesystem::path dir = std::filesystem::current_path() / "charts-out";
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+// The plan of the default model and GPU at `batch` and `context`.
+PlanResult default_plan(std::int64_t batch, std::int64_t context) {
+    app::CliOptions o;
+    o.batch = batch;
+    o.context = context;
+    return plan(app::plan_request_from_options(o));
+}
+
+bool close(double expected, double actual) {
+    return std::fabs(expected - actual) <= kConversionRelTol * std::max(std::fabs(expected), 1e-300);
+}
+
+template <class Series>
+Series* series_named(QChart* chart, const QString& name) {
+    auto* s = qobject_cast<Series*>(ui::find_series(chart, name));
+    BOOST_TEST_INFO("series " << name.toStdString());
+    BOOST_REQUIRE(s != nullptr);
+    return s;
+}
+
+QBarSet* bar_set_named(const QList<QBarSet*>& sets, const QString& label) {
+    for (QBarSet* s : sets)
+        if (s->label() == label) return s;
+    BOOST_TEST_INFO("bar set " << label.toStdString());
+    BOOST_FAIL("no such bar set");
+    return nullptr;
+}
+
+// Renders `chart` to PNG and SVG at `size`, checks both decode at that size, and keeps the files.
+void check_renders(QChart* chart, const std::string& stem, QSize size) {
+    const QString png_path = QString::fromStdString((output_dir() / (stem + ".png")).string());
+    const QString svg_path = QString::fromStdString((output_dir() / (stem + ".svg")).string());
+    BOOST_REQUIRE(ui::save_chart_png(chart, png_path, size));
+    BOOST_REQUIRE(ui::save_chart_svg(chart, svg_path, size));
+    const QImage image(png_path);
+    BOOST_REQUIRE(!image.isNull());
+    BOOST_TEST(image.width() == size.width());
+    BOOST_TEST(image.height() == size.height());
+    // Not a blank canvas: a rendered chart has many distinct colours (text, lines, bars).
+    int non_white = 0;
+    for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7)
+            if (image.pixel(x, y) != qRgb(255, 255, 255)) ++non_white;
+    BOOST_TEST(non_white > 200);
+    QSvgRenderer svg(svg_path);
+    BOOST_REQUIRE(svg.isValid());
+    BOOST_TEST(svg.defaultSize().width() == size.width());
+    BOOST_TEST(svg.defaultSize().height() == size.height());
+    // The chart is free again afterwards (the temporary scene let it go).
+    BOOST_TEST(chart->scene() == nullptr);
+}
+
+const QSize kSize(1000, 620);
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(charts)
+
+BOOST_AUTO_TEST_CASE(crossover_series_are_cores_sweep) {
+    // Seed 003's walk: context 128, where every scheme turns compute-bound inside 1..4096 and
+    // admission stops short of 4096 sequences.
+    const PlanResult p = default_plan(64, 128);
+    const std::vector<SweepPoint> sweep = batch_sweep(p, powers_of_two(1, 4096));
+    std::unique_ptr<QChart> chart(ui::make_crossover_chart(p, sweep));
+    for (const SchemeResult& r : p.schemes) {
+        const QString name = QString::fromStdString(scheme_name(r.costs.scheme));
+        auto* admitted = series_named<QLineSeries>(chart.get(), name);
+        auto* refused = series_named<QLineSeries>(chart.get(), name + " (not admitted)");
+        int a = 0, n = 0;
+        for (const SweepPoint& s : sweep) {
+            if (s.scheme != scheme_name(r.costs.scheme)) continue;
+            QLineSeries* series = s.admitted ? admitted : refused;
+            // The refused curve starts at the last admitted point (continuity), then its own points.
+            const int index = s.admitted ? a++ : (admitted->count() > 0 ? 1 : 0) + n++;
+            BOOST_REQUIRE(index < series->count());
+            BOOST_TEST(series->at(index).x() == static_cast<double>(s.batch));
+            BOOST_TEST(close(s.time_s * kMsPerS, series->at(index).y()), "expected " << s.time_s * kMsPerS << " ms, got "
+                                                                                      << series->at(index).y());
+        }
+        BOOST_TEST(admitted->count() == a);
+        // The admission limit of this plan is inside the swept range: both parts are drawn.
+        BOOST_TEST(a > 0);
+        BOOST_TEST(n > 0);
+        BOOST_TEST(admitted->at(a - 1).x() <= static_cast<double>(r.admission.max_sequences));
+    }
+    // Ridge markers sit at core's ridge batches; crossovers at core's crossover batches.
+    auto* ridges = series_named<QScatterSeries>(chart.get(), "ridge points");
+    int in_range = 0;
+    for (const RidgeInfo& r : p.ridges)
+        if (std::isfinite(r.batch) && r.batch >= 1 && r.batch <= 4096) {
+            BOOST_REQUIRE(in_range < ridges->count());
+            BOOST_TEST(ridges->at(in_range++).x() == r.batch);
+        }
+    BOOST_TEST(ridges->count() == in_range);
+    BOOST_TEST(in_range > 0);
+    auto* crossings = series_named<QScatterSeries>(chart.get(), "crossovers");
+    int c_in_range = 0;
+    for (const Crossover& c : p.crossovers)
+        if (c.batch >= 1 && c.batch <= 4096) {
+            BOOST_REQUIRE(c_in_range < crossings->count());
+            BOOST_TEST(crossings->at(c_in_range++).x() == c.batch);
+        }
+    BOOST_TEST(crossings->count() == c_in_range);
+    auto* cursor = series_named<QLineSeries>(chart.get(), "batch 64");
+    BOOST_REQUIRE(cursor->count() == 2);
+    BOOST_TEST(cursor->at(0).x() == 64.0);
+    check_renders(chart.get(), "crossover", kSize);
+}
+
+BOOST_AUTO_TEST_CASE(crossover_tokens_per_s_metric) {
+    const PlanResult p = default_plan(8, 2048);
+    const std::vector<SweepPoint> sweep = batch_sweep(p, powers_of_two(1, 1024));
+    ui::CrossoverChartOptions options;
+    options.metric = ui::CrossoverMetric::TokensPerS;
+    std::unique_ptr<QChart> chart(ui::make_crossover_chart(p, sweep, options));
+    const QString name = QString::fromStdString(scheme_name(p.schemes.front().costs.scheme));
+    auto* first = series_named<QLineSeries>(chart.get(), name);
+    BOOST_REQUIRE(first->count() > 0);
+    BOOST_TEST(close(sweep.front().throughput_tokens_per_s, first->at(0).y()));
+    check_renders(chart.get(), "crossover-tokens", QSize(800, 500));
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_bars_are_cores_budget) {
+    const PlanResult p = default_plan(1, 4096);
+    const std::uint64_t actual_bytes = 6'100'000'000ull;
+    std::unique_ptr<QChart> chart(ui::make_checkpoint_chart(p, actual_bytes));
+    QStackedBarSeries* bars = nullptr;
+    for (QAbstractSeries* s : chart->series())
+        if (auto* b = qobject_cast<QStackedBarSeries*>(s)) bars = b;
+    BOOST_REQUIRE(bars != nullptr);
+    QBarSet* payload = bar_set_named(bars->barSets(), "payload");
+    QBarSet* metadata = bar_set_named(bars->barSets(), "metadata");
+    QBarSet* unquantized = bar_set_named(bars->barSets(), "unquantized");
+    auto* naive = series_named<QScatterSeries>(chart.get(), "naive bits/16");
+    BOOST_REQUIRE(payload->count() == static_cast<int>(p.schemes.size()));
+    BOOST_REQUIRE(naive->count() == static_cast<int>(p.schemes.size()));
+    for (std::size_t i = 0; i < p.schemes.size(); ++i) {
+        const CheckpointBudget& b = p.schemes[i].costs.budget;
+        const int k = static_cast<int>(i);
+        BOOST_TEST(close(static_cast<double>(b.quantized_payload_bytes) / kBytesPerGb, payload->at(k)));
+        BOOST_TEST(close(static_cast<double>(b.metadata_bytes) / kBytesPerGb, metadata->at(k)));
+        BOOST_TEST(close(static_cast<double>(b.unquantized_bytes) / kBytesPerGb, unquantized->at(k)));
+        BOOST_TEST(close(b.naive_bytes / kBytesPerGb, naive->at(k).y()));
+        // The three parts add up to the checkpoint core priced.
+        BOOST_TEST(std::fabs(payload->at(k) + metadata->at(k) + unquantized->at(k) -
+                             static_cast<double>(b.checkpoint_bytes) / kBytesPerGb) < 1e-9);
+    }
+    auto* actual = series_named<QLineSeries>(chart.get(), "actual checkpoint");
+    BOOST_TEST(close(6.1, actual->at(0).y()));
+    // Without a real size there is no such series.
+    std::unique_ptr<QChart> without(ui::make_checkpoint_chart(p, std::nullopt));
+    BOOST_TEST(ui::find_series(without.get(), "actual checkpoint") == nullptr);
+    check_renders(chart.get(), "checkpoint", kSize);
+}
+
+BOOST_AUTO_TEST_CASE(memory_bars_are_cores_step_and_admission) {
+    const PlanResult p = default_plan(32, 8192);
+    std::unique_ptr<QChart> chart(ui::make_memory_chart(p));
+    QHorizontalStackedBarSeries* bars = nullptr;
+    for (QAbstractSeries* s : chart->series())
+        if (auto* b = qobject_cast<QHorizontalStackedBarSeries*>(s)) bars = b;
+    BOOST_REQUIRE(bars != nullptr);
+    const int n = static_cast<int>(p.schemes.size());
+    QBarSet* weights_read = bar_set_named(bars->barSets(), "weights read");
+    QBarSet* kv_read = bar_set_named(bars->barSets(), "KV read");
+    QBarSet* kv_budget = bar_set_named(bars->barSets(), "KV cache budget");
+    QBarSet* resident = bar_set_named(bars->barSets(), "resident weights");
+    BOOST_REQUIRE(weights_read->count() == 2 * n);
+    // Rows are drawn bottom-up: scheme i's step bar is row 2n-1-2i, its memory bar 2n-2-2i.
+    for (int i = 0; i < n; ++i) {
+        const SchemeResult& r = p.schemes[static_cast<std::size_t>(i)];
+        const int step_row = 2 * n - 1 - 2 * i, memory_row = 2 * n - 2 - 2 * i;
+        BOOST_TEST(close(static_cast<double>(r.decode.weight_bytes) / kBytesPerGb, weights_read->at(step_row)));
+        BOOST_TEST(close(static_cast<double>(r.decode.kv_bytes) / kBytesPerGb, kv_read->at(step_row)));
+        BOOST_TEST(weights_read->at(memory_row) == 0.0);
+        BOOST_TEST(close(static_cast<double>(r.admission.weight_bytes) / kBytesPerGb, resident->at(memory_row)));
+        BOOST_TEST(close(static_cast<double>(r.admission.budget_bytes) / kBytesPerGb, kv_budget->at(memory_row)));
+    }
+    BOOST_TEST(ui::find_series(chart.get(), "usable GPU memory") != nullptr);
+    check_renders(chart.get(), "memory", kSize);
+
+    ui::MemoryChartOptions budget_only;
+    budget_only.view = ui::MemoryChartView::Budget;
+    std::unique_ptr<QChart> budget(ui::make_memory_chart(p, budget_only));
+    for (QAbstractSeries* s : budget->series())
+        if (auto* b = qobject_cast<QHorizontalStackedBarSeries*>(s)) {
+            for (QBarSet* set : b->barSets()) {
+                BOOST_TEST(set->label().toStdString() != "weights read");
+                BOOST_TEST(set->count() == n);
+            }
+        }
+}
+
+BOOST_AUTO_TEST_CASE(bad_render_arguments_fail_cleanly) {
+    const PlanResult p = default_plan(1, 4096);
+    std::unique_ptr<QChart> chart(ui::make_checkpoint_chart(p));
+    BOOST_TEST(ui::render_chart_png(nullptr, kSize).isEmpty());
+    BOOST_TEST(ui::render_chart_png(chart.get(), QSize(0, 10)).isEmpty());
+    BOOST_TEST(ui::render_chart_svg(chart.get(), QSize(-1, 10)).isEmpty());
+    // A path in a folder that does not exist: false, nothing written.
+    const std::filesystem::path missing = output_dir() / "no-such-folder" / "chart.png";
+    BOOST_TEST(!ui::save_chart_png(chart.get(), QString::fromStdString(missing.string()), kSize));
+    BOOST_TEST(!std::filesystem::exists(missing));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
