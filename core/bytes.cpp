@@ -22,9 +22,31 @@ std::uint64_t static_activation_scale_bytes(const Scheme& s) {
     if (!s.activations) return 0;
     std::uint64_t b = 0;
     // A static activation scale is per tensor: one number per linear.
-    if (s.activations->scale && s.activations->scale->is_static) b += bytes_of(s.activations->scale->dtype);
+    if (s.activations->scale && s.activations->scale->is_static) {
+        b += bytes_of(s.activations->scale->dtype);
+        // An asymmetric static activation quantizer also stores its zero point (input_zero_point).
+        if (!s.activations->symmetric) b += bytes_of(s.activations->zero_point_dtype);
+    }
     if (s.activations->scale2 && s.activations->scale2->is_static) b += bytes_of(s.activations->scale2->dtype);
     return b;
+}
+
+// bitsandbytes quantizes in second-level blocks of 256 absmax values (double quantization).
+constexpr std::uint64_t kBnbNestedBlocksize = 256;
+// Characters of the float bitsandbytes writes as nested_offset (Python repr of a float32 mean,
+// e.g. 0.012467634677886963): data dependent, so this is an estimate (reference §6: J unverified).
+constexpr std::size_t kBnbNestedOffsetReprChars = 20;
+
+// Bytes of bitsandbytes' quant_state.bitsandbytes__<type> tensor: the UTF-8 JSON (json.dumps) of
+// the state's non-tensor fields. 82 bytes for nf4, blocksize 64, bfloat16, [4096, 4096].
+std::uint64_t bnb_quant_state_bytes(const Scheme& s, std::uint64_t rows, std::uint64_t cols, std::uint64_t blocksize, bool double_quant) {
+    const char* dtype = s.activation_dtype == DType::Fp16 ? "float16" : s.activation_dtype == DType::Fp32 ? "float32" : "bfloat16";
+    std::string state = "{\"quant_type\": \"nf4\", \"blocksize\": " + std::to_string(blocksize) + ", \"dtype\": \"" + dtype +
+                        "\", \"shape\": [" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+    if (double_quant)
+        state += ", \"nested_blocksize\": " + std::to_string(kBnbNestedBlocksize) + ", \"nested_dtype\": \"float32\", \"nested_offset\": " +
+                 std::string(kBnbNestedOffsetReprChars, '0');
+    return state.size() + 1;  // the closing brace
 }
 
 }  // namespace
@@ -82,6 +104,49 @@ TensorBytes quantized_tensor_bytes(const Scheme& scheme, std::int64_t rows, std:
             b.aux_bytes = 16;
             break;
         }
+        case CheckpointLayout::AutoAwqGemv: {
+            // qweight I32 [N, K/8] (along K); qzeros I32 [N, Z]; scales F16 [N, 8Z] zero-padded, with
+            // Z = m * cdiv(cdiv(K/G, 8), m), m = 1 (G >= 128), 2 (G = 64), 4 (G = 32) (AutoAWQ gemv.py).
+            const std::uint64_t m = s.group.cols < 0 || s.group.cols >= 128 ? 1 : s.group.cols >= 64 ? 2 : 4;
+            const std::uint64_t z = m * cdiv(cdiv(g, 8), m);
+            b.payload_bytes = 4 * n * cdiv(k * bits, 32);
+            b.zero_point_bytes = 4 * n * z;
+            b.scale_bytes = n * 8 * z * bytes_of(s.dtype);
+            break;
+        }
+        case CheckpointLayout::CompressedTensorsPackedGIdx: {
+            // As CompressedTensorsPacked, plus weight_g_idx I32 [K] (actorder "group").
+            const std::uint64_t per_word = 32 / bits;
+            b.payload_bytes = 4 * n * cdiv(k, per_word);
+            b.scale_bytes = groups * bytes_of(s.dtype);
+            b.zero_point_bytes = w.symmetric ? 0 : 4 * cdiv(n, per_word) * g;
+            b.aux_bytes = 16 + 4 * k;
+            break;
+        }
+        case CheckpointLayout::UnpackedBytes:
+            // One value per byte (int8 container); zero points, when stored, one byte per group.
+            b.payload_bytes = n * k;
+            b.scale_bytes = groups * bytes_of(s.dtype);
+            b.zero_point_bytes = w.symmetric ? 0 : groups;
+            break;
+        case CheckpointLayout::Bitsandbytes4bit: {
+            // weight U8 [cdiv(NK,2), 1]; absmax per block of B flattened values: F32, or U8 plus
+            // nested_absmax F32 [cdiv(cdiv(NK,B),256)] with double quantization (8-bit first-level
+            // scale); quant_map F32 [16] (+ nested_quant_map F32 [256]); quant_state JSON.
+            const std::uint64_t block = s.group.cols > 0 ? u(s.group.cols) : 64;
+            const std::uint64_t blocks = cdiv(n * k, block);
+            const bool double_quant = dtype_bits(s.dtype) == 8;
+            b.payload_bytes = cdiv(n * k, 2);
+            b.scale_bytes = double_quant ? blocks + 4 * cdiv(blocks, kBnbNestedBlocksize) : 4 * blocks;
+            b.aux_bytes = 4 * 16 + (double_quant ? 4 * 256 : 0) + bnb_quant_state_bytes(scheme, n, k, block, double_quant);
+            return b;  // the second level is counted above, per flattened block
+        }
+        case CheckpointLayout::Bitsandbytes8bit:
+            // weight I8 [N, K]; SCB F32 [N]; weight_format U8 0-d.
+            b.payload_bytes = n * k;
+            b.scale_bytes = groups * bytes_of(s.dtype);
+            b.aux_bytes = 1;
+            break;
         case CheckpointLayout::Generic:
             b.payload_bytes = cdiv(n * k * bits, 8);
             b.scale_bytes = groups * bytes_of(s.dtype);

@@ -82,6 +82,12 @@ enum class CheckpointLayout : std::uint8_t {
     AutoAwqGemm,              // AutoAWQ GEMM: qweight I32 [K, N/8], qzeros I32 [K/G, N/8], scales F16 [K/G, N]
     Gptq,                     // GPTQ v1: qweight I32 [K*b/32, N], qzeros I32 [g, N*b/32], scales F16, g_idx I32 [K]
     CompressedTensorsPacked,  // compressed-tensors pack-quantized: weight_packed I32 [N, K/(32/b)], weight_shape
+    // The layouts below are written by the checkpoint inspector (core/checkpoint/quant_config.cpp).
+    AutoAwqGemv,              // AutoAWQ GEMV: qweight I32 [N, K/8], qzeros I32 [N, Z], scales F16 [N, 8Z] (Z padded, reference §1)
+    CompressedTensorsPackedGIdx,  // pack-quantized with actorder "group": CompressedTensorsPacked plus weight_g_idx I32 [K]
+    UnpackedBytes,            // one value per byte (compressed-tensors naive-quantized, int-quantized below 8 bits)
+    Bitsandbytes4bit,         // bnb 4-bit: weight U8 [cdiv(NK,2),1], absmax per block (U8 + nested F32 with double quant), quant_map, quant_state JSON
+    Bitsandbytes8bit,         // bnb LLM.int8: weight I8 [N, K], SCB F32 [N], weight_format U8 0-d
 };
 
 // Accumulation / matmul input classes a GPU prices separately.

@@ -1,0 +1,82 @@
+#include "core/checkpoint/json_guard.h"
+
+#include <unordered_set>
+
+#include "core/error.h"
+
+namespace quantplan {
+namespace {
+
+using nlohmann::json;
+
+// Thrown from the parser callback to stop a parse early; turned into Error below.
+struct StopParse {
+    std::string message;
+};
+
+}  // namespace
+
+std::string clip_text(std::string_view text, std::size_t max_chars) {
+    if (text.size() <= max_chars) return std::string(text);
+    return std::string(text.substr(0, max_chars)) + "...";
+}
+
+bool is_valid_utf8(std::string_view s) {
+    std::size_t i = 0;
+    const std::size_t n = s.size();
+    while (i < n) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t len = 0;
+        std::uint32_t cp = 0;
+        if ((c & 0xE0) == 0xC0) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (n - i < len) return false;
+        for (std::size_t k = 1; k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(s[i + k]);
+            if ((cc & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        // Overlong encodings, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return false;
+        if (cp >= 0xD800 && cp <= 0xDFFF) return false;
+        if (cp > 0x10FFFF) return false;
+        i += len;
+    }
+    return true;
+}
+
+json parse_untrusted_json(std::string_view text, const std::string& source, bool reject_duplicate_root_keys, int max_depth) {
+    std::unordered_set<std::string> root_keys;
+    const json::parser_callback_t guard = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) && depth >= max_depth)
+            throw StopParse{"nests deeper than " + std::to_string(max_depth) + " levels"};
+        if (reject_duplicate_root_keys && event == json::parse_event_t::key && depth == 1) {
+            const std::string& key = parsed.get_ref<const std::string&>();
+            if (!root_keys.insert(key).second) throw StopParse{"names '" + clip_text(key) + "' twice"};
+        }
+        return true;
+    };
+    try {
+        return json::parse(text.begin(), text.end(), guard);
+    } catch (const StopParse& stop) {
+        throw Error(source, "JSON " + stop.message);
+    } catch (const json::exception& e) {
+        throw Error(source, "not valid JSON (" + clip_text(e.what()) + ")");
+    }
+}
+
+}  // namespace quantplan
