@@ -89,7 +89,8 @@ int run_headless(const CliOptions& o, std::ostream& out, std::ostream& err) {
         if (o.per_tensor) {
             const std::vector<TensorInfo> inventory = tensor_inventory(result.request.model);
             for (std::size_t i = 0; i < result.schemes.size(); ++i)
-                doc["schemes"][i]["checkpoint"] = to_json(checkpoint_budget(inventory, result.schemes[i].costs.scheme, DType::Bf16, true));
+                doc["schemes"][i]["checkpoint"]["tensors"] =
+                    to_json(checkpoint_budget(inventory, result.schemes[i].costs.scheme, DType::Bf16, true))["tensors"];
         }
         const std::string text = doc.dump(2) + "\n";
         if (*o.json_path == "-") {

@@ -153,16 +153,14 @@ json model_json(const ModelConfig& m, const ParameterCounts& p) {
 
 json scheme_json(const SchemeResult& r) {
     const CheckpointBudget& b = r.costs.budget;
-    json roles = json::object();
-    for (const RoleBudget& rb : b.by_role)
-        roles[tensor_role_name(rb.role)] = {{"payload_bytes", rb.payload_bytes}, {"metadata_bytes", rb.metadata_bytes},
-                                            {"unquantized_bytes", rb.unquantized_bytes}, {"total_bytes", rb.total_bytes()},
-                                            {"parameters", rb.parameters}};
+    json checkpoint = to_json(b);
+    json roles = std::move(checkpoint["by_role"]);  // the per-role split, once, at the scheme's top level
+    checkpoint.erase("by_role");
     return {{"name", scheme_name(r.costs.scheme)},
             {"effective_bits", b.effective_bits},
             {"checkpoint_bytes", b.checkpoint_bytes},
             {"bytes_by_role", roles},
-            {"checkpoint", to_json(b)},
+            {"checkpoint", checkpoint},
             {"matmul_type", matmul_type_name(r.costs.matmul)},
             {"weight_only_kernel", r.costs.weight_only_path},
             {"note", r.costs.note},
