@@ -140,4 +140,23 @@ BOOST_AUTO_TEST_CASE(json_to_a_file_is_written_atomically) {
     std::remove(path.c_str());
 }
 
+BOOST_AUTO_TEST_CASE(a_users_own_gpu_profile_file) {
+    const std::string path = "/tmp/quantplan_tst_cli_gpu.json";
+    {
+        FILE* f = std::fopen(path.c_str(), "w");
+        BOOST_TEST_REQUIRE(f != nullptr);
+        // Half an H100: half the bandwidth doubles a memory-bound step.
+        std::fputs(R"({"id":"half-h100","memory_spec_bytes":80000000000,"memory_usable_bytes":85045805056,
+                      "memory_bandwidth_bytes_per_s":1675000000000,"peak":{"bf16_fp32acc_flop_per_s":989400000000000}})", f);
+        std::fclose(f);
+    }
+    const RunResult mine = run_headless({"--gpu", path, "--schemes", "bf16", "--json", "-"});
+    const RunResult h100 = run_headless({"--gpu", "h100-sxm", "--schemes", "bf16", "--json", "-"});
+    BOOST_TEST_REQUIRE(mine.exit_code == 0, mine.err);
+    const double t_mine = nlohmann::json::parse(mine.out)["schemes"][0]["decode"]["time_s"].get<double>();
+    const double t_h100 = nlohmann::json::parse(h100.out)["schemes"][0]["decode"]["time_s"].get<double>();
+    BOOST_TEST(t_mine == 2 * t_h100, boost::test_tools::tolerance(1e-9));
+    std::remove(path.c_str());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
