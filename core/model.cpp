@@ -129,11 +129,13 @@ std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
     return t;
 }
 
-ParameterCounts count_parameters(const ModelConfig& c) {
+ParameterCounts count_parameters(const ModelConfig& c) { return count_parameters(c, tensor_inventory(c)); }
+
+ParameterCounts count_parameters(const ModelConfig& c, const std::vector<TensorInfo>& inventory) {
     ParameterCounts p;
     std::int64_t expert_params_per_layer_sum = 0;
     std::int64_t moe_layers = 0;
-    for (const TensorInfo& t : tensor_inventory(c)) {
+    for (const TensorInfo& t : inventory) {
         const std::int64_t n = t.elements();
         p.total += n;
         switch (t.role) {

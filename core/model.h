@@ -90,6 +90,9 @@ struct ParameterCounts {
 // Counts the parameters of `config` from its inventory.
 ParameterCounts count_parameters(const ModelConfig& config);
 
+// The same from an inventory already built by tensor_inventory(config).
+ParameterCounts count_parameters(const ModelConfig& config, const std::vector<TensorInfo>& inventory);
+
 // Checks that every size is positive and small enough that products cannot overflow; throws
 // Error naming the config field.
 void validate_model(const ModelConfig& config);

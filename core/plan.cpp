@@ -31,8 +31,8 @@ PlanResult plan(PlanRequest request) {
         if (request.gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));
     }
     PlanResult out;
-    out.parameters = count_parameters(request.model);
     const std::vector<TensorInfo> inventory = tensor_inventory(request.model);
+    out.parameters = count_parameters(request.model, inventory);
 
     // bf16 is the baseline of every speedup, priced even when not asked for.
     const SchemeCosts bf16_costs = scheme_costs(request.model, inventory, parse_scheme("bf16"), w.kv, request.gpu);

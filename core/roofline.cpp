@@ -90,7 +90,7 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     c.streamed_weight_bytes = c.resident_weight_bytes - experts - (m.tie_word_embeddings ? 0 : embedding);
     c.embedding_row_bytes = m.tie_word_embeddings ? 0 : embedding / static_cast<std::uint64_t>(m.vocab_size);
 
-    const ParameterCounts p = count_parameters(m);
+    const ParameterCounts p = count_parameters(m, inventory);
     // Every linear FLOP, lm_head included, runs at the scheme's matmul rate, as in seed 003's
     // simulation (docs/roofline.md: this prices a bf16 lm_head at the quantized rate).
     c.linear_flop_per_token = 2.0 * (d(p.active_block_linears) + d(m.vocab_size) * d(m.hidden_size));
