@@ -71,6 +71,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--validate", [&] { o.validate = true; }},
         {"--reasoning", [&] { o.reasoning = true; }},
         {"--tensors", [&] { o.per_tensor = true; }},
+        {"--timestamp", [&] { o.timestamp = true; }},
         {"--errorsim", [&] { o.errorsim = true; }},
     };
     for (int i = 1; i < argc; ++i) {
@@ -145,12 +146,21 @@ Output:
   --json FILE|-            write the JSON document (docs/headless.md) to FILE or stdout
   --tensors                list every tensor's bytes in the JSON
   --errorsim               add the error-lab ladder (errorsim section; see docs/errorsim.md)
+  --out DIR                write a report folder (docs/report.md): report.json, report.md, report.html,
+                           sweeps.csv, charts/*.svg and *.png; no display needed. DIR must be new, empty
+                           or an earlier report; it is replaced whole or not at all. --out - is stdout
+                           (with --json -: the JSON document)
+  --timestamp              with --out: record the generation time in report.json (without it the same
+                           inputs give byte-identical report.json and sweeps.csv)
+  --scenario FILE          take the options from a scenario JSON (docs/report.md; assets/scenarios/);
+                           FILE#N picks step N of a lecture scenario; options given on the command line win
   --help, --version
 
 Exit codes:
   0  success
   1  bad input (unknown model, scheme or GPU; malformed file; impossible sizes): one line on stderr
   2  the operation failed (cannot write output, no GPU for --validate)
+  3  --out DIR exists and is not a quantplan report: refused, nothing written
 )";
 }
 

@@ -31,6 +31,7 @@ struct CliOptions {
     std::string accuracy = "moderate";
     bool reasoning = false;
     bool per_tensor = false;                // --tensors : list every tensor's budget
+    bool timestamp = false;                 // --timestamp : record the generation time in report.json
     std::int64_t max_num_batched_tokens = 8192;
     std::int64_t max_num_seqs = 256;
     std::optional<std::string> scenario;    // --scenario FILE

@@ -4,6 +4,8 @@
 #define BOOST_TEST_MODULE quantplan_ui
 #include <boost/test/unit_test.hpp>
 
+#include <clocale>
+
 #include <QtWidgets/QApplication>
 
 namespace {
@@ -13,6 +15,8 @@ struct QtApplicationFixture {
     QtApplicationFixture() {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
         app = new QApplication(argc, argv);
+        // QApplication sets the C locale from the environment; the report's files must not follow it.
+        std::setlocale(LC_NUMERIC, "C");
     }
     ~QtApplicationFixture() { delete app; }
 

@@ -8,6 +8,7 @@
 #include <QtCharts/QAbstractAxis>
 #include <QtCharts/QAbstractSeries>
 #include <QtCharts/QLegendMarker>
+#include <QtCharts/QLogValueAxis>
 #include <QtGui/QFont>
 
 namespace quantplan::ui::detail {
@@ -69,6 +70,12 @@ double floor_power(double value, double base) {
 double ceil_power(double value, double base) {
     assert(value > 0 && base > 1);
     return std::pow(base, std::ceil(std::log(value) / std::log(base) - 1e-9));
+}
+
+void set_log_range(QLogValueAxis* axis, double lo, double hi) {
+    // Relative widening: far below one pixel on any chart, far above double rounding.
+    constexpr double kWiden = 1e-6;
+    axis->setRange(lo * (1 - kWiden), hi * (1 + kWiden));
 }
 
 }  // namespace quantplan::ui::detail

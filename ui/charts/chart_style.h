@@ -12,6 +12,7 @@
 
 QT_BEGIN_NAMESPACE
 class QAbstractAxis;
+class QLogValueAxis;
 class QAbstractSeries;
 QT_END_NAMESPACE
 
@@ -50,5 +51,9 @@ double interpolate_log_log(const std::vector<QPointF>& points, double x);
 // give a log axis range that starts and ends on a labelled tick. Precondition: value > 0.
 double floor_power(double value, double base);
 double ceil_power(double value, double base);
+
+// Sets a log axis to [lo, hi] widened by a hair, so that a bound that is itself a power of the base
+// keeps its label (Qt places log labels at ceil(log(min)), which rounding can push past lo).
+void set_log_range(QLogValueAxis* axis, double lo, double hi);
 
 }  // namespace quantplan::ui::detail

@@ -84,9 +84,10 @@ struct ErrorChartOptions {
 QChart* make_error_chart(const std::vector<errorsim::LadderRow>& ladder, const QString& format_label = {},
                          const ErrorChartOptions& options = {});
 
-// The same for several ladders (one per weight format) on shared axes; `format_labels` names
-// each ladder (same size as `ladders`). The x axis takes the granularities of the first ladder;
-// every ladder must list the same granularities in the same order (rows beyond it are ignored).
+// The same for several ladders (one per weight format or method) on shared axes; `format_labels`
+// names each ladder (same size as `ladders`). The x axis lists every granularity in order of first
+// appearance; each row is drawn at its granularity's column (x = column index), so ladders of
+// different lengths (NVFP4 runs at g16 only) share the axis.
 QChart* make_error_chart(const std::vector<std::vector<errorsim::LadderRow>>& ladders, const QStringList& format_labels,
                          const ErrorChartOptions& options = {});
 

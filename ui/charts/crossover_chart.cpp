@@ -36,8 +36,10 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
     const auto& q = plan.request;
     const QString title = !options.title.isEmpty()
                               ? options.title
-                              : QStringLiteral("%1 on %2: decode step vs batch (context %3)")
-                                    .arg(detail::qstr(q.model.name), detail::qstr(q.gpu.name))
+                              : QStringLiteral("%1 on %2: %3 vs batch (context %4)")
+                                    .arg(detail::qstr(q.model.name), detail::qstr(q.gpu.name),
+                                         options.metric == CrossoverMetric::StepTimeMs ? QStringLiteral("decode step time")
+                                                                                       : QStringLiteral("decode throughput"))
                                     .arg(q.workload.context_tokens);
     QChart* chart = detail::new_chart(title);
 
@@ -71,7 +73,7 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
     x_axis->setBase(2.0);
     x_axis->setLabelFormat(QStringLiteral("%.0f"));
     x_axis->setTitleText(QStringLiteral("batch (concurrent sequences, log scale; dashed: beyond the KV-cache admission limit)"));
-    x_axis->setRange(min_batch, std::max(max_batch, min_batch * 2));
+    detail::set_log_range(x_axis, min_batch, std::max(max_batch, min_batch * 2));
     x_axis->setMinorTickCount(0);
     auto* y_axis = new QLogValueAxis();
     y_axis->setBase(10.0);
@@ -80,7 +82,7 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
     // From the decade below the lowest value to a little above the highest (log axes label decades).
     const double y_lo = detail::floor_power(min_value, 10.0);
     const double y_hi = std::min(detail::ceil_power(max_value, 10.0), max_value * kHeadroom);
-    y_axis->setRange(y_lo, y_hi > y_lo ? y_hi : y_lo * 10);
+    detail::set_log_range(y_axis, y_lo, y_hi > y_lo ? y_hi : y_lo * 10);
     y_axis->setMinorTickCount(8);
     chart->addAxis(x_axis, Qt::AlignBottom);
     chart->addAxis(y_axis, Qt::AlignLeft);
@@ -128,6 +130,7 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
             ridges->append(r.batch, detail::interpolate_log_log(it->second, r.batch));
         }
         detail::add_series(chart, ridges, {x_axis, y_axis});
+        if (ridges->count() == 0) detail::hide_legend_entry(chart, ridges);
     }
     if (options.show_crossovers) {
         auto* crossings = new QScatterSeries();
@@ -145,6 +148,7 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
             crossings->append(c.batch, detail::interpolate_log_log(it->second, c.batch));
         }
         detail::add_series(chart, crossings, {x_axis, y_axis});
+        if (crossings->count() == 0) detail::hide_legend_entry(chart, crossings);
     }
     if (options.show_cursor) {
         const double batch = static_cast<double>(q.workload.batch);

@@ -1,0 +1,131 @@
+#include "app/scenario.h"
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace quantplan::app {
+namespace {
+
+using nlohmann::json;
+
+// Scenario files are a few hundred bytes; anything beyond this is not one.
+constexpr std::uintmax_t kMaxScenarioBytes = 1u << 20;
+
+std::string text_value(const json& v, const std::string& where) {
+    if (!v.is_string()) throw Error(where, "expects a string");
+    return v.get<std::string>();
+}
+
+std::int64_t integer_value(const json& v, const std::string& where) {
+    if (!v.is_number_integer()) throw Error(where, "expects an integer");
+    return v.get<std::int64_t>();
+}
+
+double number_value(const json& v, const std::string& where) {
+    if (!v.is_number()) throw Error(where, "expects a number");
+    return v.get<double>();
+}
+
+// A scheme list as the command line takes it: "a,b" or ["a", "b"].
+std::string scheme_list(const json& v, const std::string& where) {
+    if (v.is_string()) return v.get<std::string>();
+    if (!v.is_array() || v.empty()) throw Error(where, "expects a comma-separated string or an array of scheme names");
+    std::string out;
+    for (const json& s : v) out += (out.empty() ? "" : ",") + text_value(s, where);
+    return out;
+}
+
+}  // namespace
+
+void apply_scenario(CliOptions& o, const json& scenario, const std::string& where) {
+    if (!scenario.is_object()) throw Error(where, "a scenario is a JSON object of option values");
+    const CliOptions defaults;
+    static const std::set<std::string> kDescriptive = {"name", "title", "note", "description"};
+    for (const auto& [key, value] : scenario.items()) {
+        const std::string at = where + ": " + key;
+        if (kDescriptive.count(key) != 0) continue;
+        if (key == "model") {
+            if (o.model == defaults.model) o.model = text_value(value, at);
+        } else if (key == "gpu") {
+            if (o.gpu == defaults.gpu) o.gpu = text_value(value, at);
+        } else if (key == "schemes") {
+            if (!o.schemes) o.schemes = scheme_list(value, at);
+        } else if (key == "batch") {
+            if (o.batch == defaults.batch) o.batch = integer_value(value, at);
+        } else if (key == "context") {
+            if (o.context == defaults.context) o.context = integer_value(value, at);
+        } else if (key == "kv") {
+            if (o.kv == defaults.kv) o.kv = text_value(value, at);
+        } else if (key == "kernel") {
+            if (o.kernel == defaults.kernel) o.kernel = text_value(value, at);
+        } else if (key == "profile") {
+            if (o.profile == defaults.profile) o.profile = text_value(value, at);
+        } else if (key == "calibration") {
+            if (!o.calibration) o.calibration = text_value(value, at);
+        } else if (key == "gpu_mem_util") {
+            if (o.gpu_mem_util == defaults.gpu_mem_util) o.gpu_mem_util = number_value(value, at);
+        } else if (key == "tp") {
+            if (o.tp == defaults.tp) o.tp = integer_value(value, at);
+        } else if (key == "goal") {
+            if (o.goal == defaults.goal) o.goal = text_value(value, at);
+        } else if (key == "accuracy") {
+            if (o.accuracy == defaults.accuracy) o.accuracy = text_value(value, at);
+        } else if (key == "reasoning") {
+            if (!value.is_boolean()) throw Error(at, "expects true or false");
+            if (!o.reasoning) o.reasoning = value.get<bool>();
+        } else if (key == "max_num_batched_tokens") {
+            if (o.max_num_batched_tokens == defaults.max_num_batched_tokens) o.max_num_batched_tokens = integer_value(value, at);
+        } else if (key == "max_num_seqs") {
+            if (o.max_num_seqs == defaults.max_num_seqs) o.max_num_seqs = integer_value(value, at);
+        } else {
+            throw Error(at, "unknown scenario key (docs/report.md lists them)");
+        }
+    }
+}
+
+void apply_scenario_file(CliOptions& o, const std::string& spec) {
+    namespace fs = std::filesystem;
+    std::string path = spec;
+    std::int64_t step = 1;
+    bool step_given = false;
+    // "FILE#N" names step N, unless a file of that exact name exists.
+    if (const std::size_t hash = spec.rfind('#'); hash != std::string::npos && !fs::exists(spec)) {
+        const std::string n = spec.substr(hash + 1);
+        const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), step);
+        if (n.empty() || ec != std::errc() || end != n.data() + n.size() || step < 1)
+            throw Error("--scenario", "'" + spec + "': a step is FILE#N with N = 1, 2, ...");
+        path = spec.substr(0, hash);
+        step_given = true;
+    }
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) throw Error("--scenario", "'" + path + "' is not a readable file");
+    if (fs::file_size(path, ec) > kMaxScenarioBytes || ec)
+        throw Error("--scenario", "'" + path + "' is larger than a scenario file can be (1 MiB)");
+    std::ifstream in(path, std::ios::binary);
+    const json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) throw Error("--scenario", "'" + path + "' is not valid JSON");
+    if (!doc.is_object()) throw Error("--scenario", "'" + path + "' must hold a JSON object");
+    if (!doc.contains("steps")) {
+        if (step_given && step != 1) throw Error("--scenario", "'" + path + "' has no steps");
+        apply_scenario(o, doc, path);
+        return;
+    }
+    const json& steps = doc["steps"];
+    if (!steps.is_array() || steps.empty()) throw Error("--scenario", "'" + path + "': steps must be a non-empty array");
+    if (step > static_cast<std::int64_t>(steps.size()))
+        throw Error("--scenario", "'" + path + "' has " + std::to_string(steps.size()) + " steps, not " + std::to_string(step));
+    // Later steps override earlier ones; the command line overrides them all.
+    json merged = json::object();
+    for (std::int64_t i = 0; i < step; ++i) {
+        const json& s = steps[static_cast<std::size_t>(i)];
+        if (!s.is_object()) throw Error("--scenario", "'" + path + "': step " + std::to_string(i + 1) + " is not an object");
+        merged.update(s);
+    }
+    apply_scenario(o, merged, path + "#" + std::to_string(step));
+}
+
+}  // namespace quantplan::app
