@@ -147,9 +147,12 @@ private:
 // above the lab's size limit.
 Layer generate_layer(const LayerSpec& spec);
 
-// A layer whose weights are `weights` (N x K from a checkpoint) and whose activations are
-// synthetic, from `spec` with its sizes replaced by the tensor's. Throws Error like generate_layer.
-Layer layer_from_weights(const RealWeights& weights, const LayerSpec& spec);
+// A layer whose weights are `weights` (N x K from a checkpoint). Its activations are synthetic, from
+// `spec` with its sizes replaced by the tensor's, or `activations` (T x K, supplied) when given:
+// their first half calibrates, the second half is held out, and channels whose RMS exceeds 6x the
+// median channel's count as outliers. Throws Error like generate_layer, or naming the tensor when
+// shapes disagree or a value is not finite.
+Layer layer_from_weights(const RealWeights& weights, const LayerSpec& spec, const RealWeights* activations = nullptr);
 
 // Runs the lab once. Throws Error naming the field for a bad configuration (a non-positive group
 // size, an asymmetric float format, AWQ together with SmoothQuant, static per-token activations...).

@@ -25,6 +25,7 @@ struct ErrorsimRequest {
     std::vector<NamedMethod> methods;       // default: rtn
     ActivationQuantSpec activations;        // default: 16-bit
     std::optional<std::string> tensor;      // "FILE.safetensors:NAME": real weights instead of synthetic
+    std::optional<std::string> activation_tensor;  // "FILE.safetensors:NAME": supplied T x K activations (needs tensor)
 };
 
 // One computed row.
@@ -72,7 +73,10 @@ ActivationQuantSpec parse_activation(std::string_view text, const std::string& o
 // Throws Error naming the field for a bad request.
 ErrorsimReport run_errorsim(const ErrorsimRequest& request);
 
-// The report as a readable table with the decision log of the first row of each format.
+// The report as a readable table with the decision log of the first row of each format and method.
 std::string errorsim_table(const ErrorsimReport& report);
+
+// The canonical name of an activation setting: "a16", "int8-token", "fp8_e4m3-tensor", "int8-static".
+std::string activation_name(const ActivationQuantSpec& activations);
 
 }  // namespace quantplan::errorsim
