@@ -11,13 +11,13 @@
 //   - INT8: q = clamp(rint(x / scale), -128, 127), the vLLM convention (kernels.md (d)); NaN -> 0.
 // Sources: IEEE 754-2019 (binary16); OCP 8-bit Floating Point Specification v1.0 (E4M3);
 // ../shared/reference/kernels.md (d) for the saturating KV-cache convention.
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define QP_HD __host__ __device__ __forceinline__
 #else
-#include <cmath>
-#include <cstring>
 #define QP_HD inline
 #endif
 
@@ -155,6 +155,10 @@ QP_HD std::uint32_t fp8x2_e4m3_to_fp16x2_scaled(std::uint16_t pair) {
     const std::uint32_t p = pair;
     return ((p & 0x007Fu) << 7) | ((p & 0x0080u) << 8) | ((p & 0x7F00u) << 15) | ((p & 0x8000u) << 16);
 }
+
+// An INT8 value held in the low byte of `byte` -> exact float: flip the sign bit to get v + 128 in
+// 0..255, OR it into the mantissa of 2^23 and subtract 2^23 + 128 (no conversion instruction).
+QP_HD float int8_byte_to_float(std::uint32_t byte) { return bits_float(0x4B000000u | ((byte & 0xFFu) ^ 0x80u)) - 8388736.0f; }
 
 // Rounds to the nearest integer, ties to even (the device's rintf; the host's default rounding mode).
 QP_HD float round_half_even(float x) {

@@ -181,6 +181,14 @@ BOOST_AUTO_TEST_CASE(int8_rounds_half_to_even_and_clamps) {
     BOOST_TEST(quantize_int8(6.0f, 0.5f) == 12);
 }
 
+BOOST_AUTO_TEST_CASE(int8_bytes_decode_exactly) {
+    for (int v = -128; v < 128; ++v) {
+        const auto byte = static_cast<std::uint32_t>(static_cast<std::uint8_t>(static_cast<std::int8_t>(v)));
+        BOOST_TEST_REQUIRE(int8_byte_to_float(byte) == static_cast<float>(v), "int8 " << v);
+        BOOST_TEST_REQUIRE(int8_byte_to_float(byte | 0xABCD0000u) == static_cast<float>(v), "high bits ignored for " << v);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(nibbles) {
     std::uint32_t w = 0;
     for (int i = 0; i < 8; ++i) w = with_nibble(w, i, static_cast<std::uint32_t>(15 - i));

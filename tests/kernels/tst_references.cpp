@@ -16,15 +16,10 @@
 #include "kernels/w4a16_pack.h"
 #include "kernels/w4a16_reference.h"
 #include "kernels/w8a8_reference.h"
+#include "tests/kernels/test_printing.h"
 
 using namespace quantplan::kernels;
 namespace bdata = boost::unit_test::data;
-
-namespace quantplan::kernels {
-// Names for the data-driven test logs.
-std::ostream& operator<<(std::ostream& os, Half16 t) { return os << (t == Half16::Bf16 ? "bf16" : "fp16"); }
-std::ostream& operator<<(std::ostream& os, KvCacheType t) { return os << kv_cache_type_name(t); }
-}  // namespace quantplan::kernels
 
 namespace {
 
