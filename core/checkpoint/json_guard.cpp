@@ -59,24 +59,37 @@ bool is_valid_utf8(std::string_view s) {
     return true;
 }
 
-json parse_untrusted_json(std::string_view text, const std::string& source, bool reject_duplicate_root_keys, int max_depth) {
+namespace {
+
+template <typename Json>
+Json parse_guarded(std::string_view text, const std::string& source, bool reject_duplicate_root_keys, int max_depth) {
     std::unordered_set<std::string> root_keys;
-    const json::parser_callback_t guard = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
-        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) && depth >= max_depth)
+    const typename Json::parser_callback_t guard = [&](int depth, typename Json::parse_event_t event, Json& parsed) -> bool {
+        if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) && depth >= max_depth)
             throw StopParse{"nests deeper than " + std::to_string(max_depth) + " levels"};
-        if (reject_duplicate_root_keys && event == json::parse_event_t::key && depth == 1) {
-            const std::string& key = parsed.get_ref<const std::string&>();
+        if (reject_duplicate_root_keys && event == Json::parse_event_t::key && depth == 1) {
+            const std::string& key = parsed.template get_ref<const std::string&>();
             if (!root_keys.insert(key).second) throw StopParse{"names '" + clip_text(key) + "' twice"};
         }
         return true;
     };
     try {
-        return json::parse(text.begin(), text.end(), guard);
+        return Json::parse(text.begin(), text.end(), guard);
     } catch (const StopParse& stop) {
         throw Error(source, "JSON " + stop.message);
-    } catch (const json::exception& e) {
+    } catch (const nlohmann::json::exception& e) {
         throw Error(source, "not valid JSON (" + clip_text(e.what()) + ")");
     }
+}
+
+}  // namespace
+
+json parse_untrusted_json(std::string_view text, const std::string& source, bool reject_duplicate_root_keys, int max_depth) {
+    return parse_guarded<json>(text, source, reject_duplicate_root_keys, max_depth);
+}
+
+nlohmann::ordered_json parse_untrusted_ordered_json(std::string_view text, const std::string& source, int max_depth) {
+    return parse_guarded<nlohmann::ordered_json>(text, source, false, max_depth);
 }
 
 }  // namespace quantplan

@@ -20,6 +20,11 @@ inline constexpr std::size_t kMaxQuotedErrorChars = 160;
 nlohmann::json parse_untrusted_json(std::string_view text, const std::string& source, bool reject_duplicate_root_keys = false,
                                     int max_depth = kMaxUntrustedJsonDepth);
 
+// As parse_untrusted_json, keeping object keys in file order (config_groups, GPTQModel "dynamic"
+// and ignore lists are matched first to last).
+nlohmann::ordered_json parse_untrusted_ordered_json(std::string_view text, const std::string& source,
+                                                    int max_depth = kMaxUntrustedJsonDepth);
+
 // `text` cut to `max_chars` characters with "..." appended when it was longer.
 std::string clip_text(std::string_view text, std::size_t max_chars = kMaxQuotedErrorChars);
 
