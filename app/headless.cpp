@@ -7,6 +7,7 @@
 
 #include "app/data_paths.h"
 #include "core/atomic_file.h"
+#include "core/calibration.h"
 #include "core/error.h"
 #include "core/model_config_json.h"
 #include "core/report_json.h"
@@ -58,9 +59,10 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.gpu = resolve_gpu(o.gpu, gpus_dir());
     if (o.profile == "measured") {
         if (!o.calibration) throw Error("--profile", "'measured' needs --calibration FILE (written by quantplan --validate)");
-        throw Error("--calibration", "measured profiles are not supported by this build yet");
+        r.efficiency = load_calibration(*o.calibration).profile;
+    } else {
+        r.efficiency = builtin_efficiency_profile(o.profile);
     }
-    r.efficiency = builtin_efficiency_profile(o.profile);
     r.workload.batch = o.batch;
     r.workload.context_tokens = o.context;
     r.workload.kv = parse_kv_format(o.kv);

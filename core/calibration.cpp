@@ -274,6 +274,7 @@ std::string calibration_to_json(const Calibration& c) {
         checks.push_back({{"kernel", k.kernel},
                           {"shape", k.shape},
                           {"passed", k.passed},
+                          {"skipped", k.skipped},
                           {"worst_ratio", std::isfinite(k.worst_ratio) ? k.worst_ratio : 1e30},
                           {"max_abs_error", std::isfinite(k.max_abs_error) ? k.max_abs_error : 1e30},
                           {"tolerance", k.tolerance},
@@ -366,6 +367,7 @@ Calibration parse_calibration(std::string_view text, const std::string& source) 
         k.kernel = string_at(e, "kernel", p, true);
         k.shape = string_at(e, "shape", p, false);
         k.passed = bool_at(e, "passed", p);
+        k.skipped = bool_at(e, "skipped", p);
         k.worst_ratio = number_at(e, "worst_ratio", p, false);
         k.max_abs_error = number_at(e, "max_abs_error", p, false);
         k.tolerance = string_at(e, "tolerance", p, false);

@@ -67,6 +67,7 @@ struct KernelCheck {
     std::string kernel;       // kernel name (a calibration kernel or a helper: "kv_write_fp8", "quantize_rows_int8", ...)
     std::string shape;        // what was checked
     bool passed = false;
+    bool skipped = false;     // not applicable on this device (never counted as passed)
     double worst_ratio = 0;   // largest |error| / accepted bound (0 for exact checks that passed)
     double max_abs_error = 0;
     std::string tolerance;    // "exact" or where the bound comes from

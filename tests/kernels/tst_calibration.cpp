@@ -198,7 +198,8 @@ BOOST_AUTO_TEST_CASE(json_round_trip) {
     c.device.driver_version = "13.0";
     c.probe_read_bytes_per_s = 4.3e12;
     c.probe_buffer_bytes = 1ull << 30;
-    c.checks.push_back({"w4a16_fused", "M=3 N=72 K=256 g128", true, 0.25, 1e-3, "fp32 accumulation", "all within"});
+    c.checks.push_back({"w4a16_fused", "M=3 N=72 K=256 g128", true, false, 0.25, 1e-3, "fp32 accumulation", "all within"});
+    c.checks.push_back({"w8a8_fp8", "M=1 N=144 K=512", false, true, 0.0, 0.0, "", "skipped: needs sm_89"});
     c.measurements = synthetic(gpu, truth_profile());
     finish_calibration(c, gpu);
     const Calibration back = parse_calibration(calibration_to_json(c), "cal.json");
@@ -207,8 +208,11 @@ BOOST_AUTO_TEST_CASE(json_round_trip) {
     BOOST_TEST(back.device.name == "NVIDIA H200");
     BOOST_TEST(back.device.sm_count == 132);
     BOOST_TEST(back.probe_read_bytes_per_s == 4.3e12);
-    BOOST_TEST_REQUIRE(back.checks.size() == 1u);
+    BOOST_TEST_REQUIRE(back.checks.size() == 2u);
     BOOST_TEST(back.checks[0].passed);
+    BOOST_TEST(!back.checks[0].skipped);
+    BOOST_TEST(!back.checks[1].passed);
+    BOOST_TEST(back.checks[1].skipped);
     BOOST_TEST_REQUIRE(back.measurements.size() == c.measurements.size());
     for (std::size_t i = 0; i < c.measurements.size(); ++i) {
         BOOST_TEST(back.measurements[i].kernel == c.measurements[i].kernel);
