@@ -13,6 +13,7 @@
 // Relative errors are fractions (0.1276 = 12.76%). See docs/errorsim.md.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -140,6 +141,20 @@ public:
 
 private:
     std::shared_ptr<const LayerData> data_;
+};
+
+// A one-entry cache of generated layers, owned by a caller that reruns the lab as settings change
+// (the GUI's sliders): get() regenerates only when the spec differs from the previous call's.
+// Thread-safe; generation happens outside the lock's critical path only once per spec change.
+class LayerCache {
+public:
+    // The layer of `spec`, generated now or reused. Throws like generate_layer.
+    Layer get(const LayerSpec& spec);
+
+private:
+    std::mutex mutex_;
+    std::optional<LayerSpec> spec_;
+    Layer layer_;
 };
 
 // Generates the synthetic layer of `spec`. Throws Error naming the field for a non-positive size,

@@ -29,15 +29,15 @@ struct GptqOutcome {
 // multiplied by s per input channel, so the Hessian of the matching activations X / s is used.
 //
 // Group handling: 1 x G groups (G < K) without act-order get their scale when GPTQ reaches their
-// first column, from the weights as updated so far (the reference implementation's behaviour);
+// first column, from the weights with the updates of the previous lazy-update blocks (the
+// reference implementation, gptq.py, reads W there, not its in-block copy W1);
 // per-tensor, per-channel, 2-D blocks and act-order runs fix every scale up front from `w`
 // (act-order with static groups keeps groups contiguous in the original column order).
 //
-// The recurrence is evaluated in its LDL form (QuIP's LDLQ, equal to GPTQ in exact arithmetic):
-// with H = A A^T, A upper triangular (the Cholesky factor of the reversed H), the column k that
-// gets rounded is w_k + sum_{i<k} (w_i - q_i) A_ik / A_kk, which needs one Cholesky factorization
-// and no inverse. Throws Error("methods.gptq") when H stays indefinite after 10^4 times the
-// requested dampening.
+// The algorithm is the paper's (Algorithm 1 with lazy batch updates): U = upper Cholesky factor of
+// (H + damp * mean(diag H) * I)^-1, obtained as the inverse of the Cholesky factor of the reversed
+// H; for each column q = Q(w_k), e = (w_k - q) / U_kk, w_{k+1:} -= e U_{k,k+1:}. Throws
+// Error("methods.gptq") when H stays indefinite after 10^4 times the requested dampening.
 GptqOutcome gptq_quantize(const Grid& grid, const ScaleLayout& layout, const MatrixF& w, const MatrixF& hessian,
                           const std::vector<double>& input_scale, const GptqOptions& options);
 

@@ -275,6 +275,18 @@ Layer layer_from_weights(const RealWeights& weights, const LayerSpec& base, cons
     return Layer(std::move(d));
 }
 
+Layer LayerCache::get(const LayerSpec& spec) {
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (spec_ && *spec_ == spec) return layer_;
+    }
+    Layer fresh = generate_layer(spec);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    spec_ = spec;
+    layer_ = fresh;
+    return fresh;
+}
+
 const LayerSpec& Layer::spec() const { return data_->spec; }
 const std::string& Layer::tensor_name() const { return data_->tensor_name; }
 

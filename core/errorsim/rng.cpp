@@ -8,6 +8,10 @@ namespace quantplan::errorsim {
 namespace {
 
 constexpr double kLn2 = 0.693147180559945309417232121458176568;
+// ln 2 split for exact argument reduction (fdlibm's e_exp.c): kLn2Hi has its low 20 bits zero, so
+// n * kLn2Hi is exact for |n| < 2^20.
+constexpr double kLn2Hi = 6.93147180369123816490e-01;
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
 
 std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -49,7 +53,7 @@ double det_exp(double x) {
     assert(std::isfinite(x) && std::fabs(x) <= 700.0);
     // x = n ln2 + r with |r| <= ln2/2; e^r by Taylor series, then scaled by 2^n exactly.
     const double n = std::nearbyint(x / kLn2);
-    const double r = x - n * kLn2;
+    const double r = (x - n * kLn2Hi) - n * kLn2Lo;
     // Horner's rule on 1 + r + r^2/2! + ... + r^18/18! (remainder below 1e-22 for |r| <= 0.35).
     double sum = 1.0;
     for (int i = 18; i >= 1; --i) sum = 1.0 + sum * r / i;
