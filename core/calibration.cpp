@@ -180,7 +180,10 @@ EfficiencyProfile fit_measured_profile(const std::vector<KernelMeasurement>& ms,
         const CalibrationKernelTraits& t = calibration_kernel_traits(m.kernel);
         if (m.measured_time_s <= 0) continue;
         // Kernels the planner prices (GEMMs, attention) set the bandwidth factor; probes bound it.
-        if (t.kind != CalibrationKernelKind::Stream && memory_bound(m, t, gpu))
+        // The generic W4A16 path moves its dequantized copy too (kernels.md (b)), bytes the
+        // roofline does not count, so it would drag the factor down for every scheme.
+        const bool generic = t.weight_only && t.quality == KernelQuality::Generic;
+        if (t.kind != CalibrationKernelKind::Stream && !generic && memory_bound(m, t, gpu))
             bandwidth.push_back(m.achieved_bytes_per_s() / gpu.memory_bandwidth_bytes_per_s);
         if (t.kind == CalibrationKernelKind::Gemm && !t.weight_only && compute_bound(m, t, gpu)) {
             const double peak = matmul_peak_flop_per_s(gpu, t.matmul);

@@ -157,6 +157,17 @@ BOOST_AUTO_TEST_CASE(fit_recovers_known_factors) {
     BOOST_TEST(fit.generic_kernel_efficiency == 0.6, boost::test_tools::tolerance(1e-9));
 }
 
+BOOST_AUTO_TEST_CASE(generic_path_traffic_does_not_lower_the_bandwidth_factor) {
+    // At decode sizes the generic path also writes and re-reads its dequantized weight (about
+    // 2.25x the bytes of bf16): slower than its INT4 byte count says, which must not leak into the
+    // bandwidth factor every scheme uses.
+    const GpuProfile gpu = test_gpu();
+    std::vector<KernelMeasurement> ms{gemm("gemm_bf16", 1, 8192, 8192, 2.0, 2.0)};
+    for (std::int64_t m = 1; m <= 8; m *= 2) ms.push_back(gemm("w4a16_generic", m, 8192, 8192, 0.53, 2.0));
+    for (KernelMeasurement& m : ms) m.measured_time_s = predict_kernel_time_s(m, gpu, truth_profile()) * (m.kernel == "gemm_bf16" ? 1.0 : 8.0);
+    BOOST_TEST(fit_measured_profile(ms, gpu).bandwidth_efficiency == 0.83, boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_CASE(fit_without_evidence_keeps_realistic_and_needs_bandwidth) {
     const GpuProfile gpu = test_gpu();
     KernelMeasurement probe;
