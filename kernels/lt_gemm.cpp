@@ -1,5 +1,6 @@
 #include "kernels/lt_gemm.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -184,9 +185,12 @@ void LtGemm::gemm_fp8_fp32(const std::uint8_t* xq, const std::uint8_t* wq, float
 
 bool fp8_uses_outer_vector_scales(int cc) { return cc >= 90; }
 
+std::int64_t w8a8_padded_rows(std::int64_t m) { return std::max<std::int64_t>(32, (m + 15) / 16 * 16); }
+
 std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> w8a8_scratch_bytes(std::int64_t m, std::int64_t n, std::int64_t k) {
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-    return {u(m) * u(k), u(m) * sizeof(float), u(m) * u(n) * 4};
+    const std::int64_t rows = w8a8_padded_rows(m);
+    return {u(rows) * u(k), u(rows) * sizeof(float), u(rows) * u(n) * 4};
 }
 
 void w4a16_generic_gemm(LtGemm& lt, const W4DeviceWeights& w, const std::uint16_t* x, std::int64_t m, Half16 act_type, std::uint16_t* y,
@@ -195,12 +199,30 @@ void w4a16_generic_gemm(LtGemm& lt, const W4DeviceWeights& w, const std::uint16_
     lt.gemm_16bit(act_type, x, w_scratch, y, m, w.n, w.k, stream);
 }
 
+namespace {
+
+// Zeroes the padding rows [m, rows) of the quantized activations and their scales.
+void zero_padding(const W8A8Scratch& s, std::int64_t m, std::int64_t rows, std::int64_t k, cudaStream_t stream) {
+    if (rows == m) return;
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    QP_CUDA_CHECK(cudaMemsetAsync(static_cast<std::uint8_t*>(s.x_q) + u(m) * u(k), 0, u(rows - m) * u(k), stream));
+    QP_CUDA_CHECK(cudaMemsetAsync(s.x_scales + m, 0, u(rows - m) * sizeof(float), stream));
+}
+
+void check_scratch(const char* op, const W8A8Scratch& s, const float* w_scales) {
+    if (!s.x_q || !s.x_scales || !s.acc) throw Error(std::string(op) + ": scratch", "null device pointer (sizes: w8a8_scratch_bytes)");
+    if (!w_scales) throw Error(std::string(op) + ": w_scales", "null device pointer");
+}
+
+}  // namespace
+
 void w8a8_int8_gemm(LtGemm& lt, const std::uint16_t* x, Half16 act_type, std::int64_t m, const std::int8_t* wq, const float* w_scales,
                     std::int64_t n, std::int64_t k, std::uint16_t* y, const W8A8Scratch& s, cudaStream_t stream) {
-    if (!s.x_q || !s.x_scales || !s.acc) throw Error("w8a8_int8_gemm: scratch", "null device pointer");
-    if (!w_scales) throw Error("w8a8_int8_gemm: w_scales", "null device pointer");
+    check_scratch("w8a8_int8_gemm", s, w_scales);
+    const std::int64_t rows = w8a8_padded_rows(m);
     quantize_rows_int8(x, act_type, m, k, static_cast<std::int8_t*>(s.x_q), s.x_scales, stream);
-    lt.gemm_int8(static_cast<const std::int8_t*>(s.x_q), wq, static_cast<std::int32_t*>(s.acc), m, n, k, stream);
+    zero_padding(s, m, rows, k, stream);
+    lt.gemm_int8(static_cast<const std::int8_t*>(s.x_q), wq, static_cast<std::int32_t*>(s.acc), rows, n, k, stream);
     scale_epilogue_int32(static_cast<const std::int32_t*>(s.acc), s.x_scales, w_scales, m, n, y, stream);
 }
 
@@ -208,15 +230,20 @@ void w8a8_fp8_gemm(LtGemm& lt, const std::uint16_t* x, Half16 act_type, std::int
                    std::int64_t n, std::int64_t k, std::uint16_t* y, const W8A8Scratch& s, cudaStream_t stream) {
     const int cc = current_compute_capability();
     if (cc < 89) throw Error("w8a8_fp8_gemm", "FP8 tensor cores need sm_89 or newer, this device is sm_" + std::to_string(cc));
-    if (!s.x_q || !s.x_scales) throw Error("w8a8_fp8_gemm: scratch", "null device pointer");
-    if (!w_scales) throw Error("w8a8_fp8_gemm: w_scales", "null device pointer");
+    check_scratch("w8a8_fp8_gemm", s, w_scales);
+    if (!y || !is_aligned(y, 16)) throw Error("w8a8_fp8_gemm: y", "must be a non-null, 16-byte aligned device pointer");
+    const std::int64_t rows = w8a8_padded_rows(m);
     quantize_rows_fp8(x, act_type, m, k, static_cast<std::uint8_t*>(s.x_q), s.x_scales, stream);
+    zero_padding(s, m, rows, k, stream);
     if (fp8_uses_outer_vector_scales(cc)) {
-        lt.gemm_fp8_outer_scaled(static_cast<const std::uint8_t*>(s.x_q), s.x_scales, wq, w_scales, y, m, n, k, stream);
+        // cuBLASLt writes all padded rows; the first M go to y.
+        std::uint16_t* padded = static_cast<std::uint16_t*>(s.acc);
+        lt.gemm_fp8_outer_scaled(static_cast<const std::uint8_t*>(s.x_q), s.x_scales, wq, w_scales, padded, rows, n, k, stream);
+        QP_CUDA_CHECK(cudaMemcpyAsync(y, padded, static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * sizeof(std::uint16_t),
+                                      cudaMemcpyDeviceToDevice, stream));
         return;
     }
-    if (!s.acc) throw Error("w8a8_fp8_gemm: scratch.acc", "the sm_89 path needs an fp32 [M][N] accumulator");
-    lt.gemm_fp8_fp32(static_cast<const std::uint8_t*>(s.x_q), wq, static_cast<float*>(s.acc), m, n, k, stream);
+    lt.gemm_fp8_fp32(static_cast<const std::uint8_t*>(s.x_q), wq, static_cast<float*>(s.acc), rows, n, k, stream);
     scale_epilogue_fp32(static_cast<const float*>(s.acc), s.x_scales, w_scales, m, n, y, stream);
 }
 

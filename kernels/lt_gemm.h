@@ -72,14 +72,20 @@ private:
     std::map<Key, std::unique_ptr<Plan>> plans_;
 };
 
+// Rows the W8A8 GEMMs run with for M activation rows: max(32, M rounded up to 16). cuBLASLt's
+// INT8 and FP8 kernels refuse or slow down on few rows (PyTorch pads _int_mm below 32 rows,
+// pytorch/pytorch#178469; cuBLASLt FP8 wants multiples of 16 and vLLM pads FP8 batches to 32,
+// vllm-project/vllm#4691); the padding rows are zero and their outputs are dropped.
+std::int64_t w8a8_padded_rows(std::int64_t m);
+
 // Device scratch the composed W8A8 paths need, sized by w8a8_scratch_bytes().
 struct W8A8Scratch {
-    void* x_q = nullptr;        // [M][K] int8 or E4M3
-    float* x_scales = nullptr;  // [M]
-    void* acc = nullptr;        // [M][N] int32 or fp32 (null allowed for FP8 on sm_90)
+    void* x_q = nullptr;        // [M_pad][K] int8 or E4M3 (M_pad = w8a8_padded_rows(M))
+    float* x_scales = nullptr;  // [M_pad]
+    void* acc = nullptr;        // [M_pad][N] int32 or fp32 accumulator; FP8 on sm_90 uses it as the bf16 output before the copy to y
 };
 
-// Bytes of each scratch buffer for M x N x K: {x_q, x_scales, acc}.
+// Bytes of each scratch buffer for M x N x K: {x_q, x_scales, acc}, with padded rows.
 std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> w8a8_scratch_bytes(std::int64_t m, std::int64_t n, std::int64_t k);
 
 // Generic W4A16: w_scratch (device [N][K] 16-bit act_type) = dequantize(w), then y = x w_scratch^T
