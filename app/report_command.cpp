@@ -1,12 +1,118 @@
+// --headless --out DIR: the planning report folder (docs/report.md). The plan, the error lab and
+// the sweeps come from core; the charts from ui/ when this build has Qt; ui/report writes the
+// folder safely. Exit codes: 0 written, 1 bad input, 2 writing failed, 3 DIR refused.
+#include <chrono>
+#include <ctime>
 #include <ostream>
 
 #include "app/commands.h"
+#include "app/headless.h"
+#include "app/scenario.h"
+#include "core/error.h"
+#include "core/errorsim/errorsim_request.h"
+#include "ui/report/report.h"
+#include "ui/report/report_folder.h"
+#ifdef QUANTPLAN_HAVE_GUI
+#include "ui/report/report_charts.h"
+#endif
 
 namespace quantplan::app {
+namespace {
 
-int run_report(const CliOptions&, std::ostream&, std::ostream& err) {
-    err << "quantplan: --out is not available in this build yet\n";
-    return 2;
+// The error-lab request of the report: seed 003's default ladders, changed by --errorsim-* (the
+// same rules as the headless JSON's, app/headless.cpp).
+errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
+    errorsim::ErrorsimRequest r = errorsim::default_errorsim_request();
+    if (o.errorsim_formats) r.formats = errorsim::parse_weight_formats(*o.errorsim_formats, "--errorsim-formats");
+    if (o.errorsim_granularities)
+        r.granularities = errorsim::parse_granularities(*o.errorsim_granularities, "--errorsim-granularities");
+    if (o.errorsim_methods) r.methods = errorsim::parse_methods(*o.errorsim_methods, "--errorsim-methods");
+    if (o.errorsim_activation) r.activations = errorsim::parse_activation(*o.errorsim_activation, "--errorsim-activation");
+    if (o.errorsim_outlier) {
+        if (!(*o.errorsim_outlier > 0.0 && *o.errorsim_outlier <= 1e4)) throw Error("--errorsim-outlier", "must be a ratio in (0, 10000]");
+        r.layer.outlier_magnitude = *o.errorsim_outlier;
+    }
+    if (o.errorsim_seed) {
+        if (*o.errorsim_seed < 0) throw Error("--errorsim-seed", "must be 0 or positive");
+        r.layer.seed = static_cast<std::uint64_t>(*o.errorsim_seed);
+    }
+    if (o.errorsim_tensor) r.tensor = *o.errorsim_tensor;
+    return r;
+}
+
+// The options the report was made from, as report.json's `inputs` (docs/report.md).
+nlohmann::json inputs_json(const CliOptions& o) {
+    nlohmann::json j = {{"model", o.model},
+                        {"gpu", o.gpu},
+                        {"schemes", o.schemes ? nlohmann::json(*o.schemes) : nlohmann::json(nullptr)},
+                        {"batch", o.batch},
+                        {"context", o.context},
+                        {"kv", o.kv},
+                        {"kernel", o.kernel},
+                        {"profile", o.profile},
+                        {"gpu_mem_util", o.gpu_mem_util},
+                        {"tp", o.tp},
+                        {"goal", o.goal},
+                        {"accuracy", o.accuracy},
+                        {"reasoning", o.reasoning},
+                        {"max_num_batched_tokens", o.max_num_batched_tokens},
+                        {"max_num_seqs", o.max_num_seqs},
+                        {"scenario", o.scenario ? nlohmann::json(*o.scenario) : nlohmann::json(nullptr)}};
+    nlohmann::json lab = nlohmann::json::object();
+    if (o.errorsim_formats) lab["formats"] = *o.errorsim_formats;
+    if (o.errorsim_granularities) lab["granularities"] = *o.errorsim_granularities;
+    if (o.errorsim_methods) lab["methods"] = *o.errorsim_methods;
+    if (o.errorsim_activation) lab["activation"] = *o.errorsim_activation;
+    if (o.errorsim_outlier) lab["outlier"] = *o.errorsim_outlier;
+    if (o.errorsim_seed) lab["seed"] = *o.errorsim_seed;
+    if (o.errorsim_tensor) lab["tensor"] = *o.errorsim_tensor;
+    j["errorsim"] = std::move(lab);
+    return j;
+}
+
+// UTC now as ISO 8601 ("2026-01-31T12:00:00Z"), for --timestamp.
+std::string utc_now() {
+    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+}  // namespace
+
+int run_report(const CliOptions& given, std::ostream& out, std::ostream& err) {
+    try {
+        CliOptions o = given;
+        if (o.scenario) apply_scenario_file(o, *o.scenario);
+        report::ReportContent content;
+        content.plan = plan(plan_request_from_options(o));
+        content.errorsim = errorsim::run_errorsim(errorsim_request_from_options(o));
+        content.inputs = inputs_json(o);
+        content.generator = version_text();
+        if (o.timestamp) content.generated_at = utc_now();
+#ifdef QUANTPLAN_HAVE_GUI
+        content.charts = report::render_report_charts(content.plan, content.errorsim ? &*content.errorsim : nullptr);
+#endif
+        const std::vector<report::ReportFile> files = report::report_files(content);
+        report::write_report_folder(*o.out_dir, files);
+        out << "quantplan: report written to " << *o.out_dir << " (" << files.size() << " files";
+#ifndef QUANTPLAN_HAVE_GUI
+        out << "; no charts: this build has no Qt";
+#endif
+        out << ")\n";
+        return 0;
+    } catch (const report::ReportFolderRefused& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 3;
+    } catch (const report::ReportWriteFailed& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 2;
+    } catch (const Error& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 1;
+    }
 }
 
 }  // namespace quantplan::app

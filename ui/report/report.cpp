@@ -137,7 +137,7 @@ std::vector<Block> build_blocks(const ReportContent& c) {
     int rank = 0;
     for (const RankedScheme& r : d.ranking) {
         std::string why;
-        for (const std::string& reason : r.reasons) why += (why.empty() ? "" : " ") + reason;
+        for (const std::string& reason : r.reasons) why += (why.empty() ? "" : "; ") + reason;
         ranking.rows.push_back({integer(++rank), r.scheme, latency ? ms(r.value) : fixed(r.value, 0), r.vetoed ? "yes" : "no", why});
     }
     out.push_back(std::move(ranking));
