@@ -61,6 +61,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--errorsim-outlier", [&](const std::string& v) { o.errorsim = true; o.errorsim_outlier = to_double("--errorsim-outlier", v); }},
         {"--errorsim-seed", [&](const std::string& v) { o.errorsim = true; o.errorsim_seed = to_int("--errorsim-seed", v); }},
         {"--errorsim-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_tensor = v; }},
+        {"--errorsim-activation-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_activation_tensor = v; }},
     };
     // Flags.
     const std::map<std::string, std::function<void()>> flags{
@@ -145,7 +146,18 @@ Decision:
 Output:
   --json FILE|-            write the JSON document (docs/headless.md) to FILE or stdout
   --tensors                list every tensor's bytes in the JSON
-  --errorsim               add the error-lab ladder (errorsim section; see docs/errorsim.md)
+  --errorsim               add the error lab (errorsim section; docs/errorsim.md): one linear layer with
+                           outlier channels quantized for real, layer and weight errors per row
+  --errorsim-formats L     weight formats: int2..int8[-sym|-asym], fp8, fp8_e5m2, fp4, nvfp4, mxfp4
+                           [int4,int8]
+  --errorsim-granularities L  tensor, channel, g<N>, block<R>x<C>, ladder [ladder]
+  --errorsim-methods L     rtn, gptq, gptq-actorder, awq, awq-clip, smoothquant[@A], joined with +
+                           (awq+gptq) [rtn]
+  --errorsim-activation A  a16, or int8 / fp8 / fp8_e5m2 with -tensor, -static, -asym [a16]
+  --errorsim-outlier X     outlier channel magnitude, times an ordinary channel [20]
+  --errorsim-seed N        the synthetic layer's seed [1]
+  --errorsim-tensor F:NAME weights from a .safetensors file (bf16, fp16, fp32), synthetic activations
+  --errorsim-activation-tensor F:NAME  supplied activations [T x K] for --errorsim-tensor
   --out DIR                write a report folder (docs/report.md): report.json, report.md, report.html,
                            sweeps.csv, charts/*.svg and *.png; no display needed. DIR must be new, empty
                            or an earlier report; it is replaced whole or not at all. --out - is stdout

@@ -44,6 +44,7 @@ struct CliOptions {
     std::optional<double> errorsim_outlier;
     std::optional<std::int64_t> errorsim_seed;
     std::optional<std::string> errorsim_tensor;   // --errorsim-tensor FILE.safetensors:NAME
+    std::optional<std::string> errorsim_activation_tensor;  // --errorsim-activation-tensor FILE.safetensors:NAME
     std::vector<std::string> gui_args;      // arguments left for Qt
 };
 

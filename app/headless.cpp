@@ -9,6 +9,7 @@
 #include "core/atomic_file.h"
 #include "core/calibration.h"
 #include "core/error.h"
+#include "core/errorsim/errorsim_json.h"
 #include "core/model_config_json.h"
 #include "core/report_json.h"
 
@@ -51,6 +52,26 @@ void print_table(const PlanResult& p, std::ostream& out) {
     for (const std::string& r : p.decision.reasons) out << "  - " << r << "\n";
 }
 
+// The error-lab request of the --errorsim-* options; a bad value names its option.
+errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
+    errorsim::ErrorsimRequest r = errorsim::default_errorsim_request();
+    if (o.errorsim_formats) r.formats = errorsim::parse_weight_formats(*o.errorsim_formats, "--errorsim-formats");
+    if (o.errorsim_granularities) r.granularities = errorsim::parse_granularities(*o.errorsim_granularities, "--errorsim-granularities");
+    if (o.errorsim_methods) r.methods = errorsim::parse_methods(*o.errorsim_methods, "--errorsim-methods");
+    if (o.errorsim_activation) r.activations = errorsim::parse_activation(*o.errorsim_activation, "--errorsim-activation");
+    if (o.errorsim_outlier) {
+        if (!(*o.errorsim_outlier > 0.0 && *o.errorsim_outlier <= 1e4)) throw Error("--errorsim-outlier", "must be a ratio in (0, 10000]");
+        r.layer.outlier_magnitude = *o.errorsim_outlier;
+    }
+    if (o.errorsim_seed) {
+        if (*o.errorsim_seed < 0) throw Error("--errorsim-seed", "must be 0 or positive");
+        r.layer.seed = static_cast<std::uint64_t>(*o.errorsim_seed);
+    }
+    r.tensor = o.errorsim_tensor;
+    r.activation_tensor = o.errorsim_activation_tensor;
+    return r;
+}
+
 }  // namespace
 
 PlanRequest plan_request_from_options(const CliOptions& o) {
@@ -83,11 +104,15 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
 int run_headless(const CliOptions& o, std::ostream& out, std::ostream& err) {
     try {
         const PlanResult result = plan(plan_request_from_options(o));
+        std::optional<errorsim::ErrorsimReport> lab;
+        if (o.errorsim) lab = errorsim::run_errorsim(errorsim_request_from_options(o));
         if (!o.json_path) {
             print_table(result, out);
+            if (lab) out << "\n" << errorsim::errorsim_table(*lab);
             return 0;
         }
         nlohmann::json doc = plan_json(result);
+        if (lab) doc["errorsim"] = errorsim::errorsim_json(*lab);
         if (o.per_tensor) {
             const std::vector<TensorInfo> inventory = tensor_inventory(result.request.model);
             for (std::size_t i = 0; i < result.schemes.size(); ++i)

@@ -34,6 +34,12 @@ std::string upper(std::string_view s) {
     return out;
 }
 
+// "an fp16", "a bf16": the article as the name is read aloud.
+std::string article(std::string_view name) {
+    const bool vowel_sound = !name.empty() && (name[0] == 'f' || name[0] == 'e' || name[0] == 'i');
+    return std::string(vowel_sound ? "an " : "a ") + std::string(name);
+}
+
 double median(std::vector<double> v) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
@@ -167,8 +173,8 @@ ErrorLabResult run_error_lab(const ErrorLabConfig& config, const Layer& layer) {
     {
         std::string line = format_words(grid) + " weights, " + granularity_name(ws.group) + ": " + std::to_string(layout.group_count()) +
                            " scale group" + (layout.group_count() == 1 ? "" : "s") + " of " +
-                           std::to_string(layout.group_rows * layout.group_cols) + " weights, each with a " +
-                           std::string(dtype_name(scale_format)) + " scale";
+                           std::to_string(layout.group_rows * layout.group_cols) + " weights, each with " +
+                           article(dtype_name(scale_format)) + " scale";
         const double per_group = static_cast<double>(layout.group_rows * layout.group_cols);
         std::string sum = std::to_string(grid.bits) + " + " + std::to_string(dtype_bits(scale_format)) + "/" + num(per_group, 0);
         if (grid.is_integer() && !grid.symmetric) {

@@ -55,6 +55,18 @@ nlohmann::json errorsim_json(const ErrorsimReport& report) {
         rows.push_back(std::move(r));
     }
     j["rows"] = std::move(rows);
+    nlohmann::json kv = nlohmann::json::array();
+    for (const KvRow& row : report.kv_cache)
+        kv.push_back({{"format", row.format},
+                      {"per_token_head", row.config.per_token_head},
+                      {"tokens", row.config.tokens},
+                      {"heads", row.config.heads},
+                      {"head_dim", row.config.head_dim},
+                      {"relative_error_fraction", number(row.result.relative_error)},
+                      {"effective_bits", number(row.result.effective_bits)},
+                      {"median_levels_channel", number(row.result.median_levels_channel)},
+                      {"log", row.result.log}});
+    j["kv_cache"] = std::move(kv);
     return j;
 }
 

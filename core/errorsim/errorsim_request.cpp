@@ -260,6 +260,25 @@ ErrorsimReport run_errorsim(const ErrorsimRequest& request) {
             }
         }
     }
+    // The KV formats of core/scheme.h's parse_kv_format, with the layer's outliers and seed.
+    const struct {
+        const char* name;
+        DType format;
+        bool per_token_head;
+        bool symmetric;
+    } kv_formats[] = {{"fp8", DType::Fp8E4M3, false, true},
+                      {"fp8_e5m2", DType::Fp8E5M2, false, true},
+                      {"int8", DType::Int8, true, true},
+                      {"int4", DType::Int4, true, false}};
+    for (const auto& f : kv_formats) {
+        KvLabConfig kv;
+        kv.format = f.format;
+        kv.per_token_head = f.per_token_head;
+        kv.symmetric = f.symmetric;
+        kv.outlier_magnitude = request.layer.outlier_magnitude;
+        kv.seed = request.layer.seed;
+        report.kv_cache.push_back(KvRow{f.name, kv, run_kv_lab(kv)});
+    }
     return report;
 }
 
@@ -284,11 +303,22 @@ std::string errorsim_table(const ErrorsimReport& r) {
     out << line;
     for (const ErrorsimRow& row : r.rows) {
         const ErrorLabResult& e = row.result;
-        std::snprintf(line, sizeof line, "%-10s %-12s %-16s %8.3f %10s %10s %10s %7.0f %7.0f %8s\n", row.format.c_str(), row.granularity.c_str(),
+        const std::string act_levels = e.median_levels_activation_channel > 0.0 ? fixed(e.median_levels_activation_channel, 0) : "-";
+        std::snprintf(line, sizeof line, "%-10s %-12s %-16s %8.3f %10s %10s %10s %7.0f %7s %8s\n", row.format.c_str(), row.granularity.c_str(),
                       row.method.c_str(), e.effective_bits, pct(e.layer_error_calibration).c_str(), pct(e.layer_error_heldout).c_str(),
-                      pct(e.weight_error).c_str(), e.median_levels_per_group, e.median_levels_activation_channel,
-                      (fixed(e.weight_spread_after, 1) + "x").c_str());
+                      pct(e.weight_error).c_str(), e.median_levels_per_group, act_levels.c_str(), (fixed(e.weight_spread_after, 1) + "x").c_str());
         out << line;
+    }
+    if (!r.kv_cache.empty()) {
+        const KvLabConfig& c = r.kv_cache.front().config;
+        out << "\nKV cache (" << c.tokens << " tokens x " << c.heads << " heads x " << c.head_dim << ", " << c.outlier_channels
+            << " loud channels per head at " << fixed(c.outlier_magnitude, 0) << "x):\n";
+        for (const KvRow& kv : r.kv_cache) {
+            std::snprintf(line, sizeof line, "  %-9s %-26s %6.3f bits  error %9s  median channel %4.0f levels\n", kv.format.c_str(),
+                          kv.config.per_token_head ? "scale per token and head" : "one scale per tensor", kv.result.effective_bits,
+                          pct(kv.result.relative_error).c_str(), kv.result.median_levels_channel);
+            out << line;
+        }
     }
     // The decision log of the first row of every format and method.
     std::vector<std::string> shown;

@@ -37,13 +37,22 @@ struct ErrorsimRow {
     ErrorLabResult result;
 };
 
-// The report: the request as resolved, the layer's source and one row per combination.
+// One KV-cache format quantized on the synthetic KV tensor (the same outlier magnitude and seed).
+struct KvRow {
+    std::string format;  // the --kv name: fp8, fp8_e5m2, int8, int4
+    KvLabConfig config;
+    KvLabResult result;
+};
+
+// The report: the request as resolved, the layer's source, one row per combination, and the KV
+// cache formats the planner prices (fp8 and fp8_e5m2 per tensor, int8 and int4 per token-head).
 struct ErrorsimReport {
     ErrorsimRequest request;
     std::string source;  // "synthetic" or the tensor name and file
     std::int64_t out_features = 0;
     std::int64_t in_features = 0;
     std::vector<ErrorsimRow> rows;
+    std::vector<KvRow> kv_cache;
 };
 
 // The default request (seed 003's INT4 and INT8 ladders, round to nearest, 16-bit activations).

@@ -65,12 +65,13 @@ struct ChannelModel {
     std::vector<double> outlier_sign;   // K: +-1 on outlier channels, 0 elsewhere
 };
 
-void fill_tokens(const ChannelModel& m, const LayerSpec& spec, Rng& rng, std::int64_t tokens, MatrixF& x) {
+void fill_tokens(const ChannelModel& m, const LayerSpec& spec, Rng& rng, std::int64_t tokens, MatrixF& x, LayerData& d) {
     x.resize(tokens, m.k);
     std::vector<double> sz(static_cast<std::size_t>(m.rank));
     std::vector<double> acc(static_cast<std::size_t>(m.k));
     for (std::int64_t t = 0; t < tokens; ++t) {
         const double loud = det_exp(kTokenSpread * rng.normal());
+        d.token_loudness.push_back(loud);
         if (spec.correlated_activations) {
             for (std::int64_t r = 0; r < m.rank; ++r) sz[static_cast<std::size_t>(r)] = m.sigma[static_cast<std::size_t>(r)] * rng.normal();
             for (std::int64_t j = 0; j < m.k; ++j) acc[static_cast<std::size_t>(j)] = m.floor * rng.normal();
@@ -87,8 +88,14 @@ void fill_tokens(const ChannelModel& m, const LayerSpec& spec, Rng& rng, std::in
         for (std::int64_t j = 0; j < m.k; ++j) {
             const std::size_t jj = static_cast<std::size_t>(j);
             const double x0 = acc[jj];
-            const double v = m.outlier_sign[jj] != 0.0 ? m.channel_scale[jj] * (kOutlierOffset * m.outlier_sign[jj] + kOutlierSignal * x0)
-                                                       : m.channel_scale[jj] * x0;
+            double v = 0.0;
+            if (m.outlier_sign[jj] != 0.0) {
+                const double unit = kOutlierOffset * m.outlier_sign[jj] + kOutlierSignal * x0;
+                d.outlier_unit.push_back(unit);
+                v = m.channel_scale[jj] * unit;
+            } else {
+                v = m.channel_scale[jj] * x0;
+            }
             x(t, j) = static_cast<float>(loud * v);
         }
     }
@@ -166,10 +173,12 @@ void generate_activations(const LayerSpec& spec, LayerData& d) {
         m.inv_norm[static_cast<std::size_t>(j)] = 1.0 / std::sqrt(var);
     }
 
+    d.token_loudness.clear();
+    d.outlier_unit.clear();
     Rng cal = stream_rng(spec.seed, Stream::Calibration);
-    fill_tokens(m, spec, cal, spec.calibration_tokens, d.x_calibration);
+    fill_tokens(m, spec, cal, spec.calibration_tokens, d.x_calibration, d);
     Rng held = stream_rng(spec.seed, Stream::Heldout);
-    fill_tokens(m, spec, held, spec.heldout_tokens, d.x_heldout);
+    fill_tokens(m, spec, held, spec.heldout_tokens, d.x_heldout, d);
 }
 
 void finish_layer(LayerData& d) {
@@ -275,12 +284,39 @@ Layer layer_from_weights(const RealWeights& weights, const LayerSpec& base, cons
     return Layer(std::move(d));
 }
 
+Layer with_outlier_magnitude(const Layer& layer, double magnitude) {
+    LayerSpec spec = layer.spec();
+    spec.outlier_magnitude = magnitude;
+    validate_layer_spec(spec);
+    const LayerData& src = layer.data();
+    auto d = std::make_shared<LayerData>(src);
+    d->spec = spec;
+    const std::size_t outliers = d->outlier_channels.size();
+    const std::int64_t t_cal = d->x_calibration.rows();
+    for (std::int64_t t = 0; t < t_cal + d->x_heldout.rows(); ++t) {
+        MatrixF& x = t < t_cal ? d->x_calibration : d->x_heldout;
+        const std::int64_t row = t < t_cal ? t : t - t_cal;
+        for (std::size_t i = 0; i < outliers; ++i) {
+            const double v = magnitude * d->outlier_unit[static_cast<std::size_t>(t) * outliers + i];
+            x(row, d->outlier_channels[i]) = static_cast<float>(d->token_loudness[static_cast<std::size_t>(t)] * v);
+        }
+    }
+    finish_layer(*d);
+    return Layer(std::move(d));
+}
+
 Layer LayerCache::get(const LayerSpec& spec) {
+    Layer base;
     {
         const std::lock_guard<std::mutex> lock(mutex_);
         if (spec_ && *spec_ == spec) return layer_;
+        if (spec_ && layer_.tensor_name().empty()) {
+            LayerSpec other = *spec_;
+            other.outlier_magnitude = spec.outlier_magnitude;
+            if (other == spec) base = layer_;  // only the magnitude moved (the GUI's slider)
+        }
     }
-    Layer fresh = generate_layer(spec);
+    Layer fresh = base.empty() ? generate_layer(spec) : with_outlier_magnitude(base, spec.outlier_magnitude);
     const std::lock_guard<std::mutex> lock(mutex_);
     spec_ = spec;
     layer_ = fresh;

@@ -24,6 +24,11 @@ struct LayerData {
     std::vector<bool> is_outlier;            // K flags
     std::vector<double> mean_abs_x;          // K: mean |x_j| over calibration tokens (AWQ)
     std::vector<double> max_abs_x;           // K: max |x_j| over calibration tokens (SmoothQuant)
+    // Synthetic layers only: each token's loudness s_t and, per outlier channel, the unit signal
+    // (0.8 sign + 0.6 x0) of every token (calibration then held-out, token-major), so that a new
+    // outlier magnitude rebuilds exactly the columns generation would have made.
+    std::vector<double> token_loudness;
+    std::vector<double> outlier_unit;
     double w_norm2 = 0.0;                    // ||W||_F^2
     double y_calibration_norm2 = 0.0;        // ||Y_cal||_F^2
     double y_heldout_norm2 = 0.0;            // ||Y_held||_F^2
@@ -43,5 +48,9 @@ void generate_activations(const LayerSpec& spec, LayerData& data);
 
 // Computes the reference outputs, the Hessian and the statistics from w and the activations.
 void finish_layer(LayerData& data);
+
+// `layer` with its outlier channels at `magnitude` instead, bit-identical to generating the layer
+// with that magnitude but without drawing any random number. Precondition: a synthetic layer.
+Layer with_outlier_magnitude(const Layer& layer, double magnitude);
 
 }  // namespace quantplan::errorsim

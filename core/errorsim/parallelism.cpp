@@ -6,6 +6,14 @@
 
 namespace quantplan::errorsim {
 
+int eigen_thread_count() {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
 EigenThreadScope::EigenThreadScope(bool serial) {
 #ifdef _OPENMP
     if (serial) {

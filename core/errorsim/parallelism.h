@@ -12,6 +12,9 @@ namespace quantplan::errorsim {
 // Multiply-adds below which a call runs serially (a 32 x 256 layer with 1,024 tokens is ~10^7).
 inline constexpr double kParallelThresholdMacs = 2e8;
 
+// The threads Eigen's large products use on the calling thread (1 without OpenMP).
+int eigen_thread_count();
+
 // Restricts Eigen to one thread for the lifetime of the object when `serial` is true.
 class EigenThreadScope {
 public:

@@ -28,6 +28,12 @@ double round_scale(const Grid& g, double v, double second_level, double amax) {
 
 }  // namespace
 
+std::vector<std::int64_t> row_group_bases(const ScaleLayout& l) {
+    std::vector<std::int64_t> base(static_cast<std::size_t>(l.rows));
+    for (std::int64_t r = 0; r < l.rows; ++r) base[static_cast<std::size_t>(r)] = (r / l.group_rows) * l.col_groups;
+    return base;
+}
+
 double Grid::payload_max() const { return fp ? fp->max_finite : static_cast<double>(symmetric ? qmax : qmax - qmin); }
 
 DType default_weight_scale_format(DType payload, const GroupShape& group) {
@@ -112,22 +118,6 @@ GroupParams fit_group(const Grid& g, double lo, double hi, double second_level, 
     return p;
 }
 
-double quantize_value(const Grid& g, const GroupParams& p, double x, std::int32_t* ordinal) {
-    if (!(p.scale > 0.0)) {
-        // A group of zeros (or a scale that underflowed its format): every code is the zero code.
-        if (ordinal) *ordinal = static_cast<std::int32_t>(p.zero);
-        return 0.0;
-    }
-    if (g.fp) {
-        const std::uint32_t code = encode_minifloat(x / p.scale, *g.fp);
-        if (ordinal) *ordinal = static_cast<std::int32_t>(minifloat_ordinal(code, *g.fp));
-        return decode_minifloat(code, *g.fp) * p.scale;
-    }
-    const double q = std::clamp(std::nearbyint(x / p.scale) + p.zero, static_cast<double>(g.qmin), static_cast<double>(g.qmax));
-    if (ordinal) *ordinal = static_cast<std::int32_t>(q);
-    return (q - p.zero) * p.scale;
-}
-
 void range_of(const float* begin, std::int64_t count, std::int64_t stride, double& lo, double& hi) {
     float mn = 0.0f, mx = 0.0f;
     for (std::int64_t i = 0; i < count; ++i) {
@@ -143,10 +133,12 @@ std::vector<GroupParams> fit_matrix(const Grid& g, const ScaleLayout& l, const M
     assert(w.rows() == l.rows && w.cols() == l.cols);
     std::vector<float> lo(static_cast<std::size_t>(l.group_count()), 0.0f);
     std::vector<float> hi(lo.size(), 0.0f);
+    const std::vector<std::int64_t> row_base = row_group_bases(l);
     for (std::int64_t c = 0; c < l.cols; ++c) {
         const float* col = w.data() + c * l.rows;
+        const std::int64_t cg = c / l.group_cols;
         for (std::int64_t r = 0; r < l.rows; ++r) {
-            const std::size_t gi = static_cast<std::size_t>(l.index(r, c));
+            const std::size_t gi = static_cast<std::size_t>(row_base[static_cast<std::size_t>(r)] + cg);
             lo[gi] = std::min(lo[gi], col[r]);
             hi[gi] = std::max(hi[gi], col[r]);
         }
@@ -162,12 +154,15 @@ void quantize_matrix(const Grid& g, const ScaleLayout& l, const std::vector<Grou
                      MatrixI* ordinals) {
     out.resize(w.rows(), w.cols());
     if (ordinals) ordinals->resize(w.rows(), w.cols());
-    for (std::int64_t c = 0; c < l.cols; ++c)
-        for (std::int64_t r = 0; r < l.rows; ++r) {
-            std::int32_t ord = 0;
-            out(r, c) = static_cast<float>(quantize_value(g, params[static_cast<std::size_t>(l.index(r, c))], w(r, c), &ord));
-            if (ordinals) (*ordinals)(r, c) = ord;
-        }
+    const std::vector<std::int64_t> row_base = row_group_bases(l);
+    for (std::int64_t c = 0; c < l.cols; ++c) {
+        const std::int64_t cg = c / l.group_cols;
+        const float* in = w.data() + c * l.rows;
+        float* q = out.data() + c * l.rows;
+        std::int32_t* ord = ordinals ? ordinals->data() + c * l.rows : nullptr;
+        for (std::int64_t r = 0; r < l.rows; ++r)
+            q[r] = static_cast<float>(quantize_value(g, params[static_cast<std::size_t>(row_base[static_cast<std::size_t>(r)] + cg)], in[r], ord ? ord + r : nullptr));
+    }
 }
 
 double median_levels_per_row_group(const ScaleLayout& l, const MatrixI& ord) {
@@ -223,6 +218,34 @@ void quantize_activations(const Grid& g, const MatrixF& x, bool per_token, const
         params.assign(1, calibrate_activation_params(g, x));
     }
     if (channel_levels) channel_levels->assign(static_cast<std::size_t>(k_count), 0);
+    const bool zero_scale = std::any_of(params.begin(), params.end(), [](const GroupParams& p) { return !(p.scale > 0.0); });
+    if (g.is_integer() && !zero_scale) {
+        // The integer grid as straight-line arithmetic over a column, which the compiler
+        // vectorizes: the same operations as quantize_value, in the same order.
+        std::vector<double> scale(static_cast<std::size_t>(t_count)), zero(static_cast<std::size_t>(t_count));
+        for (std::int64_t t = 0; t < t_count; ++t) {
+            const GroupParams& p = params.size() == 1 ? params[0] : params[static_cast<std::size_t>(t)];
+            scale[static_cast<std::size_t>(t)] = p.scale;
+            zero[static_cast<std::size_t>(t)] = p.zero;
+        }
+        const double qmin = static_cast<double>(g.qmin), qmax = static_cast<double>(g.qmax);
+        for (std::int64_t k = 0; k < k_count; ++k) {
+            const float* in = x.data() + k * t_count;
+            float* o = out.data() + k * t_count;
+            std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = std::numeric_limits<std::int32_t>::min();
+            for (std::int64_t t = 0; t < t_count; ++t) {
+                double q = std::nearbyint(static_cast<double>(in[t]) / scale[static_cast<std::size_t>(t)]) + zero[static_cast<std::size_t>(t)];
+                q = q < qmin ? qmin : q;
+                q = q > qmax ? qmax : q;
+                o[t] = static_cast<float>((q - zero[static_cast<std::size_t>(t)]) * scale[static_cast<std::size_t>(t)]);
+                const std::int32_t ord = static_cast<std::int32_t>(q);
+                lo = std::min(lo, ord);
+                hi = std::max(hi, ord);
+            }
+            if (channel_levels && t_count > 0) (*channel_levels)[static_cast<std::size_t>(k)] = static_cast<std::int64_t>(hi) - lo + 1;
+        }
+        return;
+    }
     for (std::int64_t k = 0; k < k_count; ++k) {
         std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = std::numeric_limits<std::int32_t>::min();
         for (std::int64_t t = 0; t < t_count; ++t) {

@@ -13,6 +13,7 @@
 // with an fp32 second-level scale per tensor (NVFP4: scale = e4m3(amax / 6 / s2) * s2 with
 // s2 = tensor amax / (6 * 448)), or e8m0 (OCP MX: 2^(floor(log2 amax) - emax of the payload)).
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,6 +77,10 @@ struct ScaleLayout {
     std::int64_t index(std::int64_t r, std::int64_t c) const { return (r / group_rows) * col_groups + c / group_cols; }
 };
 
+// For every row r, (r / group_rows) * col_groups: the row part of a group index, so inner loops
+// over a column add the column group and divide nothing.
+std::vector<std::int64_t> row_group_bases(const ScaleLayout& layout);
+
 // The layout of `group` on a rows x cols tensor. Throws Error naming `field` for a group extent
 // that is 0 or below -1.
 ScaleLayout make_layout(const GroupShape& group, std::int64_t rows, std::int64_t cols, const std::string& field);
@@ -88,8 +93,25 @@ double second_level_scale(const Grid& grid, double tensor_amax);
 GroupParams fit_group(const Grid& grid, double lo, double hi, double second_level, double clip = 1.0);
 
 // Quantizes `x` on `grid` with `params`: returns the dequantized value and stores the code's
-// ordinal in `*ordinal` when it is not null.
-double quantize_value(const Grid& grid, const GroupParams& params, double x, std::int32_t* ordinal);
+// ordinal in `*ordinal` when it is not null. Inline: it runs once per element of every matrix.
+inline double quantize_value(const Grid& grid, const GroupParams& params, double x, std::int32_t* ordinal) {
+    if (!(params.scale > 0.0)) {
+        // A group of zeros (or a scale that underflowed its format): every code is the zero code.
+        if (ordinal) *ordinal = static_cast<std::int32_t>(params.zero);
+        return 0.0;
+    }
+    if (grid.fp) {
+        const std::uint32_t code = encode_minifloat(x / params.scale, *grid.fp);
+        if (ordinal) *ordinal = static_cast<std::int32_t>(minifloat_ordinal(code, *grid.fp));
+        return decode_minifloat(code, *grid.fp) * params.scale;
+    }
+    // Round half to even (nearbyint in the default rounding mode), then clip to the code range.
+    double q = std::nearbyint(x / params.scale) + params.zero;
+    q = q < static_cast<double>(grid.qmin) ? static_cast<double>(grid.qmin) : q;
+    q = q > static_cast<double>(grid.qmax) ? static_cast<double>(grid.qmax) : q;
+    if (ordinal) *ordinal = static_cast<std::int32_t>(q);
+    return (q - params.zero) * params.scale;
+}
 
 // Parameters of every group of `w` (row-major group index, see ScaleLayout::index), from the
 // values' ranges; `clip` (per group, optional) shrinks each range.

@@ -156,6 +156,10 @@ BOOST_AUTO_TEST_CASE(default_request_gives_the_seed_ladders) {
         BOOST_TEST(row.contains(key), key);
     BOOST_TEST(row["layer_error_calibration_fraction"].get<double>() == r.rows[2].result.layer_error_calibration);
     BOOST_TEST(row["awq_alpha"].is_null());
+    BOOST_TEST_REQUIRE(j["kv_cache"].size() == 4u);
+    BOOST_TEST(j["kv_cache"][0]["format"] == "fp8");
+    BOOST_TEST(j["kv_cache"][2]["per_token_head"] == true);
+    BOOST_TEST(j["kv_cache"][2]["effective_bits"].get<double>() == 8.125);
     const std::string table = errorsim_table(r);
     BOOST_TEST(table.find("g128") != std::string::npos);
     BOOST_TEST(table.find("decision log (int4") != std::string::npos);

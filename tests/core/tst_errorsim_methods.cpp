@@ -239,6 +239,17 @@ BOOST_AUTO_TEST_CASE(layer_cache_reuses_until_the_spec_changes) {
     const Layer c = cache.get(s);
     BOOST_TEST(&a.data() != &c.data());
     BOOST_TEST(c.spec().outlier_magnitude == 100.0);
+    // Only the magnitude moved: the cache rebuilt the outlier columns instead of regenerating, and
+    // the result is bit-identical to a fresh generation.
+    const Layer fresh = generate_layer(s);
+    BOOST_TEST((c.data().x_calibration.array() == fresh.data().x_calibration.array()).all());
+    BOOST_TEST((c.data().x_heldout.array() == fresh.data().x_heldout.array()).all());
+    BOOST_TEST((c.data().hessian.array() == fresh.data().hessian.array()).all());
+    BOOST_TEST((c.data().y_heldout.array() == fresh.data().y_heldout.array()).all());
+    BOOST_TEST(c.data().max_abs_x == fresh.data().max_abs_x);
+    ErrorLabConfig cfg;
+    cfg.layer = s;
+    BOOST_TEST(run_error_lab(cfg, c).layer_error_heldout == run_error_lab(cfg, fresh).layer_error_heldout);
 }
 
 BOOST_AUTO_TEST_CASE(ladder_has_the_seed_rungs) {
