@@ -1,0 +1,292 @@
+#include "ui/window/controls_panel.h"
+
+#include <QtCore/QSignalBlocker>
+#include <QtWidgets/QCheckBox>
+#include <QtWidgets/QComboBox>
+#include <QtWidgets/QDoubleSpinBox>
+#include <QtWidgets/QFormLayout>
+#include <QtWidgets/QGroupBox>
+#include <QtWidgets/QHBoxLayout>
+#include <QtWidgets/QLabel>
+#include <QtWidgets/QLineEdit>
+#include <QtWidgets/QListWidget>
+#include <QtWidgets/QMenu>
+#include <QtWidgets/QPushButton>
+#include <QtWidgets/QSpinBox>
+#include <QtWidgets/QToolButton>
+#include <QtWidgets/QVBoxLayout>
+
+#include "core/error.h"
+#include "core/scheme.h"
+#include "ui/window/glossary.h"
+#include "ui/window/log_slider.h"
+
+namespace quantplan::ui {
+namespace {
+
+// Selects the entry whose data is `argument`; returns false when there is none.
+bool select_data(QComboBox* box, const QString& argument) {
+    const int i = box->findData(argument);
+    if (i < 0) return false;
+    box->setCurrentIndex(i);
+    return true;
+}
+
+QComboBox* combo_of(const std::vector<std::string>& names, const char* term, QWidget* parent) {
+    auto* box = new QComboBox(parent);
+    for (const std::string& n : names) box->addItem(QString::fromStdString(n), QString::fromStdString(n));
+    box->setToolTip(glossary(term));
+    return box;
+}
+
+// A label whose tooltip defines the term it names.
+QLabel* term_label(const QString& text, const char* term, QWidget* parent) {
+    auto* label = new QLabel(text, parent);
+    label->setToolTip(glossary(term));
+    return label;
+}
+
+}  // namespace
+
+ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std::vector<GpuProfile>& gpus, QWidget* parent)
+    : QWidget(parent) {
+    // Model and GPU.
+    model_ = new QComboBox(this);
+    for (const BundledModel& m : models)
+        model_->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
+    for (int i = 0; i < model_->count(); ++i)
+        model_->setItemData(i, QString::fromStdString(models[static_cast<std::size_t>(i)].hf_repo), Qt::ToolTipRole);
+    model_->setToolTip(glossary("model"));
+    model_->setObjectName(QStringLiteral("model"));
+    open_model_ = new QToolButton(this);
+    open_model_->setText(tr("Open…"));
+    open_model_->setToolTip(tr("Open a config.json or a checkpoint folder"));
+    open_model_->setPopupMode(QToolButton::InstantPopup);
+    auto* open_menu = new QMenu(open_model_);
+    open_menu->addAction(tr("config.json file…"), this, &ControlsPanel::openModelFileRequested);
+    open_menu->addAction(tr("Checkpoint folder…"), this, &ControlsPanel::openCheckpointRequested);
+    open_model_->setMenu(open_menu);
+
+    gpu_ = new QComboBox(this);
+    for (const GpuProfile& g : gpus) {
+        gpu_->addItem(QString::fromStdString(g.id), QString::fromStdString(g.id));
+        gpu_->setItemData(gpu_->count() - 1, QString::fromStdString(g.name), Qt::ToolTipRole);
+    }
+    gpu_->setToolTip(glossary("gpu"));
+    gpu_->setObjectName(QStringLiteral("gpu"));
+    open_gpu_ = new QToolButton(this);
+    open_gpu_->setText(tr("Open…"));
+    open_gpu_->setToolTip(tr("Open a GPU profile JSON (format: docs/gpu-profiles.md)"));
+    connect(open_gpu_, &QToolButton::clicked, this, &ControlsPanel::openGpuFileRequested);
+
+    auto* hardware = new QGroupBox(tr("Model and GPU"), this);
+    auto* hardware_form = new QFormLayout(hardware);
+    auto* model_row = new QHBoxLayout;
+    model_row->addWidget(model_, 1);
+    model_row->addWidget(open_model_);
+    hardware_form->addRow(term_label(tr("&Model"), "model", this), model_row);
+    qobject_cast<QLabel*>(hardware_form->labelForField(model_row))->setBuddy(model_);
+    auto* gpu_row = new QHBoxLayout;
+    gpu_row->addWidget(gpu_, 1);
+    gpu_row->addWidget(open_gpu_);
+    hardware_form->addRow(term_label(tr("&GPU"), "gpu", this), gpu_row);
+    qobject_cast<QLabel*>(hardware_form->labelForField(gpu_row))->setBuddy(gpu_);
+
+    // Schemes.
+    schemes_ = new QListWidget(this);
+    schemes_->setToolTip(glossary("schemes"));
+    schemes_->setObjectName(QStringLiteral("schemes"));
+    for (const std::string& n : canonical_scheme_names()) ensureScheme(QString::fromStdString(n), false);
+    schemes_->setMinimumHeight(schemes_->sizeHintForRow(0) * 6);
+    scheme_entry_ = new QLineEdit(this);
+    scheme_entry_->setPlaceholderText(tr("add a scheme, e.g. w4a16-g64-asym"));
+    scheme_entry_->setToolTip(glossary("schemes"));
+    add_scheme_ = new QPushButton(tr("Add"), this);
+    connect(add_scheme_, &QPushButton::clicked, this, &ControlsPanel::addTypedScheme);
+    connect(scheme_entry_, &QLineEdit::returnPressed, this, &ControlsPanel::addTypedScheme);
+    connect(schemes_, &QListWidget::itemChanged, this, [this] { emit changed(); });
+    auto* scheme_box = new QGroupBox(tr("Schemes"), this);
+    scheme_box->setToolTip(glossary("schemes"));
+    auto* scheme_layout = new QVBoxLayout(scheme_box);
+    scheme_layout->addWidget(schemes_, 1);
+    auto* entry_row = new QHBoxLayout;
+    entry_row->addWidget(scheme_entry_, 1);
+    entry_row->addWidget(add_scheme_);
+    scheme_layout->addLayout(entry_row);
+
+    // Workload.
+    batch_ = new LogSlider(kMinBatch, kMaxBatch, this);
+    batch_->setToolTip(glossary("batch"));
+    batch_->setObjectName(QStringLiteral("batch"));
+    context_ = new LogSlider(kMinContextTokens, kMaxContextTokens, this);
+    context_->setToolTip(glossary("context"));
+    context_->setObjectName(QStringLiteral("context"));
+    kv_ = combo_of(kv_format_names(), "kv", this);
+    kernel_ = combo_of({"fused", "generic"}, "kernel", this);
+    kernel_->setItemText(0, tr("fused (Marlin class)"));
+    kernel_->setItemText(1, tr("generic (dequantize, then GEMM)"));
+    auto* workload = new QGroupBox(tr("Workload"), this);
+    auto* workload_form = new QFormLayout(workload);
+    workload_form->addRow(term_label(tr("&Batch (sequences)"), "batch", this), batch_);
+    qobject_cast<QLabel*>(workload_form->labelForField(batch_))->setBuddy(batch_->spinBox());
+    workload_form->addRow(term_label(tr("&Context (tokens)"), "context", this), context_);
+    qobject_cast<QLabel*>(workload_form->labelForField(context_))->setBuddy(context_->spinBox());
+    workload_form->addRow(term_label(tr("&KV-cache dtype"), "kv", this), kv_);
+    qobject_cast<QLabel*>(workload_form->labelForField(kv_))->setBuddy(kv_);
+    workload_form->addRow(term_label(tr("Weight-only &kernel"), "kernel", this), kernel_);
+    qobject_cast<QLabel*>(workload_form->labelForField(kernel_))->setBuddy(kernel_);
+
+    // Engine.
+    profile_ = combo_of({"realistic", "ideal"}, "profile", this);
+    gpu_mem_util_ = new QDoubleSpinBox(this);
+    gpu_mem_util_->setRange(0.05, 1.0);
+    gpu_mem_util_->setSingleStep(0.01);
+    gpu_mem_util_->setDecimals(2);
+    gpu_mem_util_->setKeyboardTracking(false);
+    gpu_mem_util_->setToolTip(glossary("gpu_mem_util"));
+    tp_ = new QSpinBox(this);
+    tp_->setRange(1, 8);
+    tp_->setKeyboardTracking(false);
+    tp_->setToolTip(glossary("tp"));
+    auto* engine = new QGroupBox(tr("Engine"), this);
+    auto* engine_form = new QFormLayout(engine);
+    engine_form->addRow(term_label(tr("Efficiency &profile"), "profile", this), profile_);
+    engine_form->addRow(term_label(tr("gpu_memory_&utilization"), "gpu_mem_util", this), gpu_mem_util_);
+    engine_form->addRow(term_label(tr("&Tensor parallel"), "tp", this), tp_);
+    for (QWidget* w : std::initializer_list<QWidget*>{profile_, gpu_mem_util_, tp_})
+        qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
+
+    // Goal.
+    goal_ = combo_of({"throughput", "latency"}, "goal", this);
+    accuracy_ = combo_of({"strict", "moderate", "loose"}, "accuracy", this);
+    reasoning_ = new QCheckBox(tr("Reasoning-heavy traffic"), this);
+    reasoning_->setToolTip(glossary("reasoning"));
+    auto* goal = new QGroupBox(tr("Goal"), this);
+    auto* goal_form = new QFormLayout(goal);
+    goal_form->addRow(term_label(tr("Optimise for"), "goal", this), goal_);
+    goal_form->addRow(term_label(tr("Accuracy tolerance"), "accuracy", this), accuracy_);
+    goal_form->addRow(reasoning_);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(hardware);
+    layout->addWidget(workload);
+    layout->addWidget(scheme_box, 1);
+    layout->addWidget(engine);
+    layout->addWidget(goal);
+
+    for (QComboBox* box : {model_, gpu_, kv_, kernel_, profile_, goal_, accuracy_})
+        connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { emit changed(); });
+    connect(batch_, &LogSlider::valueChanged, this, [this] { emit changed(); });
+    connect(context_, &LogSlider::valueChanged, this, [this] { emit changed(); });
+    connect(gpu_mem_util_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { emit changed(); });
+    connect(tp_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
+    connect(reasoning_, &QCheckBox::toggled, this, [this] { emit changed(); });
+
+    setSetup(default_setup());
+}
+
+bool ControlsPanel::ensureScheme(const QString& raw, bool checked) {
+    QString canonical;
+    try {
+        canonical = QString::fromStdString(scheme_name(parse_scheme(raw.trimmed().toStdString())));
+    } catch (const Error& e) {
+        emit errorMessage(QString::fromUtf8(e.what()));
+        return false;
+    }
+    for (int i = 0; i < schemes_->count(); ++i) {
+        QListWidgetItem* item = schemes_->item(i);
+        if (item->data(Qt::UserRole).toString() == canonical) {
+            item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+            return true;
+        }
+    }
+    auto* item = new QListWidgetItem(canonical, schemes_);
+    item->setData(Qt::UserRole, canonical);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
+    item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+    return true;
+}
+
+void ControlsPanel::addTypedScheme() {
+    const QString text = scheme_entry_->text().trimmed();
+    if (text.isEmpty()) return;
+    bool added = false;
+    {
+        const QSignalBlocker block(schemes_);
+        added = ensureScheme(text, true);
+    }
+    if (added) {
+        scheme_entry_->clear();
+        emit changed();
+    }
+}
+
+void ControlsPanel::addModelEntry(const QString& argument, const QString& label) {
+    if (model_->findData(argument) < 0) {
+        model_->addItem(label, argument);
+        model_->setItemData(model_->count() - 1, argument, Qt::ToolTipRole);
+    }
+    select_data(model_, argument);
+}
+
+void ControlsPanel::addGpuEntry(const QString& argument, const QString& label) {
+    if (gpu_->findData(argument) < 0) {
+        gpu_->addItem(label, argument);
+        gpu_->setItemData(gpu_->count() - 1, argument, Qt::ToolTipRole);
+    }
+    select_data(gpu_, argument);
+}
+
+void ControlsPanel::setSetup(const PlannerSetup& s) {
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, gpu_mem_util_, tp_, goal_, accuracy_, reasoning_};
+    std::vector<std::unique_ptr<QSignalBlocker>> blockers;
+    for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
+    hidden_ = s;
+    if (!select_data(model_, s.model)) addModelEntry(s.model, s.model);
+    if (!select_data(gpu_, s.gpu)) addGpuEntry(s.gpu, s.gpu);
+    // The list shows the setup's schemes first, in its order (the plan's order), then the rest.
+    QStringList others;
+    for (int i = 0; i < schemes_->count(); ++i) others << schemes_->item(i)->data(Qt::UserRole).toString();
+    for (const std::string& n : canonical_scheme_names())
+        if (!others.contains(QString::fromStdString(n))) others << QString::fromStdString(n);
+    schemes_->clear();
+    for (const QString& name : s.schemes) ensureScheme(name, true);
+    for (const QString& name : others) {
+        bool present = false;
+        for (int i = 0; i < schemes_->count() && !present; ++i) present = schemes_->item(i)->data(Qt::UserRole).toString() == name;
+        if (!present) ensureScheme(name, false);
+    }
+    batch_->setValueSilently(s.batch);
+    context_->setValueSilently(s.context_tokens);
+    select_data(kv_, QString::fromStdString(kv_format_name(parse_kv_format(s.kv.toStdString()))));
+    select_data(kernel_, s.kernel);
+    select_data(profile_, s.profile);
+    gpu_mem_util_->setValue(s.gpu_memory_utilization);
+    tp_->setValue(static_cast<int>(s.tensor_parallel));
+    select_data(goal_, s.goal);
+    select_data(accuracy_, s.accuracy);
+    reasoning_->setChecked(s.reasoning_heavy);
+}
+
+PlannerSetup ControlsPanel::setup() const {
+    PlannerSetup s = hidden_;
+    s.error_lab = ErrorLabSetup{};
+    s.model = model_->currentData().toString();
+    s.gpu = gpu_->currentData().toString();
+    s.schemes.clear();
+    for (int i = 0; i < schemes_->count(); ++i)
+        if (schemes_->item(i)->checkState() == Qt::Checked) s.schemes << schemes_->item(i)->data(Qt::UserRole).toString();
+    s.batch = batch_->value();
+    s.context_tokens = context_->value();
+    s.kv = kv_->currentData().toString();
+    s.kernel = kernel_->currentData().toString();
+    s.profile = profile_->currentData().toString();
+    s.gpu_memory_utilization = gpu_mem_util_->value();
+    s.tensor_parallel = tp_->value();
+    s.goal = goal_->currentData().toString();
+    s.accuracy = accuracy_->currentData().toString();
+    s.reasoning_heavy = reasoning_->isChecked();
+    return s;
+}
+
+}  // namespace quantplan::ui

@@ -1,0 +1,94 @@
+#pragma once
+// The left-hand controls of the planner window: model, GPU, schemes, batch, context, KV-cache
+// dtype, kernel quality, efficiency profile, gpu_memory_utilization, tensor parallelism and the
+// goal. It holds no logic: it shows a PlannerSetup and reports edits as one.
+#include <vector>
+
+#include <QtWidgets/QWidget>
+
+#include "core/gpu.h"
+#include "core/model_config_json.h"
+#include "ui/window/planner_setup.h"
+
+QT_BEGIN_NAMESPACE
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QSpinBox;
+class QToolButton;
+QT_END_NAMESPACE
+
+namespace quantplan::ui {
+
+class LogSlider;
+
+// The controls. Every edit emits changed(); setSetup() changes nothing silently but emits nothing.
+class ControlsPanel : public QWidget {
+    Q_OBJECT
+public:
+    ControlsPanel(const std::vector<BundledModel>& models, const std::vector<GpuProfile>& gpus, QWidget* parent = nullptr);
+
+    // Shows `setup` (adding model, GPU or scheme entries it names that the lists lack).
+    void setSetup(const PlannerSetup& setup);
+    // The setup the controls show (error-lab fields at their defaults: the error panel owns them).
+    PlannerSetup setup() const;
+
+    // Adds (or selects) a model entry for a path the user opened; `label` is what the list shows.
+    void addModelEntry(const QString& argument, const QString& label);
+    // Adds (or selects) a GPU entry for a profile file the user opened.
+    void addGpuEntry(const QString& argument, const QString& label);
+
+    // The widgets, for tests and keyboard focus.
+    QComboBox* modelBox() const { return model_; }
+    QComboBox* gpuBox() const { return gpu_; }
+    QListWidget* schemeList() const { return schemes_; }
+    QLineEdit* schemeEntry() const { return scheme_entry_; }
+    LogSlider* batchSlider() const { return batch_; }
+    LogSlider* contextSlider() const { return context_; }
+    QComboBox* kvBox() const { return kv_; }
+    QComboBox* kernelBox() const { return kernel_; }
+    QComboBox* profileBox() const { return profile_; }
+    QDoubleSpinBox* memoryUtilizationBox() const { return gpu_mem_util_; }
+    QSpinBox* tensorParallelBox() const { return tp_; }
+    QComboBox* goalBox() const { return goal_; }
+    QComboBox* accuracyBox() const { return accuracy_; }
+
+public slots:
+    // Adds the scheme typed in the entry (checked); an invalid name is reported by errorMessage().
+    void addTypedScheme();
+
+signals:
+    void changed();
+    void openModelFileRequested();
+    void openCheckpointRequested();
+    void openGpuFileRequested();
+    void errorMessage(const QString& message);
+
+private:
+    // Checks `name` in the list, adding it when absent. Returns false for a name the grammar refuses.
+    bool ensureScheme(const QString& name, bool checked);
+
+    QComboBox* model_ = nullptr;
+    QToolButton* open_model_ = nullptr;
+    QComboBox* gpu_ = nullptr;
+    QToolButton* open_gpu_ = nullptr;
+    QListWidget* schemes_ = nullptr;
+    QLineEdit* scheme_entry_ = nullptr;
+    QPushButton* add_scheme_ = nullptr;
+    LogSlider* batch_ = nullptr;
+    LogSlider* context_ = nullptr;
+    QComboBox* kv_ = nullptr;
+    QComboBox* kernel_ = nullptr;
+    QComboBox* profile_ = nullptr;
+    QDoubleSpinBox* gpu_mem_util_ = nullptr;
+    QSpinBox* tp_ = nullptr;
+    QComboBox* goal_ = nullptr;
+    QComboBox* accuracy_ = nullptr;
+    QCheckBox* reasoning_ = nullptr;
+    PlannerSetup hidden_;  // fields without a control here (engine limits), kept from setSetup()
+};
+
+}  // namespace quantplan::ui

@@ -1,0 +1,89 @@
+#include "ui/window/decision_panel.h"
+
+#include <QtWidgets/QSplitter>
+#include <QtWidgets/QTextBrowser>
+#include <QtWidgets/QVBoxLayout>
+
+#include "core/scheme.h"
+#include "ui/window/glossary.h"
+#include "ui/window/table_models.h"
+
+namespace quantplan::ui {
+namespace {
+
+QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+
+}  // namespace
+
+QString decision_html(const PlanResult& plan) {
+    const Decision& d = plan.decision;
+    const Workload& w = plan.request.workload;
+    QString html;
+    html += QStringLiteral("<p>%1 on %2, batch %3, context %4, KV %5, TP %6, %7 profile, goal: %8.</p>")
+                .arg(esc(plan.request.model.name), esc(plan.request.gpu.name))
+                .arg(w.batch)
+                .arg(w.context_tokens)
+                .arg(esc(kv_format_name(w.kv)))
+                .arg(w.tensor_parallel)
+                .arg(esc(plan.request.efficiency.name), QString::fromUtf8(goal_name(plan.request.goal.goal)));
+    html += QStringLiteral("<p title=\"%1\">Regime: <b>%2</b></p>").arg(glossary("regime").toHtmlEscaped(), esc(d.regime));
+    if (d.recommendation.empty())
+        html += QStringLiteral("<h2>No recommendation: every scheme is vetoed or does not fit.</h2>");
+    else
+        html += QStringLiteral("<h2>Recommended: %1</h2>").arg(esc(d.recommendation));
+    if (!d.reasons.empty()) {
+        html += QStringLiteral("<h3>Why</h3><ol>");
+        for (const std::string& r : d.reasons) html += QStringLiteral("<li>%1</li>").arg(esc(r));
+        html += QStringLiteral("</ol>");
+    }
+    if (!d.warnings.empty()) {
+        html += QStringLiteral("<h3>Engine warnings</h3><ul>");
+        for (const std::string& r : d.warnings) html += QStringLiteral("<li>%1</li>").arg(esc(r));
+        html += QStringLiteral("</ul>");
+    }
+    QString notes;
+    for (const SchemeResult& r : plan.schemes) {
+        if (!r.costs.note.empty()) notes += QStringLiteral("<li><b>%1</b>: %2</li>").arg(esc(scheme_name(r.costs.scheme)), esc(r.costs.note));
+        if (!r.admission.fits)
+            notes += QStringLiteral("<li><b>%1</b> does not fit: %2</li>").arg(esc(scheme_name(r.costs.scheme)), esc(r.admission.reason));
+    }
+    if (!notes.isEmpty()) html += QStringLiteral("<h3>Scheme notes</h3><ul>%1</ul>").arg(notes);
+    return html;
+}
+
+DecisionPanel::DecisionPanel(QWidget* parent) : Panel(parent) {
+    text_ = new QTextBrowser(this);
+    text_->setObjectName(QStringLiteral("decisionText"));
+    text_->setOpenLinks(false);
+    model_ = new RankingModel(this);
+    table_ = new ResultTableView(this);
+    table_->setModel(model_);
+    table_->setObjectName(QStringLiteral("rankingTable"));
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(text_);
+    split->addWidget(table_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split);
+}
+
+void DecisionPanel::setResult(const PlanResult& plan) {
+    plan_ = plan;
+    text_dirty_ = true;
+    if (isVisible()) updateText();
+    model_->setResult(plan.decision, plan.request.goal.goal);
+}
+
+void DecisionPanel::updateText() {
+    if (!text_dirty_) return;
+    text_dirty_ = false;
+    text_->setHtml(decision_html(plan_));
+}
+
+void DecisionPanel::showEvent(QShowEvent* event) {
+    Panel::showEvent(event);
+    updateText();
+}
+
+}  // namespace quantplan::ui
