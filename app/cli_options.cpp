@@ -62,6 +62,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--errorsim-seed", [&](const std::string& v) { o.errorsim = true; o.errorsim_seed = to_int("--errorsim-seed", v); }},
         {"--errorsim-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_tensor = v; }},
         {"--errorsim-activation-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_activation_tensor = v; }},
+        {"--errorsim-tokens", [&](const std::string& v) { o.errorsim = true; o.errorsim_tokens = to_int("--errorsim-tokens", v); }},
     };
     // Flags.
     const std::map<std::string, std::function<void()>> flags{
@@ -156,6 +157,7 @@ Output:
   --errorsim-activation A  a16, or int8 / fp8 / fp8_e5m2 with -tensor, -static, -asym [a16]
   --errorsim-outlier X     outlier channel magnitude, times an ordinary channel [20]
   --errorsim-seed N        the synthetic layer's seed [1]
+  --errorsim-tokens N      synthetic calibration tokens, and as many held-out ones [512]
   --errorsim-tensor F:NAME weights from a .safetensors file (bf16, fp16, fp32), synthetic activations
   --errorsim-activation-tensor F:NAME  supplied activations [T x K] for --errorsim-tensor
   --out DIR                write a report folder (docs/report.md): report.json, report.md, report.html,

@@ -45,6 +45,7 @@ struct CliOptions {
     std::optional<std::int64_t> errorsim_seed;
     std::optional<std::string> errorsim_tensor;   // --errorsim-tensor FILE.safetensors:NAME
     std::optional<std::string> errorsim_activation_tensor;  // --errorsim-activation-tensor FILE.safetensors:NAME
+    std::optional<std::int64_t> errorsim_tokens;  // --errorsim-tokens N: calibration and held-out tokens each
     std::vector<std::string> gui_args;      // arguments left for Qt
 };
 

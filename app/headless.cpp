@@ -67,6 +67,10 @@ errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
         if (*o.errorsim_seed < 0) throw Error("--errorsim-seed", "must be 0 or positive");
         r.layer.seed = static_cast<std::uint64_t>(*o.errorsim_seed);
     }
+    if (o.errorsim_tokens) {
+        if (*o.errorsim_tokens < 1 || *o.errorsim_tokens > 65536) throw Error("--errorsim-tokens", "must be 1 to 65536");
+        r.layer.calibration_tokens = r.layer.heldout_tokens = *o.errorsim_tokens;
+    }
     r.tensor = o.errorsim_tensor;
     r.activation_tensor = o.errorsim_activation_tensor;
     return r;

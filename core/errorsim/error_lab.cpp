@@ -315,6 +315,10 @@ ErrorLabResult run_error_lab(const ErrorLabConfig& config, const Layer& layer) {
         log.push_back("Activations stay 16-bit: only the weights are quantized (W" + std::to_string(grid.bits) + "A16).");
     }
     if (m.act_order && !m.gptq) log.push_back("Act-order is a GPTQ option and has no effect without GPTQ.");
+    if ((m.gptq || m.awq) && d.x_calibration.rows() < k)
+        log.push_back("Only " + std::to_string(d.x_calibration.rows()) + " calibration tokens for " + std::to_string(k) +
+                      " input channels: the calibration Hessian is rank-deficient, so the methods can fit the calibration tokens "
+                      "beyond what the held-out tokens confirm.");
     return r;
 }
 
@@ -327,8 +331,6 @@ std::vector<LadderRow> granularity_ladder(const ErrorLabConfig& base, const Laye
     for (const GroupShape& g : kRungs) {
         ErrorLabConfig c = base;
         c.weights.group = g;
-        // A scale format fixed per tensor (the fp8 default) follows the granularity.
-        if (!base.weights.scale_format) c.weights.scale_format.reset();
         rows.push_back(LadderRow{granularity_name(g), g, run_error_lab(c, layer)});
     }
     return rows;
