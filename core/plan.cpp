@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/engines/engine_registry.h"
 #include "core/error.h"
 
 namespace quantplan {
@@ -83,6 +84,9 @@ PlanResult plan(PlanRequest request) {
         }
     }
     out.decision = decide(out.schemes, request.goal);
+    // What vLLM and SGLang would log or refuse for these schemes on this GPU (core/engines/).
+    for (std::string& warning : engine_plan_warnings(request.schemes, request.gpu, w.kernel, w.kv))
+        out.decision.warnings.push_back(std::move(warning));
     out.request = std::move(request);
     return out;
 }

@@ -265,6 +265,8 @@ InspectReport inspect_checkpoint(const CheckpointInput& in, const InspectOptions
     r.has_config = in.config_json.has_value();
     if (in.config_json) {
         try {
+            // The nesting bound first: a hostile config.json is refused before any value is built.
+            parse_untrusted_json(*in.config_json, "config.json");
             r.model = parse_model_config(*in.config_json, "config.json");
         } catch (const Error& e) {
             r.errors.push_back(e.what());
@@ -322,6 +324,16 @@ InspectReport inspect_checkpoint(const CheckpointInput& in, const InspectOptions
 
     // The prediction: every tensor of the architecture, quantized as the config says.
     std::unordered_map<std::string, std::size_t> logical_by_name, logical_by_module;
+    if (r.model) {
+        // Tensors per layer: attention (4 + 3 biases + 2 qk norms + 2 norms), a dense MLP (3) or the
+        // experts (3 each), a router and a shared expert (4).
+        const std::int64_t per_layer = 16 + 3 * std::max<std::int64_t>(1, r.model->num_experts);
+        if (r.model->num_layers * per_layer > kMaxInventoryTensors) {
+            r.errors.push_back("config.json: declares about " + std::to_string(r.model->num_layers * per_layer) + " tensors, more than the " +
+                               std::to_string(kMaxInventoryTensors) + " the inspector predicts");
+            r.model.reset();
+        }
+    }
     if (r.model) {
         for (TensorInfo& t : tensor_inventory(*r.model)) {
             LogicalTensor l;

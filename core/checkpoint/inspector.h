@@ -31,6 +31,9 @@ inline constexpr std::uint64_t kMaxCheckpointConfigBytes = 16u << 20;
 inline constexpr std::uint64_t kMaxIndexBytes = 64u << 20;
 // Most *.safetensors files read from one folder.
 inline constexpr std::size_t kMaxCheckpointFiles = 100000;
+// Most tensors an architecture may declare before the inspector refuses to predict it (DeepSeek-V3,
+// 256 experts x 61 layers, has about 48,000): a few bytes of config.json must not cost gigabytes.
+inline constexpr std::int64_t kMaxInventoryTensors = 1'000'000;
 
 // One *.safetensors file: its header, or the one error that stopped it.
 struct CheckpointFile {

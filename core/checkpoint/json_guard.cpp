@@ -73,6 +73,10 @@ Json parse_guarded(std::string_view text, const std::string& source, bool reject
         }
         return true;
     };
+    // nlohmann's lexer takes a NUL byte for the end of the input and would ignore what follows; JSON
+    // has no place for a raw NUL, and the official loader rejects it.
+    if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+        throw Error(source, "not valid JSON (a NUL byte at offset " + std::to_string(nul) + ")");
     try {
         return Json::parse(text.begin(), text.end(), guard);
     } catch (const StopParse& stop) {

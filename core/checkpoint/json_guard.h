@@ -15,8 +15,9 @@ inline constexpr int kMaxUntrustedJsonDepth = 64;
 // Longest error text quoted from the JSON library (its message may echo a hostile token).
 inline constexpr std::size_t kMaxQuotedErrorChars = 160;
 
-// Parses `text`. Throws Error(source, ...) when it is not JSON, nests deeper than `max_depth`, or
-// (with `reject_duplicate_root_keys`) names a key of the root object twice.
+// Parses `text`. Throws Error(source, ...) when it is not JSON (a raw NUL byte included: the JSON
+// library would stop there and ignore the rest), nests deeper than `max_depth`, or (with
+// `reject_duplicate_root_keys`) names a key of the root object twice.
 nlohmann::json parse_untrusted_json(std::string_view text, const std::string& source, bool reject_duplicate_root_keys = false,
                                     int max_depth = kMaxUntrustedJsonDepth);
 

@@ -552,7 +552,7 @@ std::vector<std::string> engine_plan_warnings(const std::vector<Scheme>& schemes
             const auto q = engine_query_for_scheme(scheme);
             if (!q) continue;
             const EngineResolution r = resolve_engine(*s, *q, target);
-            const std::string who = scheme_name(scheme) + " (a " + q->method + " checkpoint) on " + gpu_name + ": " + s->engine_name + " " + s->id;
+            const std::string who = scheme_name(scheme) + " (declared " + q->method + ") on " + gpu_name + ": " + s->engine_name + " " + s->id;
             for (const std::string& e : r.errors) add(who + " refuses it: " + e + " [" + s->stamp() + "]");
             for (const std::string& w : r.warnings)
                 add(who + " logs \"" + w + "\" [" + s->stamp() + (s->optimized_file.empty() ? "" : ", " + s->optimized_file) + "]");

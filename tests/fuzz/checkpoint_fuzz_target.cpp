@@ -1,0 +1,117 @@
+#include "checkpoint_fuzz_target.h"
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/checkpoint/inspector.h"
+#include "core/checkpoint/json_guard.h"
+#include "core/checkpoint/name_pattern.h"
+#include "core/checkpoint/quant_config.h"
+#include "core/checkpoint/safetensors.h"
+#include "core/error.h"
+#include "core/model_config_json.h"
+
+namespace quantplan::fuzz {
+namespace {
+
+template <typename F>
+void expect_only_error(F&& f) {
+    try {
+        f();
+    } catch (const Error&) {
+        // The one error a hostile input may give.
+    }
+}
+
+std::string tiny_config(const std::string& quantization_config) {
+    return R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
+              "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 128, "torch_dtype": "bfloat16", "quantization_config": )" +
+           quantization_config + "}";
+}
+
+}  // namespace
+
+void run_one_input(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    // As a safetensors file whose length is the input's, and as one claiming to be longer (the
+    // payload is never read, so the reader must decide from the header and the size alone).
+    expect_only_error([&] { parse_safetensors_header(text, size, "fuzz.safetensors"); });
+    expect_only_error([&] { parse_safetensors_header(text, size + 4096, "fuzz.safetensors"); });
+    // As configuration files.
+    QuantConfigTexts texts;
+    texts.config_json = std::string(text);
+    expect_only_error([&] { parse_quantization_config(texts); });
+    // parse_model_config is reached, as in the inspector, behind the untrusted-JSON guard (it
+    // catches only parse errors itself: a number like 1e400 would escape as out_of_range).
+    expect_only_error([&] {
+        parse_untrusted_json(text, "config.json");
+        parse_model_config(text, "config.json");
+    });
+    QuantConfigTexts wrapped;
+    wrapped.config_json = tiny_config(std::string(text));
+    expect_only_error([&] {
+        const QuantizationConfig c = parse_quantization_config(wrapped);
+        for (const char* m : {"model.layers.0.self_attn.q_proj", "model.layers.1.mlp.down_proj", "lm_head", "model.layers.0.mlp.gate"})
+            for (TensorRole r : {TensorRole::AttentionLinear, TensorRole::MlpLinear, TensorRole::LmHead, TensorRole::Router}) module_rule(c, m, r);
+    });
+    QuantConfigTexts modelopt;
+    modelopt.hf_quant_config = std::string(text);
+    expect_only_error([&] { parse_quantization_config(modelopt); });
+    // As a name pattern, matched against a module name and against the input itself.
+    expect_only_error([&] {
+        const NamePattern p = NamePattern::compile(text.substr(0, 256), "fuzz");
+        p.match_prefix("model.layers.0.self_attn.q_proj");
+        p.match_full(text.substr(0, 512));
+    });
+    glob_match(text.substr(0, 128), "model.layers.0.self_attn.q_proj");
+    // As a whole checkpoint: the input is the config, the index and the only file.
+    CheckpointInput in;
+    in.path = "fuzz";
+    in.config_json = wrapped.config_json;
+    in.index_json = std::string(text);
+    CheckpointFile f;
+    f.name = "model.safetensors";
+    f.file_bytes = size;
+    try {
+        f.header = parse_safetensors_header(text, size, f.name);
+    } catch (const Error& e) {
+        f.error = e.what();
+    }
+    in.files.push_back(std::move(f));
+    const InspectReport r = inspect_checkpoint(in);  // never throws for bad input
+    (void)r;
+}
+
+std::vector<std::string> seed_corpus() {
+    using D = SafetensorsDtype;
+    std::vector<std::string> seeds;
+    seeds.push_back(encode_safetensors({{"model.layers.0.self_attn.q_proj.qweight", D::I32, {64, 8}, {}},
+                                        {"model.layers.0.self_attn.q_proj.qzeros", D::I32, {1, 8}, {}},
+                                        {"model.layers.0.self_attn.q_proj.scales", D::F16, {1, 64}, {}},
+                                        {"model.embed_tokens.weight", D::BF16, {128, 64}, {}}},
+                                       {{"format", "pt"}}));
+    seeds.push_back(encode_safetensors({{"model.layers.0.mlp.down_proj.weight_packed", D::I32, {64, 16}, {}},
+                                        {"model.layers.0.mlp.down_proj.weight_scale", D::BF16, {64, 1}, {}},
+                                        {"model.layers.0.mlp.down_proj.weight_shape", D::I64, {2}, {}},
+                                        {"model.layers.0.self_attn.k_scale", D::BF16, {1}, {}},
+                                        {"scalar", D::F32, {}, {}},
+                                        {"empty", D::F16, {0, 3}, {}},
+                                        {"fp4", D::F4, {8}, {}}}));
+    seeds.push_back(encode_safetensors({{"w", D::F8E4M3, {4, 4}, {}}, {"w_scale_inv", D::F32, {1, 1}, {}}}));
+    for (const char* q : {
+             R"({"quant_method": "awq", "zero_point": true, "group_size": 128, "bits": 4, "version": "gemm", "modules_to_not_convert": ["gate"]})",
+             R"({"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": true, "sym": true, "dynamic": {"-:.*down_proj": {}, "+:.*layers\\.1\\..*": {"bits": 8}}})",
+             R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head", "re:.*mlp\\.gate$"], "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32, "actorder": "group"}, "input_activations": null}}, "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor"}})",
+             R"({"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3", "weight_block_size": [128, 128]})",
+             R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "*mlp.gate*"]})",
+             R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true, "llm_int8_skip_modules": ["lm_head"]})",
+             R"({"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]})",
+         })
+        seeds.push_back(q);
+    seeds.push_back(R"({"metadata": {"total_size": 1234}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}})");
+    seeds.push_back(R"(model\.layers\.\d+\.self_attn\.(q|k|v)_proj$)");
+    return seeds;
+}
+
+}  // namespace quantplan::fuzz
