@@ -117,6 +117,8 @@ Usage:
   quantplan --headless [options]           print the plan as a table (or JSON with --json -)
   quantplan --headless --out DIR           write a report folder
   quantplan --headless --inspect PATH      read a checkpoint's headers and compare with the prediction
+                                           (PATH: a folder, a config.json or a .safetensors file;
+                                           --gpu for the engines' kernels; docs/inspector.md)
   quantplan --validate [--model M] [--out FILE]   check predictions on an NVIDIA GPU
 
 Model and hardware:
