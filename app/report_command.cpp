@@ -19,8 +19,8 @@
 namespace quantplan::app {
 namespace {
 
-// The error-lab request of the report: seed 003's default ladders, changed by --errorsim-* (the
-// same rules as the headless JSON's, app/headless.cpp).
+// The error-lab request of the report: seed 003's default ladders, changed by --errorsim-*. A copy
+// of app/headless.cpp's (anonymous there); the two must agree until it moves to app/headless.h.
 errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
     errorsim::ErrorsimRequest r = errorsim::default_errorsim_request();
     if (o.errorsim_formats) r.formats = errorsim::parse_weight_formats(*o.errorsim_formats, "--errorsim-formats");
@@ -36,7 +36,12 @@ errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
         if (*o.errorsim_seed < 0) throw Error("--errorsim-seed", "must be 0 or positive");
         r.layer.seed = static_cast<std::uint64_t>(*o.errorsim_seed);
     }
-    if (o.errorsim_tensor) r.tensor = *o.errorsim_tensor;
+    if (o.errorsim_tokens) {
+        if (*o.errorsim_tokens < 1 || *o.errorsim_tokens > 65536) throw Error("--errorsim-tokens", "must be 1 to 65536");
+        r.layer.calibration_tokens = r.layer.heldout_tokens = *o.errorsim_tokens;
+    }
+    r.tensor = o.errorsim_tensor;
+    r.activation_tensor = o.errorsim_activation_tensor;
     return r;
 }
 
@@ -65,7 +70,9 @@ nlohmann::json inputs_json(const CliOptions& o) {
     if (o.errorsim_activation) lab["activation"] = *o.errorsim_activation;
     if (o.errorsim_outlier) lab["outlier"] = *o.errorsim_outlier;
     if (o.errorsim_seed) lab["seed"] = *o.errorsim_seed;
+    if (o.errorsim_tokens) lab["tokens"] = *o.errorsim_tokens;
     if (o.errorsim_tensor) lab["tensor"] = *o.errorsim_tensor;
+    if (o.errorsim_activation_tensor) lab["activation_tensor"] = *o.errorsim_activation_tensor;
     j["errorsim"] = std::move(lab);
     return j;
 }

@@ -215,6 +215,14 @@ std::vector<Block> build_blocks(const ReportContent& c) {
             lab.rows.push_back({r.format, r.method, r.granularity, percent(r.result.layer_error_calibration),
                                 percent(r.result.layer_error_heldout), percent(r.result.weight_error), fixed(r.result.effective_bits, 3)});
         out.push_back(std::move(lab));
+        if (!e.kv_cache.empty()) {
+            out.push_back(paragraph("The KV-cache formats the planner prices, quantized on a synthetic K tensor with the same "
+                                    "outlier magnitude and seed:"));
+            Block kv = table({"KV format", "relative error", "bits/element"}, {false, true, true});
+            for (const errorsim::KvRow& r : e.kv_cache)
+                kv.rows.push_back({r.format, percent(r.result.relative_error), fixed(r.result.effective_bits, 3)});
+            out.push_back(std::move(kv));
+        }
     }
 
     // Charts.
