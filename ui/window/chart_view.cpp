@@ -7,13 +7,11 @@
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QLegend>
-#include <QtCharts/QLegendMarker>
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include <QtCharts/QXYSeries>
 #include <QtGui/QContextMenuEvent>
-#include <QtWidgets/QGraphicsLayout>
 #include <QtGui/QCursor>
 #include <QtGui/QMouseEvent>
 #include <QtWidgets/QApplication>
@@ -52,7 +50,12 @@ bool same_structure(const QChart* target, const QChart* source) {
         if (!same_class(ta[i], sa[i]) || ta[i]->alignment() != sa[i]->alignment() || !axis_supported(ta[i])) return false;
     for (qsizetype i = 0; i < ts.size(); ++i) {
         if (!same_class(ts[i], ss[i]) || axis_indexes(target, ts[i]) != axis_indexes(source, ss[i])) return false;
-        if (qobject_cast<QXYSeries*>(ts[i])) continue;
+        // The chart builders hide a legend entry by structure (a helper series) or because its
+        // series is empty; with the same emptiness the target's legend is already right.
+        if (auto* tx = qobject_cast<QXYSeries*>(ts[i])) {
+            if ((tx->count() == 0) != (qobject_cast<QXYSeries*>(ss[i])->count() == 0)) return false;
+            continue;
+        }
         auto* tb = qobject_cast<QAbstractBarSeries*>(ts[i]);
         auto* sb = qobject_cast<QAbstractBarSeries*>(ss[i]);
         if (!tb || !sb || tb->count() != sb->count()) return false;
@@ -62,21 +65,28 @@ bool same_structure(const QChart* target, const QChart* source) {
     return true;
 }
 
+// Assigns through `set` only when the value differs: every axis setter relays the chart out and
+// re-shapes its labels, even for the value it already has, and that is most of an update's cost.
+template <class Object, class Value, class Setter>
+void set_if_changed(Object* object, const Value& current, const Value& wanted, Setter set) {
+    if (!(current == wanted)) (object->*set)(wanted);
+}
+
 void copy_axis(QAbstractAxis* t, QAbstractAxis* s) {
-    t->setTitleText(s->titleText());
-    t->setVisible(s->isVisible());
+    set_if_changed(t, t->titleText(), s->titleText(), &QAbstractAxis::setTitleText);
+    set_if_changed(t, t->isVisible(), s->isVisible(), &QAbstractAxis::setVisible);
     if (auto* tl = qobject_cast<QLogValueAxis*>(t)) {
         auto* sl = qobject_cast<QLogValueAxis*>(s);
-        tl->setBase(sl->base());
-        tl->setLabelFormat(sl->labelFormat());
-        tl->setMinorTickCount(sl->minorTickCount());
-        tl->setRange(sl->min(), sl->max());
+        set_if_changed(tl, tl->base(), sl->base(), &QLogValueAxis::setBase);
+        set_if_changed(tl, tl->labelFormat(), sl->labelFormat(), &QLogValueAxis::setLabelFormat);
+        set_if_changed(tl, tl->minorTickCount(), sl->minorTickCount(), &QLogValueAxis::setMinorTickCount);
+        if (tl->min() != sl->min() || tl->max() != sl->max()) tl->setRange(sl->min(), sl->max());
     } else if (auto* tv = qobject_cast<QValueAxis*>(t)) {
         auto* sv = qobject_cast<QValueAxis*>(s);
-        tv->setLabelFormat(sv->labelFormat());
-        tv->setTickCount(sv->tickCount());
-        tv->setMinorTickCount(sv->minorTickCount());
-        tv->setRange(sv->min(), sv->max());
+        set_if_changed(tv, tv->labelFormat(), sv->labelFormat(), &QValueAxis::setLabelFormat);
+        set_if_changed(tv, tv->tickCount(), sv->tickCount(), &QValueAxis::setTickCount);
+        set_if_changed(tv, tv->minorTickCount(), sv->minorTickCount(), &QValueAxis::setMinorTickCount);
+        if (tv->min() != sv->min() || tv->max() != sv->max()) tv->setRange(sv->min(), sv->max());
     } else if (auto* tc = qobject_cast<QBarCategoryAxis*>(t)) {
         auto* sc = qobject_cast<QBarCategoryAxis*>(s);
         if (tc->categories() != sc->categories()) {
@@ -87,38 +97,38 @@ void copy_axis(QAbstractAxis* t, QAbstractAxis* s) {
 }
 
 void copy_series(QAbstractSeries* t, QAbstractSeries* s) {
-    t->setName(s->name());
-    t->setVisible(s->isVisible());
-    t->setOpacity(s->opacity());
+    set_if_changed(t, t->name(), s->name(), &QAbstractSeries::setName);
+    set_if_changed(t, t->isVisible(), s->isVisible(), &QAbstractSeries::setVisible);
+    set_if_changed(t, t->opacity(), s->opacity(), &QAbstractSeries::setOpacity);
     if (auto* tx = qobject_cast<QXYSeries*>(t)) {
         auto* sx = qobject_cast<QXYSeries*>(s);
-        tx->setPen(sx->pen());
-        tx->setBrush(sx->brush());
-        tx->setPointsVisible(sx->pointsVisible());
-        tx->setPointLabelsFormat(sx->pointLabelsFormat());
-        tx->setPointLabelsVisible(sx->pointLabelsVisible());
-        tx->setPointLabelsClipping(sx->pointLabelsClipping());
-        tx->setPointLabelsColor(sx->pointLabelsColor());
+        set_if_changed(tx, tx->pen(), sx->pen(), &QXYSeries::setPen);
+        set_if_changed(tx, tx->brush(), sx->brush(), &QXYSeries::setBrush);
+        set_if_changed(tx, tx->pointsVisible(), sx->pointsVisible(), &QXYSeries::setPointsVisible);
+        set_if_changed(tx, tx->pointLabelsFormat(), sx->pointLabelsFormat(), &QXYSeries::setPointLabelsFormat);
+        set_if_changed(tx, tx->pointLabelsVisible(), sx->pointLabelsVisible(), &QXYSeries::setPointLabelsVisible);
+        set_if_changed(tx, tx->pointLabelsClipping(), sx->pointLabelsClipping(), &QXYSeries::setPointLabelsClipping);
+        set_if_changed(tx, tx->pointLabelsColor(), sx->pointLabelsColor(), &QXYSeries::setPointLabelsColor);
         if (auto* tsc = qobject_cast<QScatterSeries*>(t)) {
             auto* ssc = qobject_cast<QScatterSeries*>(s);
-            tsc->setMarkerShape(ssc->markerShape());
-            tsc->setMarkerSize(ssc->markerSize());
+            set_if_changed(tsc, tsc->markerShape(), ssc->markerShape(), &QScatterSeries::setMarkerShape);
+            set_if_changed(tsc, tsc->markerSize(), ssc->markerSize(), &QScatterSeries::setMarkerSize);
         }
-        tx->replace(sx->points());
-        tx->setPointsConfiguration(sx->pointsConfiguration());
+        if (tx->points() != sx->points()) tx->replace(sx->points());
+        if (tx->pointsConfiguration() != sx->pointsConfiguration()) tx->setPointsConfiguration(sx->pointsConfiguration());
         return;
     }
     auto* tb = qobject_cast<QAbstractBarSeries*>(t);
     auto* sb = qobject_cast<QAbstractBarSeries*>(s);
-    tb->setLabelsVisible(sb->isLabelsVisible());
-    tb->setLabelsFormat(sb->labelsFormat());
+    set_if_changed(tb, tb->isLabelsVisible(), sb->isLabelsVisible(), &QAbstractBarSeries::setLabelsVisible);
+    set_if_changed(tb, tb->labelsFormat(), sb->labelsFormat(), &QAbstractBarSeries::setLabelsFormat);
     for (int j = 0; j < tb->count(); ++j) {
         QBarSet* ts = tb->barSets().at(j);
         QBarSet* ss = sb->barSets().at(j);
-        ts->setLabel(ss->label());
-        ts->setBrush(ss->brush());
-        ts->setPen(ss->pen());
-        ts->setLabelColor(ss->labelColor());
+        set_if_changed(ts, ts->label(), ss->label(), &QBarSet::setLabel);
+        set_if_changed(ts, ts->brush(), ss->brush(), &QBarSet::setBrush);
+        set_if_changed(ts, ts->pen(), ss->pen(), &QBarSet::setPen);
+        set_if_changed(ts, ts->labelColor(), ss->labelColor(), &QBarSet::setLabelColor);
         for (int k = 0; k < ts->count(); ++k)
             if (ts->at(k) != ss->at(k)) ts->replace(k, ss->at(k));
     }
@@ -128,19 +138,11 @@ void copy_series(QAbstractSeries* t, QAbstractSeries* s) {
 
 bool sync_chart(QChart* target, QChart* source) {
     if (!target || !source || !same_structure(target, source)) return false;
-    target->setTitle(source->title());
+    set_if_changed(target, target->title(), source->title(), &QChart::setTitle);
     const QList<QAbstractAxis*> ta = target->axes(), sa = source->axes();
     for (qsizetype i = 0; i < ta.size(); ++i) copy_axis(ta[i], sa[i]);
-    // Legend markers report whether the chart builder hid them only once the legend is laid out.
-    // (The legend's own layout is enough; laying out the whole chart would cost what we save.)
-    if (QGraphicsLayout* layout = source->legend()->layout()) layout->activate();
     const QList<QAbstractSeries*> ts = target->series(), ss = source->series();
-    for (qsizetype i = 0; i < ts.size(); ++i) {
-        copy_series(ts[i], ss[i]);
-        const QList<QLegendMarker*> tm = target->legend()->markers(ts[i]);
-        const QList<QLegendMarker*> sm = source->legend()->markers(ss[i]);
-        for (qsizetype j = 0; j < tm.size() && j < sm.size(); ++j) tm[j]->setVisible(sm[j]->isVisible());
-    }
+    for (qsizetype i = 0; i < ts.size(); ++i) copy_series(ts[i], ss[i]);
     return true;
 }
 

@@ -15,8 +15,10 @@ inline constexpr int kChartExportWidth = 1600;
 inline constexpr int kChartExportHeight = 1000;
 
 // Copies what `source` draws into `target` when both have the same structure (series and axes of
-// the same types in the same order, bar sets of the same lengths): names, points, bar values,
-// pens and brushes, axis ranges, titles, categories and legend visibility. Returns false, changing
+// the same types in the same order, bar sets of the same lengths, the same XY series empty): names,
+// points, bar values, pens and brushes, axis ranges, titles and categories. Legend entries are not
+// copied: ui/charts hides an entry only for a helper series or an empty one, which the structure
+// fixes (tst_window checks a synced legend against a fresh chart's). Returns false, changing
 // nothing, when the structures differ. Updating a shown chart this way costs a fraction of
 // replacing it (no scene items are created), which keeps a control change within one frame.
 bool sync_chart(QChart* target, QChart* source);

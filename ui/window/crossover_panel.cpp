@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QtCharts/QLegend>
 #include <QtCore/QLocale>
 #include <QtWidgets/QComboBox>
 #include <QtWidgets/QHBoxLayout>
@@ -131,7 +132,8 @@ void CrossoverPanel::setResult(const PlanResult& plan, const std::vector<SweepPo
 void CrossoverPanel::buildChart() {
     CrossoverChartOptions options;
     options.metric = metric_->currentIndex() == 1 ? CrossoverMetric::TokensPerS : CrossoverMetric::StepTimeMs;
-    view_->showChart(make_crossover_chart(plan_, sweep_, options));
+    // The legend goes to the right: at the bottom, six schemes and three markers truncate.
+    if (view_->showChart(make_crossover_chart(plan_, sweep_, options))) view_->chart()->legend()->setAlignment(Qt::AlignRight);
 }
 
 QString CrossoverPanel::readoutAt(double batch) const {

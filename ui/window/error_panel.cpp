@@ -1,11 +1,13 @@
 #include "ui/window/error_panel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include <QtCore/QFileInfo>
 #include <QtCore/QLocale>
 #include <QtCore/QSignalBlocker>
+#include <QtCharts/QLegend>
 #include <QtWidgets/QCheckBox>
 #include <QtWidgets/QComboBox>
 #include <QtWidgets/QDoubleSpinBox>
@@ -262,7 +264,9 @@ ErrorPanel::ErrorPanel(QWidget* parent) : Panel(parent) {
     table_->setObjectName(QStringLiteral("errorTable"));
     log_ = new QTextBrowser(this);
     log_->setToolTip(tr("The lab's decision log for the selected row: every number in words."));
-    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) { showLog(current.row()); });
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+        if (current.isValid()) showRow(current.row());
+    });
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(formats);
@@ -399,36 +403,49 @@ void ErrorPanel::useRealTensor(const QString& path, const QString& tensor_name) 
 }
 
 void ErrorPanel::showLadders(const ErrorLadders& ladders) {
+    const int row = selected_row_;
     ladders_ = ladders;
     model_->setResult(ladders_);
     chartChanged();
-    QStringList lines;
-    for (std::size_t f = 0; f < ladders_.ladders.size(); ++f) {
-        QStringList cells;
-        for (const errorsim::LadderRow& row : ladders_.ladders[f])
-            cells << QStringLiteral("%1 %2 | %3").arg(QString::fromStdString(row.granularity), percent(row.result.layer_error_calibration),
-                                                      percent(row.result.weight_error));
-        lines << QStringLiteral("<b>%1</b> (layer | weight error): %2").arg(ladders_.labels.value(static_cast<qsizetype>(f)), cells.join(QStringLiteral(" · ")));
+    status_->setText(ladders_.ladders.empty() ? QString() : tr("On the %1. Select a row for its readout and decision log.").arg(ladders_.layer_source));
+    if (model_->rowCount() == 0) {
+        readout_->clear();
+        log_->clear();
+        return;
     }
-    readout_->setText(lines.join(QStringLiteral("<br>")));
-    status_->setText(ladders_.ladders.empty() ? QString() : tr("On the %1.").arg(ladders_.layer_source));
-    if (model_->rowCount() > 0) showLog(table_->currentIndex().isValid() ? table_->currentIndex().row() : 0);
-    else log_->clear();
+    // Keep the row the user looked at; by default the first format's g128, the seed's reference.
+    constexpr int kDefaultRow = 2;
+    const int shown = row >= 0 && row < model_->rowCount() ? row : std::min(kDefaultRow, model_->rowCount() - 1);
+    table_->setCurrentIndex(model_->index(shown, 0));
+    showRow(shown);
 }
 
-void ErrorPanel::buildChart() { view_->showChart(make_error_chart(ladders_.ladders, ladders_.labels)); }
+void ErrorPanel::buildChart() {
+    // The legend goes to the right: a format's three lines need their full names.
+    if (view_->showChart(make_error_chart(ladders_.ladders, ladders_.labels))) view_->chart()->legend()->setAlignment(Qt::AlignRight);
+}
 
-void ErrorPanel::showLog(int row) {
+void ErrorPanel::showRow(int row) {
     int index = 0;
     for (std::size_t f = 0; f < ladders_.ladders.size(); ++f) {
         for (const errorsim::LadderRow& r : ladders_.ladders[f]) {
             if (index++ != row) continue;
-            QString html = QStringLiteral("<p><b>%1 %2</b>: layer error %3 (held-out %4), weight error %5, %6 effective bits, %7 usable levels.</p><ul>")
-                               .arg(ladders_.labels.value(static_cast<qsizetype>(f)), QString::fromStdString(r.granularity),
-                                    percent(r.result.layer_error_calibration), percent(r.result.layer_error_heldout), percent(r.result.weight_error))
-                               .arg(r.result.effective_bits, 0, 'f', 3)
-                               .arg(r.result.median_levels_per_group, 0, 'f', 0);
-            for (const std::string& line : r.result.log) html += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(line).toHtmlEscaped());
+            selected_row_ = row;
+            const errorsim::ErrorLabResult& e = r.result;
+            const QString name = ladders_.labels.value(static_cast<qsizetype>(f)) + QLatin1Char(' ') + QString::fromStdString(r.granularity);
+            // The two errors side by side, then what the grid looks like: the seed's readouts.
+            QString readout = QStringLiteral("<span style=\"font-size:large\"><b>%1</b> &nbsp; layer error <b>%2</b> &nbsp;|&nbsp; weight error <b>%3</b></span>"
+                                             "<br>held-out layer error %4 &nbsp;·&nbsp; %5 effective bits &nbsp;·&nbsp; %6 usable levels per group")
+                                  .arg(name.toHtmlEscaped(), percent(e.layer_error_calibration), percent(e.weight_error), percent(e.layer_error_heldout))
+                                  .arg(e.effective_bits, 0, 'f', 3)
+                                  .arg(e.median_levels_per_group, 0, 'f', 0);
+            if (e.median_levels_activation_channel > 0)
+                readout += QStringLiteral(" &nbsp;·&nbsp; %1 levels per ordinary activation channel").arg(e.median_levels_activation_channel, 0, 'f', 0);
+            if (e.weight_spread_after != e.weight_spread_before)
+                readout += QStringLiteral(" &nbsp;·&nbsp; weight spread %1x → %2x").arg(e.weight_spread_before, 0, 'f', 1).arg(e.weight_spread_after, 0, 'f', 1);
+            readout_->setText(readout);
+            QString html = QStringLiteral("<p><b>%1</b></p><ul>").arg(name.toHtmlEscaped());
+            for (const std::string& line : e.log) html += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(line).toHtmlEscaped());
             log_->setHtml(html + QStringLiteral("</ul>"));
             return;
         }

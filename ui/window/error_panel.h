@@ -90,10 +90,12 @@ protected:
 
 private:
     void showLadders(const ErrorLadders& ladders);
-    void showLog(int row);
+    // Shows row `row` of the table in the readout and the decision log.
+    void showRow(int row);
 
     ErrorLabSetup shown_;               // the setup of the ladders on screen (or being computed)
     bool has_run_ = false;
+    int selected_row_ = -1;            // the table row shown in the readout (-1: the default)
     bool real_changed_ = false;         // the real tensor was loaded or dropped since the last run
     std::shared_ptr<const errorsim::RealWeights> real_weights_;  // a loaded real tensor (null: synthetic layer)
     QStringList extra_formats_;         // formats of the setup without a check box, kept as given

@@ -20,6 +20,7 @@
 #include <QtWidgets/QMessageBox>
 #include <QtWidgets/QProgressBar>
 #include <QtWidgets/QScrollArea>
+#include <QtWidgets/QScrollBar>
 #include <QtWidgets/QStatusBar>
 #include <QtWidgets/QTabWidget>
 #include <QtWidgets/QToolBar>
@@ -123,10 +124,11 @@ MainWindow::~MainWindow() {
 void MainWindow::buildLayout() {
     controls_ = new ControlsPanel(bundled_models_, bundled_gpus_, this);
     auto* scroll = new QScrollArea(this);
+    controls_scroll_ = scroll;
     scroll->setWidget(controls_);
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(controls_->sizeHint().width() + 24);
+    fitControlsWidth();
     auto* dock = new QDockWidget(tr("Controls"), this);
     dock->setObjectName(QStringLiteral("controlsDock"));
     dock->setWidget(scroll);
@@ -623,6 +625,7 @@ void MainWindow::setPresentationMode(bool on) {
     presentation_ = on;
     if (presentation_action_->isChecked() != on) presentation_action_->setChecked(on);
     const double factor = on ? kPresentationFontScale : 1.0;
+    const double chart_factor = on ? kPresentationChartFontScale : 1.0;
     QFont font = QApplication::font();
     if (font.pointSizeF() > 0) font.setPointSizeF(font.pointSizeF() * factor);
     else if (font.pixelSize() > 0) font.setPixelSize(static_cast<int>(font.pixelSize() * factor + 0.5));
@@ -630,7 +633,15 @@ void MainWindow::setPresentationMode(bool on) {
     QFont note = font;
     note.setPointSizeF(font.pointSizeF() * 1.15);
     lecture_note_->setFont(note);
-    for (Panel* p : panels()) p->setFontScale(factor);
+    for (Panel* p : panels()) p->setFontScale(chart_factor);
+    fitControlsWidth();
+}
+
+void MainWindow::fitControlsWidth() {
+    controls_->ensurePolished();
+    controls_->adjustSize();
+    const int scrollbar = controls_scroll_->verticalScrollBar()->sizeHint().width();
+    controls_scroll_->setMinimumWidth(controls_->minimumSizeHint().width() + scrollbar + 2 * controls_scroll_->frameWidth());
 }
 
 void MainWindow::restoreWindowSettings() {

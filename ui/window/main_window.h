@@ -24,6 +24,7 @@ QT_BEGIN_NAMESPACE
 class QAction;
 class QLabel;
 class QProgressBar;
+class QScrollArea;
 class QSettings;
 class QTabWidget;
 class QTimer;
@@ -65,8 +66,10 @@ struct WindowOptions {
     QString startup_error;
 };
 
-// The presentation mode's font factor (large enough to read from the back of a lecture room).
-inline constexpr double kPresentationFontScale = 1.6;
+// The presentation mode's font factor for widgets (large enough to read from the back of a
+// lecture room) and for charts (smaller: axis labels must still fit between their ticks).
+inline constexpr double kPresentationFontScale = 1.5;
+inline constexpr double kPresentationChartFontScale = 1.3;
 
 // The setup remembered in `settings`, or the default setup when none (or an invalid one) is stored.
 PlannerSetup remembered_setup(QSettings& settings);
@@ -158,6 +161,8 @@ private:
     void saveSettings();
     void restoreWindowSettings();
     void updateTitle();
+    // Sizes the controls' dock to the controls at the current font.
+    void fitControlsWidth();
     void exportChartDialog(Panel* panel);
     void exportTableDialog(ResultTableView* table, const QString& stem);
     QString chooseSaveFile(const QString& title, const QString& suggested, const QString& filters);
@@ -180,6 +185,7 @@ private:
     CheckpointPanel* checkpoint_ = nullptr;
     MemoryPanel* memory_ = nullptr;
     DecisionPanel* decision_ = nullptr;
+    QScrollArea* controls_scroll_ = nullptr;
     QLabel* banner_ = nullptr;
     QToolBar* lecture_bar_ = nullptr;
     QLabel* lecture_title_ = nullptr;

@@ -19,6 +19,18 @@ ResultTableView::ResultTableView(QWidget* parent) : QTableView(parent) {
     horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     horizontalHeader()->setStretchLastSection(true);
     verticalHeader()->setVisible(false);
+    fitRowHeight();
+}
+
+void ResultTableView::fitRowHeight() {
+    constexpr int kRowPaddingPx = 6;  // room above and below the text
+    verticalHeader()->setMinimumSectionSize(fontMetrics().height() + kRowPaddingPx);
+    verticalHeader()->setDefaultSectionSize(fontMetrics().height() + kRowPaddingPx);
+}
+
+void ResultTableView::changeEvent(QEvent* event) {
+    QTableView::changeEvent(event);
+    if (event->type() == QEvent::FontChange) fitRowHeight();
 }
 
 void ResultTableView::contextMenuEvent(QContextMenuEvent* event) {

@@ -26,9 +26,12 @@ signals:
 
 protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
     void copySelection() const;
+    // Rows as high as one line of the current font (presentation mode changes it).
+    void fitRowHeight();
 };
 
 // The interface of a panel.
