@@ -22,6 +22,8 @@
 #include <QtCore/QDir>
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
 #include <QtCore/QTemporaryDir>
 #include <QtGui/QAction>
 #include <QtGui/QImage>
@@ -38,6 +40,7 @@
 #include <QtWidgets/QTextBrowser>
 #include <QtWidgets/QToolBar>
 
+#include "core/checkpoint/safetensors.h"
 #include "core/errorsim/errorsim_request.h"
 #include "core/model_config_json.h"
 #include "core/sweep.h"
@@ -457,14 +460,20 @@ BOOST_FIXTURE_TEST_CASE(errors_are_shown_in_the_window_and_the_last_plan_stays, 
 
 BOOST_FIXTURE_TEST_CASE(a_checkpoint_folder_opens_off_the_gui_thread_with_its_real_size, WindowFixture) {
     QTemporaryDir checkpoint;
-    QFile::copy(QString::fromStdString((kSource / "models" / "qwen3-8b" / "config.json").string()), checkpoint.filePath(QStringLiteral("config.json")));
+    QFile source(QString::fromStdString((kSource / "models" / "qwen3-8b" / "config.json").string()));
+    BOOST_REQUIRE(source.open(QIODevice::ReadOnly));
+    QJsonObject config = QJsonDocument::fromJson(source.readAll()).object();
+    config.insert(QStringLiteral("quantization_config"),
+                  QJsonObject{{QStringLiteral("quant_method"), QStringLiteral("awq")}, {QStringLiteral("bits"), 4},
+                              {QStringLiteral("group_size"), 64}, {QStringLiteral("zero_point"), true}, {QStringLiteral("version"), QStringLiteral("gemm")}});
+    QFile out(checkpoint.filePath(QStringLiteral("config.json")));
+    BOOST_REQUIRE(out.open(QIODevice::WriteOnly));
+    out.write(QJsonDocument(config).toJson());
+    out.close();
+    const std::string shard_bytes = encode_safetensors({{"model.norm.weight", SafetensorsDtype::F16, {2048}, {}}});
     QFile shard(checkpoint.filePath(QStringLiteral("model.safetensors")));
     BOOST_REQUIRE(shard.open(QIODevice::WriteOnly));
-    const QByteArray header = "{\"__metadata__\":{}}";
-    const char length[8] = {static_cast<char>(header.size()), 0, 0, 0, 0, 0, 0, 0};
-    shard.write(length, 8);
-    shard.write(header);
-    shard.write(QByteArray(4096, '\0'));
+    shard.write(shard_bytes.data(), static_cast<qint64>(shard_bytes.size()));
     shard.close();
     window.openCheckpointFolder(checkpoint.path());
     BOOST_TEST(window.checkpointJob()->isRunning());
@@ -472,11 +481,17 @@ BOOST_FIXTURE_TEST_CASE(a_checkpoint_folder_opens_off_the_gui_thread_with_its_re
     BOOST_REQUIRE(window.checkpointScan().has_value());
     BOOST_TEST(window.checkpointScan()->tensor_bytes() == 4096u);
     BOOST_TEST(window.setup().model == window.checkpointScan()->folder);
+    // The declared scheme (AWQ g64, not in the default six) is added and checked.
+    BOOST_TEST(window.setup().schemes.contains(QStringLiteral("w4a16-g64")), window.setup().schemes.join(QLatin1Char(',')).toStdString());
+    BOOST_TEST(window.result()->schemes.size() == 7u);
     BOOST_TEST(window.result()->request.model.hidden_size == 4096);
     auto* actual = series_named<QLineSeries>(window.checkpointPanel()->chart(), QStringLiteral("actual checkpoint"));
     BOOST_TEST(close(4096 / 1e9, actual->at(0).y()));
-    BOOST_TEST(window.checkpointPanel()->summaryLabel()->text().contains(QStringLiteral("1 safetensors files")));
+    BOOST_TEST(window.checkpointPanel()->summaryLabel()->text().contains(QStringLiteral("1 safetensors files")),
+               window.checkpointPanel()->summaryLabel()->text().toStdString());
     BOOST_TEST(window.tabs()->currentWidget() == window.checkpointPanel());
+    settle();
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "checkpoint-opened.png").string())));
     // Another model: the real size belonged to the checkpoint and is dropped.
     window.controls()->modelBox()->setCurrentIndex(window.controls()->modelBox()->findData(QStringLiteral("llama-3.1-8b")));
     settle();

@@ -22,6 +22,7 @@
 #include <QtWidgets/QSlider>
 #include <QtWidgets/QSpinBox>
 
+#include "core/checkpoint/safetensors.h"
 #include "core/error.h"
 #include "core/errorsim/errorsim_request.h"
 #include "core/model_config_json.h"
@@ -520,35 +521,56 @@ BOOST_AUTO_TEST_CASE(a_newer_job_supersedes_an_older_one_and_errors_arrive_as_me
     BOOST_TEST(failed.front().front().toString().toStdString() == "--model: no such model");
 }
 
-BOOST_AUTO_TEST_CASE(checkpoint_scan_reads_config_and_splits_headers_from_tensor_bytes) {
+BOOST_AUTO_TEST_CASE(checkpoint_scan_summarises_the_inspector_report) {
     QTemporaryDir dir;
-    QFile::copy(QString::fromStdString((kSource / "models" / "qwen3-8b" / "config.json").string()), dir.filePath(QStringLiteral("config.json")));
-    const auto write_shard = [&](const QString& name, const QByteArray& header, qint64 payload) {
+    // An AWQ config.json over qwen3-8b's architecture, and two shards holding two of its tensors.
+    QFile source(QString::fromStdString((kSource / "models" / "qwen3-8b" / "config.json").string()));
+    BOOST_REQUIRE(source.open(QIODevice::ReadOnly));
+    QJsonObject config = QJsonDocument::fromJson(source.readAll()).object();
+    config.insert(QStringLiteral("quantization_config"),
+                  QJsonObject{{QStringLiteral("quant_method"), QStringLiteral("awq")}, {QStringLiteral("bits"), 4},
+                              {QStringLiteral("group_size"), 128}, {QStringLiteral("zero_point"), true}, {QStringLiteral("version"), QStringLiteral("gemm")}});
+    QFile out(dir.filePath(QStringLiteral("config.json")));
+    BOOST_REQUIRE(out.open(QIODevice::WriteOnly));
+    out.write(QJsonDocument(config).toJson());
+    out.close();
+    std::uint64_t file_bytes = 0;
+    const auto write_shard = [&](const QString& name, const std::vector<SafetensorsEntry>& tensors) {
+        const std::string bytes = encode_safetensors(tensors);
         QFile f(dir.filePath(name));
         BOOST_REQUIRE(f.open(QIODevice::WriteOnly));
-        const quint64 n = static_cast<quint64>(header.size());
-        for (int i = 0; i < 8; ++i) f.putChar(static_cast<char>((n >> (8 * i)) & 0xff));
-        f.write(header);
-        f.write(QByteArray(payload, '\0'));
+        f.write(bytes.data(), static_cast<qint64>(bytes.size()));
+        file_bytes += bytes.size();
     };
-    write_shard(QStringLiteral("model-00001-of-00002.safetensors"), R"({"a":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}})", 1000);
-    write_shard(QStringLiteral("model-00002-of-00002.safetensors"), R"({"__metadata__":{}})", 24);
+    write_shard(QStringLiteral("model-00001-of-00002.safetensors"), {{"model.norm.weight", SafetensorsDtype::F16, {4096}, {}}});
+    write_shard(QStringLiteral("model-00002-of-00002.safetensors"), {{"model.layers.0.input_layernorm.weight", SafetensorsDtype::F16, {4096}, {}}});
     TestContext context;
     const CheckpointScan scan = scan_checkpoint(dir.path(), context);
     BOOST_REQUIRE(scan.config.has_value());
     BOOST_TEST(scan.config->hidden_size == 4096);
+    BOOST_TEST(scan.declared_method.toStdString() == "awq");
+    BOOST_TEST(scan.declared_scheme.toStdString() == "w4a16-g128");
     BOOST_TEST(scan.safetensors_files == 2);
-    BOOST_TEST(scan.tensor_bytes() == 1024u);
-    BOOST_TEST(scan.file_bytes == 1024u + 16u + 57u + 19u);
+    BOOST_TEST(scan.compared);
+    BOOST_TEST(scan.tensor_bytes() == 2u * 4096u * 2u);
+    BOOST_TEST(scan.file_bytes == file_bytes);
+    BOOST_TEST(scan.header_bytes == file_bytes - scan.tensor_bytes());
+    BOOST_TEST(scan.predicted_tensor_bytes > 6'000'000'000u);  // the whole AWQ checkpoint, predicted
+    BOOST_TEST(scan.mismatch_count > 0);                        // most tensors are missing
+    BOOST_TEST(!scan.findings.isEmpty());
+    BOOST_TEST(scan.findings.size() <= kMaxListedFindings);
     BOOST_TEST(context.reports >= 2);
 
-    // A header length past the end of the file is refused, naming the file.
-    write_shard(QStringLiteral("broken.safetensors"), QByteArray(), 0);
+    // A shard that is not a safetensors file is a finding, not an exception.
     QFile broken(dir.filePath(QStringLiteral("broken.safetensors")));
     BOOST_REQUIRE(broken.open(QIODevice::WriteOnly));
     broken.write(QByteArray("\xff\xff\x00\x00\x00\x00\x00\x00", 8));
     broken.close();
-    BOOST_CHECK_THROW((void)scan_checkpoint(dir.path(), context), Error);
+    const CheckpointScan with_broken = scan_checkpoint(dir.path(), context);
+    BOOST_TEST(with_broken.findings.join(QLatin1Char('\n')).contains(QStringLiteral("broken.safetensors")),
+               with_broken.findings.join(QLatin1Char('\n')).toStdString());
+    // A path that does not exist is refused; a cancelled job stops.
+    BOOST_CHECK_THROW((void)scan_checkpoint(dir.filePath(QStringLiteral("nothing-here")), context), Error);
     TestContext stopped;
     stopped.stop = true;
     BOOST_CHECK_THROW((void)scan_checkpoint(dir.path(), stopped), JobCancelled);

@@ -48,7 +48,7 @@ CheckpointPanel::CheckpointPanel(QWidget* parent) : Panel(parent) {
 void CheckpointPanel::setResult(const PlanResult& plan, const std::optional<CheckpointScan>& scan) {
     plan_ = plan;
     actual_bytes_.reset();
-    if (scan && scan->safetensors_files > 0) actual_bytes_ = scan->tensor_bytes();
+    if (scan && scan->compared && scan->safetensors_files > 0) actual_bytes_ = scan->tensor_bytes();
     model_->setResult(plan, actual_bytes_);
     chartChanged();
 
@@ -60,14 +60,23 @@ void CheckpointPanel::setResult(const PlanResult& plan, const std::optional<Chec
                           gb_text(static_cast<double>(bf16.bf16_bytes)));
     }
     if (scan) {
-        if (scan->safetensors_files > 0)
-            lines << tr("Opened %1: %2 safetensors files, %3 on disk = %4 of tensors + %5 of headers (the line on the chart).")
-                         .arg(scan->folder)
+        const QString declared = scan->declared_method.isEmpty()
+                                     ? tr("no quantization config")
+                                     : tr("%1, %2 (%3)").arg(scan->declared_method, scan->declared_description, scan->declared_scheme);
+        if (scan->compared && scan->safetensors_files > 0)
+            lines << tr("Opened %1 (%2): %3 safetensors files, %4 on disk = %5 of tensors (the line on the chart) + %6 of headers. "
+                        "The inspector predicts %7 for the declared config; %8 differences larger than the headers.")
+                         .arg(scan->folder, declared)
                          .arg(scan->safetensors_files)
                          .arg(gb_text(static_cast<double>(scan->file_bytes)), gb_text(static_cast<double>(scan->tensor_bytes())),
-                              QLocale::c().toString(static_cast<qlonglong>(scan->header_bytes)) + QStringLiteral(" bytes"));
+                              QLocale::c().toString(static_cast<qlonglong>(scan->header_bytes)) + QStringLiteral(" bytes"),
+                              gb_text(static_cast<double>(scan->predicted_tensor_bytes)))
+                         .arg(scan->mismatch_count);
         else
-            lines << tr("Opened %1: no safetensors files, so no real size to compare.").arg(scan->folder);
+            lines << tr("Opened %1 (%2): no readable safetensors files, so no real size to compare.").arg(scan->folder, declared);
+        for (const QString& f : scan->findings) lines << QStringLiteral("  • ") + f;
+        if (scan->unlisted_findings > 0)
+            lines << tr("  … and %1 more (quantplan --headless --inspect FOLDER lists every one)").arg(scan->unlisted_findings);
     }
     summary_->setText(lines.join(QStringLiteral("\n")));
 }

@@ -1,52 +1,52 @@
 #include "ui/window/checkpoint_scan.h"
 
-#include <QtCore/QDir>
-#include <QtCore/QFile>
 #include <QtCore/QFileInfo>
-#include <QtCore/QtEndian>
 
-#include "core/error.h"
-#include "core/model_config_json.h"
+#include "core/checkpoint/inspector.h"
+#include "core/scheme.h"
 
 namespace quantplan::ui {
 
 CheckpointScan scan_checkpoint(const QString& path, JobContext& context) {
-    const QFileInfo info(path);
-    const QString folder = info.isDir() ? info.absoluteFilePath() : info.absolutePath();
-    QDir dir(folder);
-    if (!dir.exists()) throw Error(path.toStdString(), "is not a folder");
+    context.report(0, QStringLiteral("reading the safetensors headers"));
+    const CheckpointInput input = read_checkpoint(path.toStdString());
+    context.check_cancelled();
+    context.report(50, QStringLiteral("comparing %1 files with the prediction").arg(input.files.size()));
+    const InspectReport report = inspect_checkpoint(input);
+    context.check_cancelled();
+
     CheckpointScan scan;
-    scan.folder = folder;
-    context.report(0, QStringLiteral("reading config.json"));
-    if (dir.exists(QStringLiteral("config.json"))) {
-        try {
-            scan.config = load_model_config(dir.filePath(QStringLiteral("config.json")).toStdString());
-        } catch (const Error& e) {
-            scan.config_error = QString::fromUtf8(e.what());
+    const QFileInfo info(path);
+    scan.folder = info.isDir() ? info.absoluteFilePath() : info.absolutePath();
+    scan.config = report.model;
+    if (scan.config) scan.config->name = QFileInfo(scan.folder).fileName().toStdString();  // not "config.json"
+    if (!report.model)
+        scan.config_error = report.has_config ? QStringLiteral("config.json in %1 could not be used").arg(scan.folder)
+                                              : QStringLiteral("no config.json in %1").arg(scan.folder);
+    if (report.quantization_parsed && report.quantization.method != QuantMethod::None) {
+        scan.declared_method = QString::fromUtf8(quant_method_name(report.quantization.method));
+        for (const QuantRule& rule : report.quantization.rules) {
+            if (rule.skip) continue;
+            scan.declared_scheme = QString::fromStdString(scheme_name(rule.scheme));
+            scan.declared_description = QString::fromStdString(rule.description);
+            break;
         }
-    } else {
-        scan.config_error = QStringLiteral("no config.json in %1").arg(folder);
     }
-    const QFileInfoList files = dir.entryInfoList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Name);
-    scan.safetensors_files = files.size();
-    for (qsizetype i = 0; i < files.size(); ++i) {
-        context.check_cancelled();
-        const QFileInfo& f = files.at(i);
-        context.report(static_cast<int>(100 * i / files.size()), QStringLiteral("reading %1").arg(f.fileName()));
-        QFile file(f.absoluteFilePath());
-        if (!file.open(QIODevice::ReadOnly))
-            throw Error(f.absoluteFilePath().toStdString(), "cannot be read: " + file.errorString().toStdString());
-        const QByteArray prefix = file.read(8);
-        if (prefix.size() != 8) throw Error(f.absoluteFilePath().toStdString(), "is shorter than a safetensors header");
-        const std::uint64_t header_bytes = qFromLittleEndian<quint64>(prefix.constData());
-        const auto size = static_cast<std::uint64_t>(f.size());
-        if (header_bytes > kMaxSafetensorsHeaderBytes || header_bytes + 8 > size)
-            throw Error(f.absoluteFilePath().toStdString(),
-                        "declares a " + std::to_string(header_bytes) + "-byte header in a " + std::to_string(size) + "-byte file");
-        scan.file_bytes += size;
-        scan.header_bytes += header_bytes + 8;
-    }
-    context.report(100, QStringLiteral("%1 safetensors files").arg(files.size()));
+    scan.safetensors_files = static_cast<std::int64_t>(report.files.size());
+    scan.compared = report.compared;
+    scan.file_bytes = report.file_bytes;
+    scan.header_bytes = report.header_bytes;
+    scan.actual_tensor_bytes = report.actual_bytes;
+    scan.predicted_tensor_bytes = report.predicted_bytes;
+    scan.mismatch_count = static_cast<std::int64_t>(report.mismatches.size());
+    const auto add = [&](const std::string& line) {
+        if (scan.findings.size() < kMaxListedFindings) scan.findings << QString::fromStdString(line);
+        else ++scan.unlisted_findings;
+    };
+    for (const std::string& e : report.errors) add(e);
+    for (const Mismatch& m : report.mismatches) add(m.name + ": " + m.detail);
+    for (const std::string& w : report.warnings) add(w);
+    context.report(100, QStringLiteral("%1 safetensors files inspected").arg(scan.safetensors_files));
     return scan;
 }
 

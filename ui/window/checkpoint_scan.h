@@ -1,35 +1,48 @@
 #pragma once
-// Opening a checkpoint folder in the window: its config.json (the architecture) and the real size
-// of its safetensors files, split into tensor bytes and JSON headers. This reads 8 bytes of each
-// file, not the tensors; the full inspector (core/checkpoint/) will replace the size part when it
-// lands. Runs as a BackgroundJob: a folder of hundreds of shards on a network disk is slow.
+// Opening a checkpoint folder in the window: core's inspector (core/checkpoint/inspector.h) reads
+// config.json, the quantization config and every safetensors header (never a payload) and compares
+// what the checkpoint declares with what it holds. The window keeps the summary below: the
+// architecture to plan, the declared scheme, and the real size to draw on the checkpoint chart.
+// Runs as a BackgroundJob: a folder of hundreds of shards on a network disk is slow.
 #include <cstdint>
 #include <optional>
 
 #include <QtCore/QString>
+#include <QtCore/QStringList>
 
 #include "core/model.h"
 #include "ui/window/background_job.h"
 
 namespace quantplan::ui {
 
-// The largest safetensors header accepted (the format's own reference loader refuses 100 MB).
-inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+// Most inspector findings (mismatches, errors, warnings) the window lists; the rest are counted.
+inline constexpr int kMaxListedFindings = 4;
 
-// What a checkpoint folder holds, as far as the planner needs it.
+// What a checkpoint folder holds, as far as the window needs it (from the inspector's report).
 struct CheckpointScan {
     QString folder;
-    std::optional<ModelConfig> config;        // from config.json, when present and valid
-    QString config_error;                     // why config.json could not be used ("" when fine)
+    std::optional<ModelConfig> config;   // from config.json, when present and valid
+    QString config_error;                // why there is no architecture ("" when fine)
+    QString declared_method;             // quantization method as declared ("" none)
+    QString declared_scheme;             // quantplan's name of the first quantization rule's scheme ("" none)
+    QString declared_description;        // that rule in words, e.g. "int4 g128 zero point, AutoAWQ GEMM"
     std::int64_t safetensors_files = 0;
-    std::uint64_t file_bytes = 0;             // sum of the files' sizes
-    std::uint64_t header_bytes = 0;           // 8-byte length prefixes plus JSON headers
-    std::uint64_t tensor_bytes() const { return file_bytes - header_bytes; }  // the checkpoint_bytes comparable
+    bool compared = false;               // headers were read: the actual bytes exist
+    std::uint64_t file_bytes = 0;        // sum of the files' sizes
+    std::uint64_t header_bytes = 0;      // 8-byte length prefixes plus JSON headers
+    std::uint64_t actual_tensor_bytes = 0;     // sum over stored tensors (what checkpoint_bytes predicts)
+    std::uint64_t predicted_tensor_bytes = 0;  // the inspector's prediction for the declared config
+    std::int64_t mismatch_count = 0;     // differences larger than the header bytes
+    QStringList findings;                // errors, then mismatches, then warnings, at most kMaxListedFindings
+    std::int64_t unlisted_findings = 0;  // findings beyond those
+
+    // The bytes the checkpoint chart draws as the real size.
+    std::uint64_t tensor_bytes() const { return actual_tensor_bytes; }
 };
 
-// Scans `folder` (a checkpoint directory, or a config.json whose directory is scanned). Reports
-// progress per file and honours cancellation. Throws Error when the folder cannot be listed or a
-// file is not a safetensors file.
-CheckpointScan scan_checkpoint(const QString& folder, JobContext& context);
+// Inspects `path` (a checkpoint folder, a config.json or a .safetensors file), reporting progress
+// and honouring cancellation between reading and comparing. Throws Error when the path does not
+// exist or is none of these; per-file problems become findings.
+CheckpointScan scan_checkpoint(const QString& path, JobContext& context);
 
 }  // namespace quantplan::ui

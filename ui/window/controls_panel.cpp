@@ -221,6 +221,11 @@ void ControlsPanel::addTypedScheme() {
     }
 }
 
+bool ControlsPanel::checkScheme(const QString& name) {
+    const QSignalBlocker block(schemes_);
+    return ensureScheme(name, true);
+}
+
 void ControlsPanel::addModelEntry(const QString& argument, const QString& label) {
     if (model_->findData(argument) < 0) {
         model_->addItem(label, argument);

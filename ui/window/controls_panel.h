@@ -56,6 +56,10 @@ public:
     QComboBox* goalBox() const { return goal_; }
     QComboBox* accuracyBox() const { return accuracy_; }
 
+    // Checks scheme `name`, adding it to the list when absent, without emitting changed().
+    // Returns false (and reports errorMessage()) for a name the grammar refuses.
+    bool checkScheme(const QString& name);
+
 public slots:
     // Adds the scheme typed in the entry (checked); an invalid name is reported by errorMessage().
     void addTypedScheme();

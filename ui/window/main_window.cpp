@@ -499,6 +499,8 @@ void MainWindow::openCheckpointFolder(const QString& path) {
                 controls_->addModelEntry(scan.folder, QFileInfo(scan.folder).fileName());
                 model_argument = scan.folder;
             }
+            // The checkpoint's own scheme joins the comparison, so its bar stands next to the line.
+            if (!scan.declared_scheme.isEmpty()) controls_->checkScheme(scan.declared_scheme);
             scan_ = std::move(scan);
             scan_model_ = model_argument;
             replanNow();
