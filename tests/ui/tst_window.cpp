@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -318,6 +319,49 @@ BOOST_FIXTURE_TEST_CASE(error_panel_draws_core_ladders_and_follows_the_method_to
     BOOST_TEST(!window.errorPanel()->awqBox()->isChecked());
     BOOST_REQUIRE(wait_for(window.errorPanel()->job()));
     BOOST_TEST(window.errorText().isEmpty(), window.errorText().toStdString());
+}
+
+BOOST_FIXTURE_TEST_CASE(error_panel_quantizes_a_real_tensor_off_the_gui_thread, WindowFixture) {
+    // A 64 x 256 fp32 weight tensor in a safetensors file, with a deterministic spread of values.
+    constexpr std::int64_t kRows = 64, kCols = 256;
+    std::string data(static_cast<std::size_t>(kRows * kCols) * sizeof(float), '\0');
+    for (std::int64_t i = 0; i < kRows * kCols; ++i) {
+        const float v = 0.02f * static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * (1.0 + static_cast<double>(i % kCols) / kCols));
+        std::memcpy(data.data() + i * static_cast<std::int64_t>(sizeof(float)), &v, sizeof(float));
+    }
+    const std::string file = encode_safetensors({{"model.layers.0.mlp.down_proj.weight", SafetensorsDtype::F32, {kRows, kCols}, data}});
+    const QString path = dir.filePath(QStringLiteral("tensor.safetensors"));
+    QFile f(path);
+    BOOST_REQUIRE(f.open(QIODevice::WriteOnly));
+    f.write(file.data(), static_cast<qint64>(file.size()));
+    f.close();
+    BOOST_REQUIRE(wait_for(window.errorPanel()->job()));
+    window.errorPanel()->gptqBox()->setChecked(true);
+    window.errorPanel()->useRealTensor(path, QStringLiteral("model.layers.0.mlp.down_proj.weight"));
+    BOOST_REQUIRE(wait_for(window.errorPanel()->tensorJob()));
+    BOOST_REQUIRE(wait_for(window.errorPanel()->job()));
+    const ErrorLadders& ladders = window.errorPanel()->ladders();
+    BOOST_TEST(ladders.layer_source.toStdString() == "model.layers.0.mlp.down_proj.weight");
+    // The same ladder computed by core directly on the same tensor.
+    errorsim::LayerSpec spec;
+    spec.outlier_magnitude = 20;
+    const errorsim::Layer layer =
+        errorsim::layer_from_weights(errorsim::read_safetensors_tensor(path.toStdString(), "model.layers.0.mlp.down_proj.weight"), spec);
+    errorsim::ErrorLabConfig base;
+    base.weights = errorsim::parse_weight_formats("int4", "test").front();
+    base.methods.gptq = true;
+    const std::vector<errorsim::LadderRow> expected = errorsim::granularity_ladder(base, layer);
+    BOOST_REQUIRE(ladders.ladders.front().size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        BOOST_TEST(ladders.ladders.front()[i].result.layer_error_calibration == expected[i].result.layer_error_calibration, "row " << i);
+    // Back to the synthetic layer.
+    window.errorPanel()->useRealTensor({}, {});
+    BOOST_REQUIRE(wait_for(window.errorPanel()->job()));
+    BOOST_TEST(window.errorPanel()->ladders().layer_source.startsWith(QStringLiteral("synthetic")));
+    // A tensor name the file does not hold: the error is shown in the window.
+    window.errorPanel()->useRealTensor(path, QStringLiteral("no.such.tensor"));
+    BOOST_REQUIRE(wait_for(window.errorPanel()->tensorJob()));
+    BOOST_TEST(window.errorText().contains(QStringLiteral("no.such.tensor")), window.errorText().toStdString());
 }
 
 BOOST_FIXTURE_TEST_CASE(decision_panel_states_the_recommendation_reasons_and_warnings, WindowFixture) {

@@ -62,6 +62,8 @@ public:
     void waitForThreads();
 
 signals:
+    // A job started (with its label), progressed, delivered, failed with a message, or was
+    // cancelled. Emitted on the GUI thread, for the latest job only.
     void started(const QString& label);
     void progress(int percent, const QString& text);
     void finished();

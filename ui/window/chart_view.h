@@ -42,6 +42,7 @@ public:
     using HoverText = std::function<QString(const QPointF& value)>;
 
     explicit ChartView(QWidget* parent = nullptr);
+    // Deletes the chart shown (QChartView leaves it to its owner).
     ~ChartView() override;
 
     // Shows `chart` (taking ownership) and deletes the previous one.
@@ -50,6 +51,7 @@ public:
     // can, otherwise by replaceChart(). Returns true when the chart was replaced (new series and
     // bar sets, so per-series connections must be made again).
     bool showChart(QChart* chart);
+    // Sets the function the hover tooltip asks for its text.
     void setHoverText(HoverText text) { hover_text_ = std::move(text); }
     // The font factor applied to every chart shown (1 normally, larger in presentation mode).
     void setFontScale(double factor);

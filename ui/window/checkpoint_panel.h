@@ -25,9 +25,11 @@ public:
     // Shows `plan`'s checkpoint budgets, with `scan`'s real size when a checkpoint was opened.
     void setResult(const PlanResult& plan, const std::optional<CheckpointScan>& scan);
 
+    // Panel: the checkpoint chart, the budget table, "checkpoint" for exports.
     ChartView* chartView() const override { return view_; }
     QList<ResultTableView*> tables() const override { return {table_}; }
     QString exportName() const override { return QStringLiteral("checkpoint"); }
+    // The table's model and the summary under the chart (tests).
     CheckpointTableModel* model() const { return model_; }
     QLabel* summaryLabel() const { return summary_; }
 

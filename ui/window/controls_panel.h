@@ -65,7 +65,10 @@ public slots:
     void addTypedScheme();
 
 signals:
+    // A control changed (the window replans on the next event-loop turn).
     void changed();
+    // The user asked to open a config.json, a checkpoint folder or a GPU profile (the window runs
+    // the dialogs), or entered something refused (the window shows it in its banner).
     void openModelFileRequested();
     void openCheckpointRequested();
     void openGpuFileRequested();

@@ -40,9 +40,11 @@ public:
     // The hover readout at `batch` (what the tooltip shows there): every scheme's exact values.
     QString readoutAt(double batch) const;
 
+    // Panel: the crossover chart, the schemes table, "crossover" for exports.
     ChartView* chartView() const override { return view_; }
     QList<ResultTableView*> tables() const override { return {table_}; }
     QString exportName() const override { return QStringLiteral("crossover"); }
+    // The table's model and the panel's widgets (tests).
     SchemeTableModel* model() const { return model_; }
     QComboBox* metricBox() const { return metric_; }
     QLabel* markersLabel() const { return markers_; }

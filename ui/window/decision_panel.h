@@ -18,11 +18,14 @@ class DecisionPanel : public Panel {
 public:
     explicit DecisionPanel(QWidget* parent = nullptr);
 
+    // Shows `plan`'s decision (the text is laid out when the panel is shown).
     void setResult(const PlanResult& plan);
 
+    // Panel: no chart; the ranking table; "decision" for exports.
     ChartView* chartView() const override { return nullptr; }
     QList<ResultTableView*> tables() const override { return {table_}; }
     QString exportName() const override { return QStringLiteral("decision"); }
+    // The ranking's model (tests).
     RankingModel* model() const { return model_; }
     // The decision text, laid out for the current result.
     QTextBrowser* text() {

@@ -43,6 +43,7 @@ class ErrorLadderModel : public ResultTableModel {
     Q_OBJECT
 public:
     explicit ErrorLadderModel(QObject* parent = nullptr);
+    // One row per format and granularity of `ladders`, in ladder order.
     void setResult(const ErrorLadders& ladders);
 };
 
@@ -55,6 +56,7 @@ public:
 
     // Shows `setup` in the panel's controls (emitting nothing) and reruns the lab if it changed.
     void setLabSetup(const ErrorLabSetup& setup);
+    // The setup the panel's controls show.
     ErrorLabSetup labSetup() const;
 
     // Loads one weight tensor (FILE.safetensors, tensor NAME) off the GUI thread; the ladders then
@@ -63,11 +65,15 @@ public:
 
     // The ladders shown now (empty until the first run finishes).
     const ErrorLadders& ladders() const { return ladders_; }
+    // The job running the ladders, and the one reading a real tensor.
     BackgroundJob* job() const { return job_; }
+    BackgroundJob* tensorJob() const { return tensor_job_; }
 
+    // Panel: the ladder chart, the ladder table, "error" for exports.
     ChartView* chartView() const override { return view_; }
     QList<ResultTableView*> tables() const override { return {table_}; }
     QString exportName() const override { return QStringLiteral("error"); }
+    // The model and the controls (tests, keyboard focus).
     ErrorLadderModel* model() const { return model_; }
     QCheckBox* gptqBox() const { return gptq_; }
     QCheckBox* awqBox() const { return awq_; }

@@ -21,6 +21,7 @@
 #include <QtWidgets/QProgressBar>
 #include <QtWidgets/QScrollArea>
 #include <QtWidgets/QScrollBar>
+#include <QtWidgets/QSpinBox>
 #include <QtWidgets/QStatusBar>
 #include <QtWidgets/QTabWidget>
 #include <QtWidgets/QToolBar>
@@ -210,7 +211,7 @@ void MainWindow::buildLayout() {
     }
 
     // Background work: progress and cancel in the status bar.
-    for (BackgroundJob* job : {checkpoint_job_, error_->job()}) {
+    for (BackgroundJob* job : {checkpoint_job_, error_->job(), error_->tensorJob()}) {
         connect(job, &BackgroundJob::started, this, [this](const QString& label) {
             progress_->setValue(0);
             progress_->setFormat(label + QStringLiteral(" %p%"));
@@ -222,7 +223,7 @@ void MainWindow::buildLayout() {
             statusBar()->showMessage(text, 3000);
         });
         const auto done = [this] {
-            if (!checkpoint_job_->isRunning() && !error_->job()->isRunning()) {
+            if (!checkpoint_job_->isRunning() && !error_->job()->isRunning() && !error_->tensorJob()->isRunning()) {
                 progress_->hide();
                 cancel_button_->hide();
             }
@@ -286,7 +287,8 @@ void MainWindow::buildActions() {
     full->setCheckable(true);
     full->setShortcut(QKeySequence::FullScreen);
     view->addAction(tr("Focus &batch"), QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] {
-        controls_->batchSlider()->setFocus();
+        controls_->batchSlider()->spinBox()->setFocus();
+        controls_->batchSlider()->spinBox()->selectAll();
     });
 
     // Lecture.
@@ -447,6 +449,7 @@ void MainWindow::cancelJobs() {
     what_if_job_->cancel();
     checkpoint_job_->cancel();
     error_->job()->cancel();
+    error_->tensorJob()->cancel();
 }
 
 // --- Files ------------------------------------------------------------------------------------

@@ -30,9 +30,11 @@ public:
     // Marks the what-if as being computed (progress in percent) or failed (a message).
     void setWhatIfStatus(const QString& text);
 
+    // Panel: the memory chart, the budget table then the what-if table, "memory" for exports.
     ChartView* chartView() const override { return view_; }
     QList<ResultTableView*> tables() const override { return {table_, what_if_table_}; }
     QString exportName() const override { return QStringLiteral("memory"); }
+    // The models and widgets (tests).
     MemoryTableModel* model() const { return model_; }
     KvWhatIfModel* whatIfModel() const { return what_if_model_; }
     QComboBox* viewBox() const { return view_box_; }

@@ -63,6 +63,7 @@ class SchemeTableModel : public ResultTableModel {
     Q_OBJECT
 public:
     explicit SchemeTableModel(QObject* parent = nullptr);
+    // One row per scheme of `plan`, in plan order.
     void setResult(const PlanResult& plan);
 };
 
@@ -71,6 +72,7 @@ class CheckpointTableModel : public ResultTableModel {
     Q_OBJECT
 public:
     explicit CheckpointTableModel(QObject* parent = nullptr);
+    // One row per scheme; with `actual_tensor_bytes` a column of predicted / opened.
     void setResult(const PlanResult& plan, std::optional<std::uint64_t> actual_tensor_bytes = std::nullopt);
 };
 
@@ -79,6 +81,7 @@ class MemoryTableModel : public ResultTableModel {
     Q_OBJECT
 public:
     explicit MemoryTableModel(QObject* parent = nullptr);
+    // One row per scheme: its decode step's bytes and its admission.
     void setResult(const PlanResult& plan);
 };
 
@@ -87,6 +90,7 @@ class KvWhatIfModel : public ResultTableModel {
     Q_OBJECT
 public:
     explicit KvWhatIfModel(QObject* parent = nullptr);
+    // One row per KV format, two columns per scheme.
     void setResult(const KvWhatIf& what_if);
 };
 
@@ -95,6 +99,7 @@ class RankingModel : public ResultTableModel {
     Q_OBJECT
 public:
     explicit RankingModel(QObject* parent = nullptr);
+    // One row per ranked scheme; the value column is tokens/s or ms per step as `goal` ranks.
     void setResult(const Decision& decision, Goal goal);
 };
 
