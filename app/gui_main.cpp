@@ -10,6 +10,7 @@
 #include <exception>
 #include <vector>
 
+#include <QtCore/QFileInfo>
 #include <QtCore/QSettings>
 #include <QtGui/QIcon>
 #include <QtWidgets/QApplication>
@@ -123,7 +124,18 @@ int run_gui(int argc, char** argv, const CliOptions& options) {
             // Open on the remembered setup and say what was wrong with the command line.
             window_options.startup_error = QStringLiteral("Command line: ") + QString::fromUtf8(e.what());
         }
-        if (options.scenario) window_options.scenario_file = QString::fromStdString(*options.scenario);
+        if (options.scenario) {
+            // "FILE#N" opens step N (as --scenario does for a report), unless FILE#N itself exists.
+            QString spec = QString::fromStdString(*options.scenario);
+            const qsizetype hash = spec.lastIndexOf(QLatin1Char('#'));
+            bool numbered = false;
+            const int step = hash >= 0 ? spec.mid(hash + 1).toInt(&numbered) : 0;
+            if (numbered && step >= 1 && !QFileInfo::exists(spec)) {
+                window_options.scenario_step = step - 1;
+                spec.truncate(hash);
+            }
+            window_options.scenario_file = spec;
+        }
 
         ui::MainWindow window(window_options);
         window.show();

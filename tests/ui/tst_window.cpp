@@ -398,8 +398,17 @@ BOOST_FIXTURE_TEST_CASE(lecture_mode_walks_the_seed_scenario, WindowFixture) {
     BOOST_TEST(window.stepIndex() == static_cast<int>(s.steps.size()) - 1);
     window.previousStep();
     BOOST_TEST(window.stepIndex() == static_cast<int>(s.steps.size()) - 2);
+    // Opening at a step (the command line's FILE#N), clamped to the walk.
+    BOOST_REQUIRE(window.openScenarioFile(path, 3));
+    BOOST_TEST(window.stepIndex() == 3);
+    BOOST_TEST((window.setup() == s.steps[3].setup));
+    BOOST_REQUIRE(window.openScenarioFile(path, 99));
+    BOOST_TEST(window.stepIndex() == static_cast<int>(s.steps.size()) - 1);
     window.closeScenario();
     BOOST_TEST(!window.lectureBar()->isVisibleTo(&window));
+    // A scenario the window refuses: the banner names the file.
+    BOOST_TEST(!window.openScenarioFile(dir.filePath(QStringLiteral("missing.json"))));
+    BOOST_TEST(window.errorText().contains(QStringLiteral("missing.json")));
 }
 
 BOOST_FIXTURE_TEST_CASE(presentation_mode_scales_widgets_and_charts, WindowFixture) {

@@ -1,5 +1,6 @@
 #include "ui/window/main_window.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <QtCore/QDir>
@@ -113,7 +114,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
     setSetup(initial);
     if (!load_error.isEmpty()) showError(load_error);
     if (!options_.startup_error.isEmpty()) showError(options_.startup_error);
-    if (!options_.scenario_file.isEmpty()) openScenarioFile(options_.scenario_file);
+    if (!options_.scenario_file.isEmpty()) openScenarioFile(options_.scenario_file, options_.scenario_step);
 }
 
 MainWindow::~MainWindow() {
@@ -513,9 +514,9 @@ void MainWindow::openCheckpointFolder(const QString& path) {
         });
 }
 
-bool MainWindow::openScenarioFile(const QString& path) {
+bool MainWindow::openScenarioFile(const QString& path, int step) {
     try {
-        showScenario(load_scenario(path));
+        showScenario(load_scenario(path), step);
     } catch (const std::exception& e) {
         showError(QString::fromUtf8(e.what()));
         return false;
@@ -523,7 +524,7 @@ bool MainWindow::openScenarioFile(const QString& path) {
     return true;
 }
 
-void MainWindow::showScenario(const Scenario& scenario) {
+void MainWindow::showScenario(const Scenario& scenario, int step) {
     if (scenario.steps.size() <= 1) {
         closeScenario();
         if (!scenario.steps.empty()) setSetup(scenario.steps.front().setup);
@@ -532,7 +533,7 @@ void MainWindow::showScenario(const Scenario& scenario) {
     }
     scenario_ = scenario;
     lecture_bar_->show();
-    showStep(0);
+    showStep(std::clamp(step, 0, static_cast<int>(scenario.steps.size()) - 1));
 }
 
 void MainWindow::closeScenario() {

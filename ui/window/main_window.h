@@ -60,8 +60,9 @@ struct WindowOptions {
     QString settings_file;
     // The setup to open with; nullopt: the remembered one (or the default setup).
     std::optional<PlannerSetup> initial_setup;
-    // A scenario to open in lecture mode at start; empty: none.
+    // A scenario to open in lecture mode at start, and the step to show (0-based); empty: none.
     QString scenario_file;
+    int scenario_step = 0;
     // A message for the error banner at start (e.g. a refused command-line option); empty: none.
     QString startup_error;
 };
@@ -109,10 +110,10 @@ public:
     // Lecture mode: the open scenario and the step shown (-1 without a scenario).
     const std::optional<Scenario>& scenario() const { return scenario_; }
     int stepIndex() const { return step_; }
-    // Opens a scenario (several steps: lecture mode at step 1) or a saved setup (one step: applied).
-    // Returns false and shows the error in the banner when the file is refused.
-    bool openScenarioFile(const QString& path);
-    void showScenario(const Scenario& scenario);
+    // Opens a scenario (several steps: lecture mode at step `step`, 0-based, clamped) or a saved
+    // setup (one step: applied). Returns false and shows the error in the banner when refused.
+    bool openScenarioFile(const QString& path, int step = 0);
+    void showScenario(const Scenario& scenario, int step = 0);
     // Leaves lecture mode (the setup stays).
     void closeScenario();
     // Saves the current setup as a one-step scenario; false (and the banner) on failure.
