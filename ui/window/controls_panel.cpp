@@ -133,7 +133,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     qobject_cast<QLabel*>(workload_form->labelForField(context_))->setBuddy(context_->spinBox());
     workload_form->addRow(term_label(tr("&KV-cache dtype"), "kv", this), kv_);
     qobject_cast<QLabel*>(workload_form->labelForField(kv_))->setBuddy(kv_);
-    workload_form->addRow(term_label(tr("Weight-only &kernel"), "kernel", this), kernel_);
+    workload_form->addRow(term_label(tr("W&eight-only kernel"), "kernel", this), kernel_);
     qobject_cast<QLabel*>(workload_form->labelForField(kernel_))->setBuddy(kernel_);
 
     // Engine.
@@ -263,7 +263,13 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     }
     batch_->setValueSilently(s.batch);
     context_->setValueSilently(s.context_tokens);
-    select_data(kv_, QString::fromStdString(kv_format_name(parse_kv_format(s.kv.toStdString()))));
+    // Aliases ("fp8_e4m3") select their canonical entry; a name no entry has leaves the box as is
+    // (validate_setup refuses it before a setup gets here).
+    try {
+        select_data(kv_, QString::fromStdString(kv_format_name(parse_kv_format(s.kv.toStdString()))));
+    } catch (const Error&) {
+        select_data(kv_, s.kv);
+    }
     select_data(kernel_, s.kernel);
     select_data(profile_, s.profile);
     gpu_mem_util_->setValue(s.gpu_memory_utilization);
