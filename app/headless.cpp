@@ -50,6 +50,7 @@ void print_table(const PlanResult& p, std::ostream& out) {
     }
     out << "\ndecision (" << p.decision.regime << "): " << (p.decision.recommendation.empty() ? "none" : p.decision.recommendation) << "\n";
     for (const std::string& r : p.decision.reasons) out << "  - " << r << "\n";
+    for (const std::string& w : p.decision.warnings) out << "  warning: " << w << "\n";
 }
 
 // The error-lab request of the --errorsim-* options; a bad value names its option.

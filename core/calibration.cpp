@@ -325,7 +325,7 @@ Calibration parse_calibration(std::string_view text, const std::string& source) 
     json j;
     try {
         j = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
         throw Error(source, std::string("not valid JSON (") + e.what() + ")");
     }
     if (!j.is_object()) throw Error(source, "a calibration file must be a JSON object");

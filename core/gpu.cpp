@@ -19,7 +19,7 @@ double number(const json& j, const char* key, const std::string& source, bool re
         if (required) throw Error(source + ": " + key, "missing");
         return 0.0;
     }
-    if (!it->is_number()) throw Error(source + ": " + key, "must be a number, got " + it->dump());
+    if (!it->is_number()) throw Error(source + ": " + key, std::string("must be a number, got a ") + it->type_name());
     const double v = it->get<double>();
     if (!(v >= 0.0) || v > 1e30) throw Error(source + ": " + key, "must be a non-negative finite number");
     return v;
@@ -86,7 +86,7 @@ GpuProfile parse_gpu_profile(std::string_view text, const std::string& source) {
     json j;
     try {
         j = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e400
         throw Error(source, std::string("not valid JSON (") + e.what() + ")");
     }
     if (!j.is_object()) throw Error(source, "a GPU profile must be a JSON object");

@@ -21,6 +21,14 @@ std::string lower(std::string_view s) {
 }
 
 // Reads a whole text file of at most `max_bytes`.
+// A short rendering of a JSON value for an error message (values can be huge or deeply nested).
+std::string excerpt(const json& v) {
+    if (v.is_structured()) return v.is_array() ? "an array" : "an object";
+    std::string text = v.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    return text;
+}
+
 std::string read_text(const std::filesystem::path& path, std::uintmax_t max_bytes, const std::string& what) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
@@ -49,13 +57,13 @@ std::int64_t int_field(const json& j, const char* key, std::int64_t fallback, co
         const double d = it->get<double>();
         if (d == static_cast<double>(static_cast<std::int64_t>(d)) && d >= 0 && d < 9.0e15) return static_cast<std::int64_t>(d);
     }
-    throw Error(source + ": " + key, "must be an integer, got " + it->dump());
+    throw Error(source + ": " + key, "must be an integer, got " + excerpt(*it));
 }
 
 bool bool_field(const json& j, const char* key, bool fallback, const std::string& source) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) throw Error(source + ": " + key, "must be true or false, got " + it->dump());
+    if (!it->is_boolean()) throw Error(source + ": " + key, "must be true or false, got " + excerpt(*it));
     return it->get<bool>();
 }
 
@@ -65,7 +73,7 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
     json root;
     try {
         root = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e400
         throw Error(source, std::string("not valid JSON (") + e.what() + ")");
     }
     if (!root.is_object()) throw Error(source, "config.json must be a JSON object");

@@ -126,6 +126,7 @@ const BadConfig kBad[] = {
     {R"({"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8,"tie_word_embeddings":"yes"})", "tie_word_embeddings"},
     {R"({"hidden_size":64,)", "config.json"},
     {R"([1,2,3])", "config.json"},
+    {R"({"hidden_size":1e400,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"intermediate_size":8})", "config.json"},
     {R"({"hidden_size":64,"num_hidden_layers":2,"num_attention_heads":0,"vocab_size":10,"intermediate_size":8})", "num_attention_heads"},
 };
 
