@@ -53,7 +53,8 @@ void print_table(const PlanResult& p, std::ostream& out) {
     for (const std::string& w : p.decision.warnings) out << "  warning: " << w << "\n";
 }
 
-// The error-lab request of the --errorsim-* options; a bad value names its option.
+}  // namespace
+
 errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
     errorsim::ErrorsimRequest r = errorsim::default_errorsim_request();
     if (o.errorsim_formats) r.formats = errorsim::parse_weight_formats(*o.errorsim_formats, "--errorsim-formats");
@@ -76,8 +77,6 @@ errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
     r.activation_tensor = o.errorsim_activation_tensor;
     return r;
 }
-
-}  // namespace
 
 PlanRequest plan_request_from_options(const CliOptions& o) {
     PlanRequest r;

@@ -3,6 +3,7 @@
 #include <iosfwd>
 
 #include "app/cli_options.h"
+#include "core/errorsim/errorsim_request.h"
 #include "core/plan.h"
 
 namespace quantplan::app {
@@ -10,6 +11,10 @@ namespace quantplan::app {
 // Builds the plan request an options set describes (model, GPU, schemes, workload, profile).
 // Throws Error naming the option at fault.
 PlanRequest plan_request_from_options(const CliOptions& options);
+
+// The error-lab request of the --errorsim-* options (seed 003's default ladders otherwise); a bad
+// value throws Error naming its option. Shared by the headless JSON and the report.
+errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& options);
 
 // Runs the headless plan: a table on `out`, or JSON to --json FILE|-. Returns the exit code;
 // errors are reported as one line on `err`.

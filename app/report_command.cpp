@@ -19,32 +19,6 @@
 namespace quantplan::app {
 namespace {
 
-// The error-lab request of the report: seed 003's default ladders, changed by --errorsim-*. A copy
-// of app/headless.cpp's (anonymous there); the two must agree until it moves to app/headless.h.
-errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
-    errorsim::ErrorsimRequest r = errorsim::default_errorsim_request();
-    if (o.errorsim_formats) r.formats = errorsim::parse_weight_formats(*o.errorsim_formats, "--errorsim-formats");
-    if (o.errorsim_granularities)
-        r.granularities = errorsim::parse_granularities(*o.errorsim_granularities, "--errorsim-granularities");
-    if (o.errorsim_methods) r.methods = errorsim::parse_methods(*o.errorsim_methods, "--errorsim-methods");
-    if (o.errorsim_activation) r.activations = errorsim::parse_activation(*o.errorsim_activation, "--errorsim-activation");
-    if (o.errorsim_outlier) {
-        if (!(*o.errorsim_outlier > 0.0 && *o.errorsim_outlier <= 1e4)) throw Error("--errorsim-outlier", "must be a ratio in (0, 10000]");
-        r.layer.outlier_magnitude = *o.errorsim_outlier;
-    }
-    if (o.errorsim_seed) {
-        if (*o.errorsim_seed < 0) throw Error("--errorsim-seed", "must be 0 or positive");
-        r.layer.seed = static_cast<std::uint64_t>(*o.errorsim_seed);
-    }
-    if (o.errorsim_tokens) {
-        if (*o.errorsim_tokens < 1 || *o.errorsim_tokens > 65536) throw Error("--errorsim-tokens", "must be 1 to 65536");
-        r.layer.calibration_tokens = r.layer.heldout_tokens = *o.errorsim_tokens;
-    }
-    r.tensor = o.errorsim_tensor;
-    r.activation_tensor = o.errorsim_activation_tensor;
-    return r;
-}
-
 // The options the report was made from, as report.json's `inputs` (docs/report.md).
 nlohmann::json inputs_json(const CliOptions& o) {
     nlohmann::json j = {{"model", o.model},
