@@ -598,8 +598,8 @@ BOOST_FIXTURE_TEST_CASE(every_control_has_a_tooltip_and_every_shortcut_is_unique
     BOOST_TEST(window.tabs()->currentWidget() == window.memoryPanel());
 }
 
-// Registered by tests/CMakeLists.txt as its own ctest entry (ui_frame_budget, RUN_SERIAL) so that
-// the suite's other tests do not run beside it; the main `ui` entry skips it.
+// A speed target, not part of ctest (the `ui` entry skips the frame_budget label): a timed check
+// fails on a loaded CI machine whatever the code does. bench/README.md says how to run it.
 BOOST_FIXTURE_TEST_CASE(a_control_change_redraws_the_analytic_panels_within_a_frame, WindowFixture,
                         *boost::unit_test::label("frame_budget")) {
     // The GUI thread's CPU time from a control change to the end of the repaint it causes (plan,
