@@ -44,7 +44,8 @@ std::string scheme_list(const json& v, const std::string& where) {
 void apply_scenario(CliOptions& o, const json& scenario, const std::string& where) {
     if (!scenario.is_object()) throw Error(where, "a scenario is a JSON object of option values");
     const CliOptions defaults;
-    static const std::set<std::string> kDescriptive = {"name", "title", "note", "description"};
+    // "panel" tells the window which panel to bring forward; the report shows them all.
+    static const std::set<std::string> kDescriptive = {"name", "title", "note", "description", "panel"};
     for (const auto& [key, value] : scenario.items()) {
         const std::string at = where + ": " + key;
         if (kDescriptive.count(key) != 0) continue;
@@ -81,6 +82,17 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (o.max_num_batched_tokens == defaults.max_num_batched_tokens) o.max_num_batched_tokens = integer_value(value, at);
         } else if (key == "max_num_seqs") {
             if (o.max_num_seqs == defaults.max_num_seqs) o.max_num_seqs = integer_value(value, at);
+        } else if (key == "errorsim_formats") {
+            if (!o.errorsim_formats) o.errorsim_formats = text_value(value, at);
+        } else if (key == "errorsim_methods") {
+            // An empty list means "no method toggled" (round-to-nearest only): the default.
+            if (!o.errorsim_methods && !text_value(value, at).empty()) o.errorsim_methods = text_value(value, at);
+        } else if (key == "errorsim_activation") {
+            if (!o.errorsim_activation) o.errorsim_activation = text_value(value, at);
+        } else if (key == "errorsim_outlier") {
+            if (!o.errorsim_outlier) o.errorsim_outlier = number_value(value, at);
+        } else if (key == "errorsim_seed") {
+            if (!o.errorsim_seed) o.errorsim_seed = integer_value(value, at);
         } else {
             throw Error(at, "unknown scenario key (docs/report.md lists them)");
         }
