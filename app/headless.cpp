@@ -8,6 +8,7 @@
 #include "app/data_paths.h"
 #include "core/atomic_file.h"
 #include "core/calibration.h"
+#include "core/measured_overlay.h"
 #include "core/error.h"
 #include "core/errorsim/errorsim_json.h"
 #include "core/model_config_json.h"
@@ -53,7 +54,26 @@ void print_table(const PlanResult& p, std::ostream& out) {
     for (const std::string& w : p.decision.warnings) out << "  warning: " << w << "\n";
 }
 
+void print_measured(const Calibration& c, const MeasuredOverlay& o, std::ostream& out) {
+    out << "\nmeasured on " << c.device.name << " (" << c.gpu_profile << ", " << c.created_by << "): decode step, predicted vs measured\n";
+    for (const std::string& n : o.notes) out << "  note: " << n << "\n";
+    if (o.points.empty()) return;
+    out << "  " << std::left << std::setw(20) << "scheme" << std::setw(14) << "kernel" << std::right << std::setw(7) << "batch" << std::setw(14)
+        << "predicted ms" << std::setw(13) << "measured ms" << std::setw(9) << "error" << "\n";
+    for (const MeasuredStepPoint& p : o.points)
+        out << "  " << std::left << std::setw(20) << p.scheme << std::setw(14) << p.kernel << std::right << std::setw(7) << p.batch << std::setw(14)
+            << fixed(p.predicted_step_s * 1e3, 3) << std::setw(13) << fixed(p.measured_step_s * 1e3, 3) << std::setw(8)
+            << fixed(p.relative_error() * 100, 1) << "%" << (p.admitted ? "" : "  (not admitted)") << "\n";
+    out << "  median |error| " << fixed(median_abs_relative_error(o.points) * 100, 1)
+        << "% (measured step: the roofline step with its decoder linears as timed; docs/kernels.md)\n";
+}
+
 }  // namespace
+
+std::optional<Calibration> calibration_from_options(const CliOptions& o) {
+    if (!o.calibration) return std::nullopt;
+    return load_calibration(*o.calibration);
+}
 
 errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
     errorsim::ErrorsimRequest r = errorsim::default_errorsim_request();
@@ -83,8 +103,9 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.model = resolve_model(o.model, models_dir());
     r.gpu = resolve_gpu(o.gpu, gpus_dir());
     if (o.profile == "measured") {
-        if (!o.calibration) throw Error("--profile", "'measured' needs --calibration FILE (written by quantplan --validate)");
-        r.efficiency = load_calibration(*o.calibration).profile;
+        const std::optional<Calibration> c = calibration_from_options(o);
+        if (!c) throw Error("--profile", "'measured' needs --calibration FILE (written by quantplan --validate)");
+        r.efficiency = c->profile;
     } else {
         r.efficiency = builtin_efficiency_profile(o.profile);
     }
@@ -110,13 +131,18 @@ int run_headless(const CliOptions& o, std::ostream& out, std::ostream& err) {
         const PlanResult result = plan(plan_request_from_options(o));
         std::optional<errorsim::ErrorsimReport> lab;
         if (o.errorsim) lab = errorsim::run_errorsim(errorsim_request_from_options(o));
+        const std::optional<Calibration> calibration = calibration_from_options(o);
+        std::optional<MeasuredOverlay> measured;
+        if (calibration) measured = measured_step_points(*calibration, result);
         if (!o.json_path) {
             print_table(result, out);
+            if (measured) print_measured(*calibration, *measured, out);
             if (lab) out << "\n" << errorsim::errorsim_table(*lab);
             return 0;
         }
         nlohmann::json doc = plan_json(result);
         if (lab) doc["errorsim"] = errorsim::errorsim_json(*lab);
+        if (measured) doc["measured"] = measured_json(*calibration, *measured, *o.calibration);
         if (o.per_tensor) {
             const std::vector<TensorInfo> inventory = tensor_inventory(result.request.model);
             for (std::size_t i = 0; i < result.schemes.size(); ++i)

@@ -3,6 +3,9 @@
 #include <iosfwd>
 
 #include "app/cli_options.h"
+#include <optional>
+
+#include "core/calibration.h"
 #include "core/errorsim/errorsim_request.h"
 #include "core/plan.h"
 
@@ -11,6 +14,10 @@ namespace quantplan::app {
 // Builds the plan request an options set describes (model, GPU, schemes, workload, profile).
 // Throws Error naming the option at fault.
 PlanRequest plan_request_from_options(const CliOptions& options);
+
+// The calibration file of --calibration FILE, or nullopt without it. Throws Error("--calibration")
+// for a file that cannot be read or parsed.
+std::optional<Calibration> calibration_from_options(const CliOptions& options);
 
 // The error-lab request of the --errorsim-* options (seed 003's default ladders otherwise); a bad
 // value throws Error naming its option. Shared by the headless JSON and the report.

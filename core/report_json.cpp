@@ -207,4 +207,40 @@ json plan_json(const PlanResult& p) {
             {"decision", to_json(p.decision)}};
 }
 
+json measured_json(const Calibration& c, const MeasuredOverlay& o, const std::string& source) {
+    json fits = json::array();
+    for (const KernelFit& f : c.kernel_fits)
+        fits.push_back({{"kernel", f.kernel},
+                        {"points", f.points},
+                        {"bandwidth_efficiency", f.bandwidth_efficiency},
+                        {"compute_efficiency", f.compute_efficiency},
+                        {"median_abs_relative_error_realistic", f.median_abs_relative_error_realistic},
+                        {"median_abs_relative_error_measured", f.median_abs_relative_error_measured}});
+    json steps = json::array();
+    for (const MeasuredStepPoint& p : o.points)
+        steps.push_back({{"scheme", p.scheme},
+                         {"kernel", p.kernel},
+                         {"batch", p.batch},
+                         {"context", p.context_tokens},
+                         {"admitted", p.admitted},
+                         {"predicted_step_s", p.predicted_step_s},
+                         {"measured_step_s", p.measured_step_s},
+                         {"linear_predicted_s", p.linear_predicted_s},
+                         {"linear_measured_s", p.linear_measured_s},
+                         {"relative_error", p.relative_error()}});
+    return {{"calibration_file", source},
+            {"created_by", c.created_by},
+            {"device", c.device.name},
+            {"compute_capability", c.device.compute_capability},
+            {"gpu_profile", c.gpu_profile},
+            {"model", c.model},
+            {"profile", to_json(c.profile)},
+            {"median_abs_relative_error_realistic", c.median_abs_relative_error_realistic},
+            {"median_abs_relative_error_measured", c.median_abs_relative_error_measured},
+            {"kernel_fits", fits},
+            {"steps", steps},
+            {"steps_median_abs_relative_error", median_abs_relative_error(o.points)},
+            {"notes", o.notes}};
+}
+
 }  // namespace quantplan

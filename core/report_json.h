@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/bytes.h"
+#include "core/calibration.h"
+#include "core/measured_overlay.h"
 #include "core/model.h"
 #include "core/plan.h"
 
@@ -30,5 +32,10 @@ nlohmann::json scheme_json(const SchemeResult& r);
 
 // The whole plan document (model, gpu, workload, schemes, crossovers, ridges, decision).
 nlohmann::json plan_json(const PlanResult& plan);
+
+// The `measured` section (with --calibration FILE): where the calibration came from, its fitted
+// profile and per-kernel errors, and the plan's measured decode steps (core/measured_overlay.h).
+// `source` is the file as the user named it.
+nlohmann::json measured_json(const Calibration& calibration, const MeasuredOverlay& overlay, const std::string& source);
 
 }  // namespace quantplan

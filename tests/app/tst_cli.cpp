@@ -15,7 +15,10 @@
 
 #include "app/cli_options.h"
 #include "app/headless.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "tests/core/test_support.h"
+#include "tests/support/synthetic_calibration.h"
 
 using namespace quantplan;
 
@@ -156,6 +159,50 @@ BOOST_AUTO_TEST_CASE(a_users_own_gpu_profile_file) {
     const double t_mine = nlohmann::json::parse(mine.out)["schemes"][0]["decode"]["time_s"].get<double>();
     const double t_h100 = nlohmann::json::parse(h100.out)["schemes"][0]["decode"]["time_s"].get<double>();
     BOOST_TEST(t_mine == 2 * t_h100, boost::test_tools::tolerance(1e-9));
+    std::remove(path.c_str());
+}
+
+// --calibration FILE adds the measured decode steps: a table after the plan, a `measured` section
+// in the JSON, and with --profile measured the fitted profile prices the plan.
+BOOST_AUTO_TEST_CASE(calibration_adds_measured_steps) {
+    const std::string path = "/tmp/quantplan_tst_cli_calibration.json";
+    const ModelConfig model = test::bundled_model("qwen3-8b");
+    const GpuProfile gpu = test::bundled_gpu("h100-sxm");
+    // Fused W4A16 runs 1.25x slower than the realistic profile predicts; bf16 exactly as predicted.
+    write_file_atomically(path, calibration_to_json(test::synthetic_calibration(model, gpu, builtin_efficiency_profile("realistic"),
+                                                                                  {{"w4a16_fused", 1.25}})));
+    const RunResult j = run_headless({"--schemes", "bf16,w4a16-g128,w8a16", "--calibration", path, "--json", "-"});
+    BOOST_TEST_REQUIRE(j.exit_code == 0, j.err);
+    const nlohmann::json doc = nlohmann::json::parse(j.out);
+    BOOST_TEST_REQUIRE(doc.contains("measured"));
+    const nlohmann::json& m = doc["measured"];
+    BOOST_TEST(m["calibration_file"] == path);
+    BOOST_TEST(m["gpu_profile"] == "h100-sxm");
+    BOOST_TEST(m["steps"].size() == 26u);
+    BOOST_TEST(m["notes"].size() == 1u);  // w8a16 has no bundled kernel
+    for (const nlohmann::json& p : m["steps"]) {
+        const double err = p["relative_error"].get<double>();
+        if (p["scheme"] == "bf16")
+            BOOST_TEST(std::abs(err) < 1e-9);
+        else  // the linears took 25% longer than predicted: most of the step at batch 1 (lm_head stays bf16), less where KV reads grow
+            BOOST_TEST(err < (p["batch"] == 1 ? -0.10 : -0.01));
+    }
+    // The plan itself stays on the realistic profile unless asked.
+    BOOST_TEST(doc["profile"]["name"] == "realistic");
+
+    const RunResult t = run_headless({"--schemes", "bf16,w4a16-g128", "--calibration", path});
+    BOOST_TEST_REQUIRE(t.exit_code == 0, t.err);
+    BOOST_TEST(t.out.find("decode step, predicted vs measured") != std::string::npos);
+    BOOST_TEST(t.out.find("w4a16_fused") != std::string::npos);
+    BOOST_TEST(t.out.find("median |error|") != std::string::npos);
+
+    const RunResult fitted = run_headless({"--schemes", "bf16", "--profile", "measured", "--calibration", path, "--json", "-"});
+    BOOST_TEST_REQUIRE(fitted.exit_code == 0, fitted.err);
+    BOOST_TEST(nlohmann::json::parse(fitted.out)["profile"]["name"] == "measured");
+
+    const RunResult missing = run_headless({"--calibration", "/nonexistent/calibration.json"});
+    BOOST_TEST(missing.exit_code == 1);
+    BOOST_TEST(missing.err.find("--calibration") != std::string::npos);
     std::remove(path.c_str());
 }
 
