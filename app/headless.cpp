@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "app/data_paths.h"
+#include "app/scenario.h"
 #include "core/atomic_file.h"
 #include "core/calibration.h"
 #include "core/measured_overlay.h"
@@ -126,8 +127,10 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     return r;
 }
 
-int run_headless(const CliOptions& o, std::ostream& out, std::ostream& err) {
+int run_headless(const CliOptions& given, std::ostream& out, std::ostream& err) {
     try {
+        CliOptions o = given;
+        if (o.scenario) apply_scenario_file(o, *o.scenario);  // the same options as the report and the window take
         const PlanResult result = plan(plan_request_from_options(o));
         std::optional<errorsim::ErrorsimReport> lab;
         if (o.errorsim) lab = errorsim::run_errorsim(errorsim_request_from_options(o));

@@ -206,4 +206,22 @@ BOOST_AUTO_TEST_CASE(calibration_adds_measured_steps) {
     std::remove(path.c_str());
 }
 
+// --headless --scenario FILE#N (1-based) takes the step's options for the table and the JSON too (it used to
+// apply them to the report and the window only); options on the command line still win.
+BOOST_AUTO_TEST_CASE(scenario_drives_the_json) {
+    const std::string walk = std::string(QUANTPLAN_SOURCE_DIR) + "/assets/scenarios/seed-003-batch-walk.json";
+    const RunResult step2 = run_headless({"--scenario", walk + "#4", "--json", "-"});
+    BOOST_TEST_REQUIRE(step2.exit_code == 0, step2.err);
+    const nlohmann::json a = nlohmann::json::parse(step2.out);
+    BOOST_TEST(a["schemes"].size() == 6u);
+    BOOST_TEST(a["workload"]["batch"] == 1024);  // step 4 of the walk
+    BOOST_TEST(a["workload"]["context"] == 128);  // from step 3, merged
+    const RunResult mine = run_headless({"--scenario", walk + "#4", "--batch", "3", "--json", "-"});
+    BOOST_TEST_REQUIRE(mine.exit_code == 0, mine.err);
+    BOOST_TEST(nlohmann::json::parse(mine.out)["workload"]["batch"] == 3);
+    const RunResult missing = run_headless({"--scenario", "/nonexistent/scenario.json"});
+    BOOST_TEST(missing.exit_code == 1);
+    BOOST_TEST(missing.err.find("scenario") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
