@@ -140,7 +140,8 @@ Workload:
   --max-num-seqs N         sampler size [256]
 Model of the hardware:
   --profile NAME           ideal, realistic, or measured (needs --calibration FILE) [realistic]
-  --calibration FILE       calibration file written by --validate
+  --calibration FILE       calibration file written by --validate: adds its measured decode steps
+                           (table, JSON 'measured', report, crossover chart)
   --kernel Q               weight-only kernel quality: fused (Marlin class) or generic [fused]
 Decision:
   --goal G                 throughput or latency [throughput]

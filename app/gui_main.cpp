@@ -48,6 +48,7 @@ void apply_command_line(const CliOptions& o, ui::PlannerSetup& s) {
     if (o.kv != d.kv) s.kv = qs(o.kv);
     if (o.kernel != d.kernel) s.kernel = qs(o.kernel);
     if (o.profile != d.profile) s.profile = qs(o.profile);
+    if (o.calibration) s.calibration = QFileInfo(qs(*o.calibration)).absoluteFilePath();
     if (o.gpu_mem_util != d.gpu_mem_util) s.gpu_memory_utilization = o.gpu_mem_util;
     if (o.tp != d.tp) s.tensor_parallel = o.tp;
     if (o.goal != d.goal) s.goal = qs(o.goal);

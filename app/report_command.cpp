@@ -48,6 +48,7 @@ nlohmann::json inputs_json(const CliOptions& o) {
     if (o.errorsim_tensor) lab["tensor"] = *o.errorsim_tensor;
     if (o.errorsim_activation_tensor) lab["activation_tensor"] = *o.errorsim_activation_tensor;
     j["errorsim"] = std::move(lab);
+    if (o.calibration) j["calibration"] = *o.calibration;  // only when given: reports without one keep their bytes
     return j;
 }
 
@@ -70,11 +71,16 @@ int run_report(const CliOptions& given, std::ostream& out, std::ostream& err) {
         report::ReportContent content;
         content.plan = plan(plan_request_from_options(o));
         content.errorsim = errorsim::run_errorsim(errorsim_request_from_options(o));
+        if (std::optional<Calibration> cal = calibration_from_options(o)) {
+            MeasuredOverlay overlay = measured_step_points(*cal, content.plan);
+            content.measured = report::ReportMeasured{*o.calibration, std::move(*cal), std::move(overlay)};
+        }
         content.inputs = inputs_json(o);
         content.generator = version_text();
         if (o.timestamp) content.generated_at = utc_now();
 #ifdef QUANTPLAN_HAVE_GUI
-        content.charts = report::render_report_charts(content.plan, content.errorsim ? &*content.errorsim : nullptr);
+        content.charts = report::render_report_charts(content.plan, content.errorsim ? &*content.errorsim : nullptr,
+                                                      content.measured ? &content.measured->overlay : nullptr);
 #endif
         const std::vector<report::ReportFile> files = report::report_files(content);
         report::write_report_folder(*o.out_dir, files);

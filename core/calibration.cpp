@@ -457,7 +457,7 @@ Calibration load_calibration(const std::filesystem::path& path) {
     if (!in) throw Error("--calibration", "cannot open '" + path.string() + "'");
     std::ostringstream ss;
     ss << in.rdbuf();
-    return parse_calibration(ss.str(), path.string());
+    return parse_calibration(ss.str(), "calibration file " + path.string());
 }
 
 std::optional<std::string> match_gpu_profile(const CalibrationDevice& device, const std::vector<GpuProfile>& profiles) {

@@ -272,6 +272,13 @@ BOOST_AUTO_TEST_CASE(load_from_disk) {
         BOOST_TEST(e.field() == "--calibration");
     }
     BOOST_CHECK_THROW(load_calibration(dir), Error);  // a folder
+    write_file_atomically(dir / "broken.json", "{\"format\": ");
+    try {
+        load_calibration(dir / "broken.json");
+        BOOST_FAIL("a broken file was accepted");
+    } catch (const Error& e) {
+        BOOST_TEST(std::string(e.what()).find("calibration file " + (dir / "broken.json").string() + ": not valid JSON") == 0u, e.what());
+    }
     std::filesystem::remove_all(dir);
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <QtCharts/QBarSet>
@@ -19,6 +20,8 @@
 #include "app/cli_options.h"
 #include "app/headless.h"
 #include "core/sweep.h"
+#include "core/measured_overlay.h"
+#include "tests/support/synthetic_calibration.h"
 #include "ui/charts/charts.h"
 
 using namespace quantplan;
@@ -160,6 +163,46 @@ BOOST_AUTO_TEST_CASE(crossover_tokens_per_s_metric) {
     BOOST_REQUIRE(first->count() > 0);
     BOOST_TEST(close(sweep.front().throughput_tokens_per_s, first->at(0).y()));
     check_renders(chart.get(), "crossover-tokens", QSize(800, 500));
+}
+
+// Measured decode steps (core's measured_step_points) are drawn as they are: one scatter series per
+// scheme that has points, the values in the chart's unit, nothing for schemes without a kernel.
+BOOST_AUTO_TEST_CASE(crossover_overlays_measured_points) {
+    const PlanResult p = default_plan(1, 4096);
+    const Calibration cal = test::synthetic_calibration(p.request.model, p.request.gpu, p.request.efficiency, {{"w4a16_fused", 1.3}});
+    const MeasuredOverlay overlay = measured_step_points(cal, p);
+    BOOST_TEST_REQUIRE(!overlay.points.empty());
+    const std::vector<SweepPoint> sweep = batch_sweep(p, powers_of_two(1, 4096));
+    ui::CrossoverChartOptions options;
+    options.measured = overlay.points;
+    std::unique_ptr<QChart> chart(ui::make_crossover_chart(p, sweep, options));
+    std::set<std::string> with_points;
+    for (const MeasuredStepPoint& m : overlay.points) with_points.insert(m.scheme);
+    for (const SchemeResult& r : p.schemes) {
+        const std::string name = scheme_name(r.costs.scheme);
+        const QString series = QString::fromStdString(name) + QStringLiteral(" (measured)");
+        if (!with_points.count(name)) {
+            BOOST_TEST(ui::find_series(chart.get(), series) == nullptr, name);
+            continue;
+        }
+        auto* s = series_named<QScatterSeries>(chart.get(), series);
+        std::vector<const MeasuredStepPoint*> mine;
+        for (const MeasuredStepPoint& m : overlay.points)
+            if (m.scheme == name) mine.push_back(&m);
+        BOOST_TEST_REQUIRE(static_cast<std::size_t>(s->count()) == mine.size());
+        for (int i = 0; i < s->count(); ++i) {
+            BOOST_TEST(s->at(i).x() == static_cast<double>(mine[i]->batch));
+            BOOST_TEST(close(mine[i]->measured_step_s * kMsPerS, s->at(i).y()));
+        }
+    }
+    // The slowed W4A16 points sit above its curve; bf16's (run as predicted) on it.
+    auto* w4 = series_named<QScatterSeries>(chart.get(), QStringLiteral("w4a16-g128 (measured)"));
+    auto* w4_curve = series_named<QLineSeries>(chart.get(), QStringLiteral("w4a16-g128"));
+    BOOST_TEST(w4->at(0).y() > w4_curve->at(0).y() * 1.1);
+    auto* bf = series_named<QScatterSeries>(chart.get(), QStringLiteral("bf16 (measured)"));
+    auto* bf_curve = series_named<QLineSeries>(chart.get(), QStringLiteral("bf16"));
+    BOOST_TEST(std::fabs(bf->at(0).y() / bf_curve->at(0).y() - 1.0) < 1e-9);
+    check_renders(chart.release(), "crossover-measured-synthetic", {1000, 620});
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_bars_are_cores_budget) {

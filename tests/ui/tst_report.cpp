@@ -27,8 +27,11 @@
 #include "app/cli_options.h"
 #include "app/commands.h"
 #include "app/headless.h"
+#include "core/calibration.h"
 #include "core/errorsim/error_lab.h"
+#include "core/model_config_json.h"
 #include "core/sweep.h"
+#include "tests/support/synthetic_calibration.h"
 #include "ui/charts/charts.h"
 #include "ui/report/report.h"
 #include "ui/report/report_charts.h"
@@ -264,6 +267,34 @@ BOOST_AUTO_TEST_CASE(html_is_self_contained) {
         BOOST_TEST(fs::is_regular_file(dir / (*it)[1].str()));
     }
     BOOST_TEST(links == 10);
+}
+
+// --calibration FILE: report.json gains `measured`, the documents a "Predicted vs measured" section,
+// and the crossover chart the measured points; without it, nothing of the kind.
+BOOST_AUTO_TEST_CASE(calibration_adds_predicted_vs_measured) {
+    const fs::path dir = scratch("measured");
+    const fs::path file = scratch("calibration-input") / "calibration.json";
+    fs::create_directories(file.parent_path());
+    const ModelConfig model = resolve_model("qwen3-8b", fs::path(QUANTPLAN_SOURCE_DIR) / "models");
+    const GpuProfile gpu = resolve_gpu("h100-sxm", fs::path(QUANTPLAN_SOURCE_DIR) / "assets" / "gpus");
+    write_text(file, calibration_to_json(test::synthetic_calibration(model, gpu, builtin_efficiency_profile("realistic"), {{"w8a8_fp8", 1.2}})));
+    const RunResult r = report_to(dir, {"--headless", "--calibration", file.string()});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(read_file(dir / "report.json"));
+    BOOST_TEST_REQUIRE(doc.contains("measured"));
+    BOOST_TEST(doc["inputs"]["calibration"] == file.string());
+    BOOST_TEST(doc["measured"]["gpu_profile"] == "h100-sxm");
+    BOOST_TEST(doc["measured"]["steps"].size() > 0u);
+    const std::string md = read_file(dir / "report.md");
+    BOOST_TEST(md.find("## Predicted vs measured") != std::string::npos);
+    BOOST_TEST(md.find("w8a8\\_fp8") != std::string::npos);  // Markdown escapes underscores
+    BOOST_TEST(md.find("Triangles are measured decode steps") != std::string::npos);
+    BOOST_TEST(read_file(dir / "report.html").find("Predicted vs measured") != std::string::npos);
+
+    const fs::path plain = scratch("unmeasured");
+    BOOST_TEST_REQUIRE(report_to(plain, {"--headless"}).exit_code == 0);
+    BOOST_TEST(!nlohmann::json::parse(read_file(plain / "report.json")).contains("measured"));
+    BOOST_TEST(read_file(plain / "report.md").find("Predicted vs measured") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(base64_matches_rfc4648_vectors) {

@@ -19,6 +19,7 @@
 #include <QtCharts/QLegend>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCore/QDir>
 #include <QtCore/QElapsedTimer>
@@ -41,10 +42,12 @@
 #include <QtWidgets/QTextBrowser>
 #include <QtWidgets/QToolBar>
 
+#include "core/atomic_file.h"
 #include "core/checkpoint/safetensors.h"
 #include "core/errorsim/errorsim_request.h"
 #include "core/model_config_json.h"
 #include "core/sweep.h"
+#include "tests/support/synthetic_calibration.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
 #include "ui/window/chart_view.h"
@@ -428,6 +431,60 @@ BOOST_FIXTURE_TEST_CASE(presentation_mode_scales_widgets_and_charts, WindowFixtu
     window.setPresentationMode(false);
     BOOST_TEST(window.font().pointSizeF() == base);
     BOOST_TEST(window.crossoverPanel()->chart()->titleFont().pointSizeF() == title);
+}
+
+// A calibration file overlays the crossover chart with core's measured steps, makes the measured
+// profile usable, travels in a saved setup, and clears again; a broken file goes to the banner.
+BOOST_FIXTURE_TEST_CASE(a_calibration_file_overlays_measured_points, WindowFixture) {
+    const PlannerSetup s = window.setup();
+    const ModelConfig model = resolve_model(s.model.toStdString(), kSource / "models");
+    const GpuProfile gpu = resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus");
+    const QString path = dir.filePath(QStringLiteral("calibration-h100.json"));
+    write_file_atomically(path.toStdString(), calibration_to_json(test::synthetic_calibration(model, gpu, builtin_efficiency_profile("realistic"),
+                                                                                                   {{"w4a16_fused", 1.4}})));
+    BOOST_TEST(window.crossoverPanel()->measuredPoints().empty());
+    BOOST_REQUIRE(window.openCalibrationPath(path));
+    BOOST_TEST(window.errorText().isEmpty(), window.errorText().toStdString());
+    BOOST_TEST(window.setup().calibration == path);
+    const MeasuredOverlay expected = measured_step_points(load_calibration(path.toStdString()), *window.result());
+    const std::vector<MeasuredStepPoint>& shown = window.crossoverPanel()->measuredPoints();
+    BOOST_TEST_REQUIRE(shown.size() == expected.points.size());
+    BOOST_TEST_REQUIRE(!shown.empty());
+    for (std::size_t i = 0; i < shown.size(); ++i) BOOST_TEST(shown[i].measured_step_s == expected.points[i].measured_step_s);
+    QChart* chart = window.crossoverPanel()->chartView()->chart();
+    auto* w4 = series_named<QScatterSeries>(chart, QStringLiteral("w4a16-g128 (measured)"));
+    BOOST_TEST(w4->count() > 0);
+    BOOST_TEST(window.crossoverPanel()->markersLabel()->text().contains(QStringLiteral("Measured (triangles")));
+    BOOST_TEST(window.crossoverPanel()->readoutAt(1.0).contains(QStringLiteral("measured")));
+    settle();
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "crossover-measured-synthetic.png").string())));
+
+    // The measured profile prices the plan from the file.
+    window.controls()->profileBox()->setCurrentIndex(window.controls()->profileBox()->findData(QStringLiteral("measured")));
+    settle();
+    BOOST_TEST(window.errorText().isEmpty(), window.errorText().toStdString());
+    BOOST_TEST(window.result()->request.efficiency.name == "measured");
+
+    // A saved setup carries the file.
+    const QString saved = dir.filePath(QStringLiteral("with-calibration.json"));
+    BOOST_REQUIRE(window.saveSetupFile(saved));
+    QFile saved_file(saved);
+    BOOST_REQUIRE(saved_file.open(QIODevice::ReadOnly));
+    BOOST_TEST(QString::fromUtf8(saved_file.readAll()).contains(QStringLiteral("calibration-h100.json")));
+
+    // Cleared: no points, and the profile falls back to realistic.
+    window.controls()->setCalibration({}, {});
+    settle();
+    BOOST_TEST(window.crossoverPanel()->measuredPoints().empty());
+    BOOST_TEST(find_series(window.crossoverPanel()->chartView()->chart(), QStringLiteral("w4a16-g128 (measured)")) == nullptr);
+    BOOST_TEST(window.result()->request.efficiency.name == "realistic");
+
+    // A file that is not a calibration: one line in the banner, nothing changes.
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    write_file_atomically(bad.toStdString(), "{\"format_version\": 1");
+    BOOST_TEST(!window.openCalibrationPath(bad));
+    BOOST_TEST(window.errorText().contains(QStringLiteral("calibration")), window.errorText().toStdString());
+    BOOST_TEST(window.setup().calibration.isEmpty());
 }
 
 BOOST_FIXTURE_TEST_CASE(a_saved_setup_opens_again, WindowFixture) {

@@ -21,6 +21,7 @@
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 
+#include "core/measured_overlay.h"
 #include "core/plan.h"
 #include "core/sweep.h"
 
@@ -49,6 +50,9 @@ struct CrossoverChartOptions {
     bool show_crossovers = true;   // a marker at each numeric crossover (PlanResult::crossovers)
     bool show_cursor = true;       // a vertical line at the plan's requested batch
     QString title;                 // empty: a title naming model, GPU and context
+    // Measured decode steps (core's measured_step_points of the same plan, from a --validate
+    // calibration file), drawn as points over the predicted curves; empty: none.
+    std::vector<MeasuredStepPoint> measured;
 };
 
 // Step time (or tokens/s) against batch on a log2 axis, one line per scheme of `plan`, from the
@@ -61,6 +65,10 @@ struct CrossoverChartOptions {
 //                                  swept range, at (ridge batch, value interpolated on the curve)
 //   "crossovers"                   QScatterSeries, one point per crossover inside the swept range
 //   "batch B" (the requested batch) QLineSeries of two points spanning the y range: the cursor
+//   "<scheme> (measured)"          QScatterSeries of triangles, same colour as the scheme's curve: one
+//                                  point per entry of options.measured for that scheme (only when there
+//                                  are any); not in the legend, where one empty grey "measured" series
+//                                  stands for them all
 // Points are (batch, value) with value in the chosen metric's unit.
 QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoint>& sweep,
                              const CrossoverChartOptions& options = {});

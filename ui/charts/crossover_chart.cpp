@@ -24,6 +24,12 @@ double metric_value(const SweepPoint& p, CrossoverMetric metric) {
     return metric == CrossoverMetric::StepTimeMs ? p.time_s * detail::kMsPerS : p.throughput_tokens_per_s;
 }
 
+// The value a measured step contributes on the y axis.
+double measured_value(const MeasuredStepPoint& p, CrossoverMetric metric) {
+    if (metric == CrossoverMetric::StepTimeMs) return p.measured_step_s * detail::kMsPerS;
+    return p.measured_step_s > 0 ? static_cast<double>(p.batch) / p.measured_step_s : 0.0;
+}
+
 QString metric_axis_title(CrossoverMetric metric) {
     return metric == CrossoverMetric::StepTimeMs ? QStringLiteral("decode step time (ms, log scale)")
                                                  : QStringLiteral("decode throughput (tokens/s, log scale)");
@@ -59,6 +65,14 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
         it->second.push_back(&p);
         min_batch = std::min(min_batch, static_cast<double>(p.batch));
         max_batch = std::max(max_batch, static_cast<double>(p.batch));
+        min_value = std::min(min_value, v);
+        max_value = std::max(max_value, v);
+    }
+    std::map<std::string, std::vector<QPointF>> measured;
+    for (const MeasuredStepPoint& p : options.measured) {
+        const double v = measured_value(p, options.metric);
+        if (!by_scheme.contains(p.scheme) || p.batch <= 0 || !(v > 0) || !std::isfinite(v)) continue;
+        measured[p.scheme].emplace_back(static_cast<double>(p.batch), v);
         min_value = std::min(min_value, v);
         max_value = std::max(max_value, v);
     }
@@ -114,6 +128,31 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
         detail::add_series(chart, admitted, {x_axis, y_axis});
         detail::add_series(chart, refused, {x_axis, y_axis});
         detail::hide_legend_entry(chart, refused);
+    }
+    // Measured points over the curves, in the curves' colours (outside the swept batches: dropped).
+    // One neutral legend entry stands for them all: a legend entry per scheme would double the legend.
+    const auto triangle = [](QScatterSeries* s, const QColor& color) {
+        s->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
+        s->setMarkerSize(10);
+        s->setColor(color);
+        s->setBorderColor(QColor(0x22, 0x22, 0x22));
+    };
+    if (!measured.empty()) {
+        auto* key = new QScatterSeries();
+        key->setName(QStringLiteral("measured"));
+        triangle(key, QColor(0xBB, 0xBB, 0xBB));
+        detail::add_series(chart, key, {x_axis, y_axis});
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto it = measured.find(names[i]);
+        if (it == measured.end()) continue;
+        auto* points = new QScatterSeries();
+        points->setName(detail::qstr(names[i]) + QStringLiteral(" (measured)"));
+        triangle(points, detail::series_color(static_cast<int>(i)));
+        for (const QPointF& p : it->second)
+            if (p.x() >= min_batch && p.x() <= max_batch) points->append(p);
+        detail::add_series(chart, points, {x_axis, y_axis});
+        detail::hide_legend_entry(chart, points);
     }
 
     const auto in_range = [&](double b) { return std::isfinite(b) && b >= min_batch && b <= max_batch; };

@@ -225,6 +225,40 @@ std::vector<Block> build_blocks(const ReportContent& c) {
         }
     }
 
+    // Predicted vs measured (--calibration).
+    if (c.measured) {
+        const Calibration& cal = c.measured->calibration;
+        const MeasuredOverlay& o = c.measured->overlay;
+        out.push_back(heading(2, "Predicted vs measured"));
+        out.push_back(paragraph("Calibration " + c.measured->source + ": " + cal.device.name + " (" + cal.device.compute_capability +
+                                ", GPU profile " + cal.gpu_profile + "), " + cal.model + "'s linear shapes, written by " + cal.created_by +
+                                ". Each kernel's roofline prediction against its measured time, median |error| over its points, "
+                                "with the realistic profile and with the measured profile fitted from this file (docs/kernels.md)."));
+        Block fits = table({"kernel", "points", "realistic |error|", "measured |error|", "bandwidth eff.", "compute eff."},
+                           {false, true, true, true, true, true});
+        for (const KernelFit& f : cal.kernel_fits)
+            fits.rows.push_back({f.kernel, integer(f.points), percent(f.median_abs_relative_error_realistic),
+                                 percent(f.median_abs_relative_error_measured), fixed(f.bandwidth_efficiency, 3), fixed(f.compute_efficiency, 3)});
+        fits.rows.push_back({"all", integer(static_cast<std::int64_t>(cal.measurements.size())), percent(cal.median_abs_relative_error_realistic),
+                             percent(cal.median_abs_relative_error_measured), fixed(cal.profile.bandwidth_efficiency, 3),
+                             fixed(cal.profile.compute_efficiency, 3)});
+        out.push_back(std::move(fits));
+        if (!o.points.empty()) {
+            out.push_back(paragraph("This plan's decode steps at context " + integer(c.plan.request.workload.context_tokens) + ", predicted (" +
+                                    c.plan.request.efficiency.name +
+                                    " profile) and measured: the roofline step with its decoder linear layers replaced by the "
+                                    "kernel times the calibration measured. Error is (predicted - measured) / measured; median |error| " +
+                                    percent(median_abs_relative_error(o.points)) + "."));
+            Block steps = table({"scheme", "kernel", "batch", "predicted ms", "measured ms", "error", "admitted"},
+                                {false, false, true, true, true, true, false});
+            for (const MeasuredStepPoint& p : o.points)
+                steps.rows.push_back({p.scheme, p.kernel, integer(p.batch), ms(p.predicted_step_s), ms(p.measured_step_s),
+                                      percent(p.relative_error()), p.admitted ? "yes" : "no"});
+            out.push_back(std::move(steps));
+        }
+        if (!o.notes.empty()) out.push_back(bullets(o.notes));
+    }
+
     // Charts.
     if (!c.charts.empty()) {
         out.push_back(heading(2, "Charts"));
@@ -426,6 +460,7 @@ json report_json(const ReportContent& c) {
     doc["inputs"] = c.inputs;
     if (c.generated_at) doc["generated_at"] = *c.generated_at;
     if (c.errorsim) doc["errorsim"] = errorsim::errorsim_json(*c.errorsim);
+    if (c.measured) doc["measured"] = measured_json(c.measured->calibration, c.measured->overlay, c.measured->source);
     std::size_t schemes = c.plan.schemes.size();
     doc["sweeps"] = {{"file", "sweeps.csv"},
                      {"batches", sweep_batches()},

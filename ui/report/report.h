@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/calibration.h"
 #include "core/errorsim/errorsim_request.h"
+#include "core/measured_overlay.h"
 #include "core/plan.h"
 #include "core/sweep.h"
 
@@ -47,10 +49,18 @@ struct ReportChart {
     std::string png;
 };
 
+// A calibration file given with --calibration: what it measured and the plan's measured steps.
+struct ReportMeasured {
+    std::string source;             // the file as the user named it
+    Calibration calibration;
+    MeasuredOverlay overlay;        // measured_step_points(calibration, plan)
+};
+
 // Everything a report is made of.
 struct ReportContent {
     PlanResult plan;
     std::optional<errorsim::ErrorsimReport> errorsim;  // absent when the error lab was not run
+    std::optional<ReportMeasured> measured;            // absent without --calibration
     nlohmann::json inputs = nlohmann::json::object();  // the options the report was made from
     std::optional<std::string> generated_at;           // only with --timestamp (breaks byte-identity)
     std::vector<ReportChart> charts;                   // empty without Qt

@@ -108,22 +108,28 @@ std::vector<std::int64_t> chart_batches() {
     return batches;
 }
 
-std::vector<ReportChart> render_report_charts(const PlanResult& plan, const errorsim::ErrorsimReport* errorsim) {
+std::vector<ReportChart> render_report_charts(const PlanResult& plan, const errorsim::ErrorsimReport* errorsim,
+                                             const MeasuredOverlay* measured) {
     OffscreenApplication app;
     std::vector<ReportChart> charts;
     const std::vector<SweepPoint> sweep = batch_sweep(plan, chart_batches());
     const std::string context = std::to_string(plan.request.workload.context_tokens);
 
-    charts.push_back(render(ui::make_crossover_chart(plan, sweep), "crossover",
+    ui::CrossoverChartOptions step_time;
+    const bool has_measured = measured != nullptr && !measured->points.empty();
+    if (has_measured) step_time.measured = measured->points;
+    const std::string measured_caption =
+        has_measured ? " Triangles are measured decode steps: the roofline step with its decoder linears as the calibration timed them." : "";
+    charts.push_back(render(ui::make_crossover_chart(plan, sweep, step_time), "crossover",
                             "Decode step time against batch at context " + context +
                                 " for every scheme (log-log). Squares mark where a scheme turns compute-bound, red dots "
                                 "where two schemes swap order; the dotted line is the requested batch; dashed segments are "
-                                "batches the KV-cache budget does not admit."));
-    ui::CrossoverChartOptions throughput;
+                                "batches the KV-cache budget does not admit." + measured_caption));
+    ui::CrossoverChartOptions throughput = step_time;
     throughput.metric = ui::CrossoverMetric::TokensPerS;
     charts.push_back(render(ui::make_crossover_chart(plan, sweep, throughput), "throughput",
                             "Decode throughput (tokens/s, all sequences together) against batch at context " + context +
-                                ": the same sweep as the step-time chart."));
+                                ": the same sweep as the step-time chart." + measured_caption));
     if (errorsim != nullptr && !errorsim->rows.empty()) {
         std::vector<std::vector<errorsim::LadderRow>> ladders;
         QStringList labels;

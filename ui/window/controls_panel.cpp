@@ -1,5 +1,6 @@
 #include "ui/window/controls_panel.h"
 
+#include <QtCore/QFileInfo>
 #include <QtCore/QSignalBlocker>
 #include <QtWidgets/QCheckBox>
 #include <QtWidgets/QComboBox>
@@ -45,6 +46,9 @@ QLabel* term_label(const QString& text, const char* term, QWidget* parent) {
     label->setToolTip(glossary(term));
     return label;
 }
+
+// Widest the calibration file's name is shown beside its buttons (elided in the middle beyond).
+constexpr int kCalibrationLabelWidthPx = 110;
 
 }  // namespace
 
@@ -137,7 +141,19 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     qobject_cast<QLabel*>(workload_form->labelForField(kernel_))->setBuddy(kernel_);
 
     // Engine.
-    profile_ = combo_of({"realistic", "ideal"}, "profile", this);
+    profile_ = combo_of({"realistic", "ideal", "measured"}, "profile", this);
+    calibration_ = new QLabel(tr("none"), this);
+    calibration_->setToolTip(glossary("calibration"));
+    calibration_->setObjectName(QStringLiteral("calibration"));
+    open_calibration_ = new QToolButton(this);
+    open_calibration_->setText(tr("Open…"));
+    open_calibration_->setToolTip(tr("Open a calibration file written by quantplan --validate (docs/kernels.md)"));
+    connect(open_calibration_, &QToolButton::clicked, this, &ControlsPanel::openCalibrationRequested);
+    clear_calibration_ = new QToolButton(this);
+    clear_calibration_->setText(tr("Clear"));
+    clear_calibration_->setToolTip(tr("Plan without a calibration file"));
+    clear_calibration_->setEnabled(false);
+    connect(clear_calibration_, &QToolButton::clicked, this, [this] { setCalibration({}, {}); });
     gpu_mem_util_ = new QDoubleSpinBox(this);
     gpu_mem_util_->setRange(0.05, 1.0);
     gpu_mem_util_->setSingleStep(0.01);
@@ -151,6 +167,11 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     auto* engine = new QGroupBox(tr("Engine"), this);
     auto* engine_form = new QFormLayout(engine);
     engine_form->addRow(term_label(tr("Efficiency &profile"), "profile", this), profile_);
+    auto* calibration_row = new QHBoxLayout;
+    calibration_row->addWidget(calibration_, 1);
+    calibration_row->addWidget(open_calibration_);
+    calibration_row->addWidget(clear_calibration_);
+    engine_form->addRow(term_label(tr("Calibration"), "calibration", this), calibration_row);
     engine_form->addRow(term_label(tr("gpu_memory_&utilization"), "gpu_mem_util", this), gpu_mem_util_);
     engine_form->addRow(term_label(tr("&Tensor parallel"), "tp", this), tp_);
     for (QWidget* w : std::initializer_list<QWidget*>{profile_, gpu_mem_util_, tp_})
@@ -242,11 +263,29 @@ void ControlsPanel::addGpuEntry(const QString& argument, const QString& label) {
     select_data(gpu_, argument);
 }
 
+void ControlsPanel::setCalibration(const QString& path, const QString& label) {
+    hidden_.calibration = path;
+    calibration_->setText(path.isEmpty() ? tr("none")
+                                         : calibration_->fontMetrics().elidedText(QFileInfo(path).fileName(), Qt::ElideMiddle, kCalibrationLabelWidthPx));
+    calibration_->setToolTip(path.isEmpty() ? glossary("calibration") : label + QStringLiteral("\n") + path);
+    clear_calibration_->setEnabled(!path.isEmpty());
+    if (path.isEmpty() && profile_->currentData().toString() == QStringLiteral("measured")) {
+        const QSignalBlocker block(profile_);
+        select_data(profile_, QStringLiteral("realistic"));
+    }
+    emit changed();
+}
+
 void ControlsPanel::setSetup(const PlannerSetup& s) {
     const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, gpu_mem_util_, tp_, goal_, accuracy_, reasoning_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
+    calibration_->setText(s.calibration.isEmpty() ? tr("none")
+                                                  : calibration_->fontMetrics().elidedText(QFileInfo(s.calibration).fileName(), Qt::ElideMiddle,
+                                                                                           kCalibrationLabelWidthPx));
+    calibration_->setToolTip(s.calibration.isEmpty() ? glossary("calibration") : s.calibration);
+    clear_calibration_->setEnabled(!s.calibration.isEmpty());
     if (!select_data(model_, s.model)) addModelEntry(s.model, s.model);
     if (!select_data(gpu_, s.gpu)) addGpuEntry(s.gpu, s.gpu);
     // The list shows the setup's schemes first, in its order (the plan's order), then the rest.

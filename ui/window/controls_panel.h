@@ -14,6 +14,7 @@ QT_BEGIN_NAMESPACE
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
 class QLineEdit;
 class QListWidget;
 class QPushButton;
@@ -40,6 +41,9 @@ public:
     void addModelEntry(const QString& argument, const QString& label);
     // Adds (or selects) a GPU entry for a profile file the user opened.
     void addGpuEntry(const QString& argument, const QString& label);
+    // Sets the calibration file (empty: none) and emits changed(); the box shows its file name,
+    // the tooltip `label` (e.g. the device it was measured on) and the path.
+    void setCalibration(const QString& path, const QString& label);
 
     // The widgets, for tests and keyboard focus.
     QComboBox* modelBox() const { return model_; }
@@ -55,6 +59,7 @@ public:
     QSpinBox* tensorParallelBox() const { return tp_; }
     QComboBox* goalBox() const { return goal_; }
     QComboBox* accuracyBox() const { return accuracy_; }
+    QLabel* calibrationLabel() const { return calibration_; }
 
     // Checks scheme `name`, adding it to the list when absent, without emitting changed().
     // Returns false (and reports errorMessage()) for a name the grammar refuses.
@@ -72,6 +77,7 @@ signals:
     void openModelFileRequested();
     void openCheckpointRequested();
     void openGpuFileRequested();
+    void openCalibrationRequested();
     void errorMessage(const QString& message);
 
 private:
@@ -90,6 +96,9 @@ private:
     QComboBox* kv_ = nullptr;
     QComboBox* kernel_ = nullptr;
     QComboBox* profile_ = nullptr;
+    QLabel* calibration_ = nullptr;
+    QToolButton* open_calibration_ = nullptr;
+    QToolButton* clear_calibration_ = nullptr;
     QDoubleSpinBox* gpu_mem_util_ = nullptr;
     QSpinBox* tp_ = nullptr;
     QComboBox* goal_ = nullptr;

@@ -109,9 +109,11 @@ CrossoverPanel::CrossoverPanel(QWidget* parent) : Panel(parent) {
 
 void CrossoverPanel::setMetricTokensPerS(bool tokens_per_s) { metric_->setCurrentIndex(tokens_per_s ? 1 : 0); }
 
-void CrossoverPanel::setResult(const PlanResult& plan, const std::vector<SweepPoint>& sweep) {
+void CrossoverPanel::setResult(const PlanResult& plan, const std::vector<SweepPoint>& sweep, const MeasuredOverlay* measured,
+                               const QString& calibration_label) {
     plan_ = plan;
     sweep_ = sweep;
+    measured_ = measured ? measured->points : std::vector<MeasuredStepPoint>{};
     model_->setResult(plan_);
     QStringList lines;
     QStringList ridges;
@@ -125,6 +127,17 @@ void CrossoverPanel::setResult(const PlanResult& plan, const std::vector<SweepPo
         crossings << tr("batch %1: %2 faster below, %3 above")
                          .arg(number(c.batch, 0), QString::fromStdString(c.faster_below), QString::fromStdString(c.faster_above));
     lines << tr("Crossovers: %1").arg(crossings.isEmpty() ? tr("none up to batch 4,096") : crossings.join(QStringLiteral("; ")));
+    if (measured) {
+        QString line = tr("Measured (triangles, %1): ").arg(calibration_label);
+        if (measured->points.empty())
+            line += tr("no points");
+        else
+            line += tr("%1 decode steps, predicted vs measured median |error| %2%")
+                        .arg(measured->points.size())
+                        .arg(number(100.0 * median_abs_relative_error(measured->points), 1));
+        for (const std::string& n : measured->notes) line += QStringLiteral("; ") + QString::fromStdString(n);
+        lines << line;
+    }
     markers_->setText(lines.join(QStringLiteral("\n")));
     chartChanged();
 }
@@ -132,6 +145,7 @@ void CrossoverPanel::setResult(const PlanResult& plan, const std::vector<SweepPo
 void CrossoverPanel::buildChart() {
     CrossoverChartOptions options;
     options.metric = metric_->currentIndex() == 1 ? CrossoverMetric::TokensPerS : CrossoverMetric::StepTimeMs;
+    options.measured = measured_;
     // The legend goes to the right: at the bottom, six schemes and three markers truncate.
     if (view_->showChart(make_crossover_chart(plan_, sweep_, options))) view_->chart()->legend()->setAlignment(Qt::AlignRight);
 }
@@ -149,6 +163,12 @@ QString CrossoverPanel::readoutAt(double batch) const {
                     .arg(QString::fromStdString(name), number(p->time_s * 1e3, 3), number(p->throughput_tokens_per_s, 0),
                          QString::fromUtf8(bound_name(p->bound)),
                          p->admitted ? tr("admitted (max %1)").arg(p->max_sequences) : tr("<i>not admitted</i> (max %1)").arg(p->max_sequences));
+    }
+    for (const MeasuredStepPoint& m : measured_) {
+        if (m.batch != shown_batch) continue;
+        html += QStringLiteral("<tr><td><b>%1</b> measured</td><td align=right>%2 ms</td><td align=right>%3 tok/s</td><td>%4</td><td>error %5%</td></tr>")
+                    .arg(QString::fromStdString(m.scheme), number(m.measured_step_s * 1e3, 3), number(static_cast<double>(m.batch) / m.measured_step_s, 0),
+                         QString::fromStdString(m.kernel), number(100.0 * m.relative_error(), 1));
     }
     if (html.isEmpty()) return {};
     return tr("<p><b>batch %1</b>, context %2</p><table cellspacing=4>%3</table>")

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/measured_overlay.h"
 #include "core/plan.h"
 #include "core/sweep.h"
 #include "ui/window/panel.h"
@@ -32,8 +33,13 @@ class CrossoverPanel : public Panel {
 public:
     explicit CrossoverPanel(QWidget* parent = nullptr);
 
-    // Shows `plan` and its sweep (core's batch_sweep of the plan at crossover_sweep_batches()).
-    void setResult(const PlanResult& plan, const std::vector<SweepPoint>& sweep);
+    // Shows `plan` and its sweep (core's batch_sweep of the plan at crossover_sweep_batches()),
+    // and the measured decode steps of a calibration file over the curves (nullptr: none).
+    // `calibration_label` names the file and device in the markers text.
+    void setResult(const PlanResult& plan, const std::vector<SweepPoint>& sweep, const MeasuredOverlay* measured = nullptr,
+                   const QString& calibration_label = {});
+    // The measured points drawn (empty without a calibration file).
+    const std::vector<MeasuredStepPoint>& measuredPoints() const { return measured_; }
     // The metric drawn: step time or tokens/s.
     void setMetricTokensPerS(bool tokens_per_s);
 
@@ -56,6 +62,7 @@ private:
 
     PlanResult plan_;
     std::vector<SweepPoint> sweep_;
+    std::vector<MeasuredStepPoint> measured_;
     ChartView* view_ = nullptr;
     QComboBox* metric_ = nullptr;
     QLabel* markers_ = nullptr;

@@ -24,8 +24,10 @@ constexpr Entry kEntries[] = {
            "weights, as engines do with --kv-cache-dtype."},
     {"kernel", "Weight-only kernel quality: fused dequantizes in registers (Marlin class); generic dequantizes to 16-bit "
                "first and runs an ordinary GEMM. Matters only when compute-bound."},
-    {"profile", "Efficiency applied to the datasheet peaks: ideal (100%) or realistic (80% of bandwidth, 55% of tensor-core "
-                "peak, as in seed 003)."},
+    {"profile", "Efficiency applied to the datasheet peaks: ideal (100%), realistic (80% of bandwidth, 55% of tensor-core "
+                "peak, as in seed 003), or measured (fitted by quantplan --validate on a real GPU; needs a calibration file)."},
+    {"calibration", "A calibration file written by quantplan --validate on a real GPU: its measured decode steps are drawn as "
+                    "triangles over the crossover chart, and it supplies the measured efficiency profile."},
     {"gpu_mem_util", "gpu_memory_utilization: the fraction of the GPU's usable memory the engine may take; the KV cache gets "
                      "what is left after weights and workspaces."},
     {"tp", "Tensor-parallel degree: the model's heads and MLP columns are split over this many GPUs, which then exchange "

@@ -202,6 +202,10 @@ void MainWindow::buildLayout() {
         const QString path = chooseOpenFile(tr("Open a GPU profile"), tr("GPU profile (*.json)"));
         if (!path.isEmpty()) openGpuPath(path);
     });
+    connect(controls_, &ControlsPanel::openCalibrationRequested, this, [this] {
+        const QString path = chooseOpenFile(tr("Open a calibration file (quantplan --validate)"), tr("Calibration (*.json)"));
+        if (!path.isEmpty()) openCalibrationPath(path);
+    });
     connect(error_, &ErrorPanel::errorMessage, this, &MainWindow::showError);
 
     // Exports from each panel's context menus.
@@ -258,6 +262,7 @@ void MainWindow::buildActions() {
     file->addAction(tr("Open check&point folder…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), controls_,
                     &ControlsPanel::openCheckpointRequested);
     file->addAction(tr("Open &GPU profile…"), QKeySequence(Qt::CTRL | Qt::Key_G), controls_, &ControlsPanel::openGpuFileRequested);
+    file->addAction(tr("Open &calibration…"), controls_, &ControlsPanel::openCalibrationRequested);
     file->addSeparator();
     file->addAction(tr("&Export chart…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] {
         if (Panel* p = currentPanel(); p && p->chartView()) exportChartDialog(p);
@@ -384,15 +389,28 @@ const GpuProfile& MainWindow::resolvedGpu(const QString& argument) {
     return it->second;
 }
 
+const Calibration& MainWindow::resolvedCalibration(const QString& path) {
+    auto it = calibration_cache_.find(path);
+    if (it == calibration_cache_.end()) it = calibration_cache_.emplace(path, load_calibration(path.toStdString())).first;
+    return it->second;
+}
+
 void MainWindow::replanNow() {
     const auto start = std::chrono::steady_clock::now();
     const PlannerSetup s = setup();
+    std::optional<MeasuredOverlay> measured;
+    QString calibration_label;
     try {
         validate_setup(s);
         const ModelConfig& model = resolvedModel(s.model);
         const GpuProfile& gpu = resolvedGpu(s.gpu);
-        PlanResult result = plan(plan_request(s, model, gpu));
+        const Calibration* calibration = s.calibration.isEmpty() ? nullptr : &resolvedCalibration(s.calibration);
+        PlanResult result = plan(plan_request(s, model, gpu, calibration));
         std::vector<SweepPoint> sweep = batch_sweep(result, crossover_sweep_batches(result));
+        if (calibration) {
+            measured = measured_step_points(*calibration, result);
+            calibration_label = QFileInfo(s.calibration).fileName() + QStringLiteral(", ") + QString::fromStdString(calibration->device.name);
+        }
         result_ = std::move(result);
         sweep_ = std::move(sweep);
     } catch (const std::exception& e) {
@@ -401,7 +419,7 @@ void MainWindow::replanNow() {
     }
     clearError();
     if (scan_ && scan_model_ != s.model) scan_.reset();  // the real size belonged to another model
-    crossover_->setResult(*result_, sweep_);
+    crossover_->setResult(*result_, sweep_, measured ? &*measured : nullptr, calibration_label);
     checkpoint_->setResult(*result_, scan_);
     memory_->setResult(*result_);
     decision_->setResult(*result_);
@@ -485,6 +503,19 @@ bool MainWindow::openGpuPath(const QString& path) {
         const GpuProfile gpu = resolve_gpu(path.toStdString(), options_.data.gpus_dir);
         gpu_cache_[path] = gpu;
         controls_->addGpuEntry(path, QString::fromStdString(gpu.id) + QStringLiteral(" (") + QFileInfo(path).fileName() + QStringLiteral(")"));
+    } catch (const std::exception& e) {
+        showError(QString::fromUtf8(e.what()));
+        return false;
+    }
+    replanNow();
+    return true;
+}
+
+bool MainWindow::openCalibrationPath(const QString& path) {
+    try {
+        calibration_cache_.erase(path);  // reread: --validate may have rewritten it
+        const Calibration& c = resolvedCalibration(path);
+        controls_->setCalibration(path, tr("measured on %1 by %2").arg(QString::fromStdString(c.device.name), QString::fromStdString(c.created_by)));
     } catch (const std::exception& e) {
         showError(QString::fromUtf8(e.what()));
         return false;

@@ -13,6 +13,7 @@
 #include <QtCore/QString>
 #include <QtWidgets/QMainWindow>
 
+#include "core/calibration.h"
 #include "core/model_config_json.h"
 #include "core/plan.h"
 #include "core/sweep.h"
@@ -134,6 +135,9 @@ public:
     // Opens a config.json (or folder) as the model; a GPU profile file as the GPU.
     bool openModelPath(const QString& path);
     bool openGpuPath(const QString& path);
+    // Opens a calibration file written by quantplan --validate: its measured decode steps overlay
+    // the crossover chart, and the `measured` profile becomes available. False (and the banner) on failure.
+    bool openCalibrationPath(const QString& path);
     // The opened checkpoint's scan, when one is shown.
     const std::optional<CheckpointScan>& checkpointScan() const { return scan_; }
 
@@ -170,6 +174,7 @@ private:
     QString chooseOpenFile(const QString& title, const QString& filters);
     const ModelConfig& resolvedModel(const QString& argument);
     const GpuProfile& resolvedGpu(const QString& argument);
+    const Calibration& resolvedCalibration(const QString& path);
     Panel* currentPanel() const;
 
     WindowOptions options_;
@@ -178,6 +183,7 @@ private:
     std::vector<GpuProfile> bundled_gpus_;
     std::map<QString, ModelConfig> model_cache_;
     std::map<QString, GpuProfile> gpu_cache_;
+    std::map<QString, Calibration> calibration_cache_;
 
     ControlsPanel* controls_ = nullptr;
     QTabWidget* tabs_ = nullptr;

@@ -25,7 +25,7 @@ const std::set<QString>& setup_keys() {
     static const std::set<QString> keys = {
         QStringLiteral("model"), QStringLiteral("gpu"), QStringLiteral("schemes"), QStringLiteral("batch"),
         QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"),
-        QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("goal"), QStringLiteral("accuracy"),
+        QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("goal"), QStringLiteral("accuracy"),
         QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
         QStringLiteral("errorsim_outlier"), QStringLiteral("errorsim_seed")};
@@ -111,6 +111,7 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("kv"), s.kv);
     o.insert(QStringLiteral("kernel"), s.kernel);
     o.insert(QStringLiteral("profile"), s.profile);
+    o.insert(QStringLiteral("calibration"), s.calibration);
     o.insert(QStringLiteral("gpu_mem_util"), s.gpu_memory_utilization);
     o.insert(QStringLiteral("tp"), static_cast<double>(s.tensor_parallel));
     o.insert(QStringLiteral("goal"), s.goal);
@@ -141,6 +142,7 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
     if (has("kv")) s.kv = string_value(json, QStringLiteral("kv"), where);
     if (has("kernel")) s.kernel = string_value(json, QStringLiteral("kernel"), where);
     if (has("profile")) s.profile = string_value(json, QStringLiteral("profile"), where);
+    if (has("calibration")) s.calibration = string_value(json, QStringLiteral("calibration"), where);
     if (has("gpu_mem_util")) s.gpu_memory_utilization = number_value(json, QStringLiteral("gpu_mem_util"), where);
     if (has("tp")) s.tensor_parallel = integer_value(json, QStringLiteral("tp"), where);
     if (has("goal")) s.goal = string_value(json, QStringLiteral("goal"), where);
@@ -200,7 +202,12 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
     };
     rethrow_as("kv", [&] { (void)parse_kv_format(s.kv.toStdString()); });
     rethrow_as("kernel", [&] { (void)parse_kernel_quality(s.kernel.toStdString()); });
-    rethrow_as("profile", [&] { (void)builtin_efficiency_profile(s.profile.toStdString()); });
+    if (s.profile == QStringLiteral("measured")) {
+        if (s.calibration.isEmpty())
+            throw Error(field_name(where, QStringLiteral("profile")), "'measured' needs a calibration file (File > Open calibration, written by quantplan --validate)");
+    } else {
+        rethrow_as("profile", [&] { (void)builtin_efficiency_profile(s.profile.toStdString()); });
+    }
     rethrow_as("goal", [&] { (void)parse_goal(s.goal.toStdString()); });
     rethrow_as("accuracy", [&] { (void)parse_accuracy_tolerance(s.accuracy.toStdString()); });
     if (!s.error_lab.weight_formats.isEmpty())
@@ -213,12 +220,17 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
     if (s.error_lab.seed < 0) throw Error(field_name(where, QStringLiteral("errorsim_seed")), "must not be negative");
 }
 
-PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const GpuProfile& gpu) {
+PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const GpuProfile& gpu, const Calibration* calibration) {
     validate_setup(s);
     PlanRequest r;
     r.model = model;
     r.gpu = gpu;
-    r.efficiency = builtin_efficiency_profile(s.profile.toStdString());
+    if (s.profile == QStringLiteral("measured")) {
+        if (!calibration) throw Error("profile", "'measured' needs a calibration file (File > Open calibration)");
+        r.efficiency = calibration->profile;
+    } else {
+        r.efficiency = builtin_efficiency_profile(s.profile.toStdString());
+    }
     r.workload.batch = s.batch;
     r.workload.context_tokens = s.context_tokens;
     r.workload.kv = parse_kv_format(s.kv.toStdString());

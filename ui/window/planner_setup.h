@@ -9,6 +9,7 @@
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 
+#include "core/calibration.h"
 #include "core/gpu.h"
 #include "core/model.h"
 #include "core/plan.h"
@@ -49,7 +50,8 @@ struct PlannerSetup {
     std::int64_t context_tokens = 4096;           // tokens in each sequence's KV cache
     QString kv = QStringLiteral("bf16");          // KV-cache dtype (kv_format_names())
     QString kernel = QStringLiteral("fused");     // weight-only kernel quality: fused | generic
-    QString profile = QStringLiteral("realistic");  // efficiency profile: ideal | realistic
+    QString profile = QStringLiteral("realistic");  // efficiency profile: ideal | realistic | measured (needs `calibration`)
+    QString calibration;                          // a --validate calibration file; empty: none (its points overlay the crossover chart)
     double gpu_memory_utilization = 0.9;          // fraction of usable GPU memory the engine takes
     std::int64_t tensor_parallel = 1;             // GPUs the model is split over
     QString goal = QStringLiteral("throughput");  // throughput | latency
@@ -78,8 +80,10 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
 // names are checked when they are resolved. Throws Error naming the key.
 void validate_setup(const PlannerSetup& setup, const QString& where = {});
 
-// Core's request for `setup`, with the model and GPU already resolved (the window caches them).
+// Core's request for `setup`, with the model and GPU already resolved (the window caches them),
+// and the calibration file loaded when the setup names one (the `measured` profile needs it).
 // Throws Error naming the option for values core refuses.
-PlanRequest plan_request(const PlannerSetup& setup, const ModelConfig& model, const GpuProfile& gpu);
+PlanRequest plan_request(const PlannerSetup& setup, const ModelConfig& model, const GpuProfile& gpu,
+                         const Calibration* calibration = nullptr);
 
 }  // namespace quantplan::ui
