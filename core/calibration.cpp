@@ -249,6 +249,15 @@ void finish_calibration(Calibration& c, const GpuProfile& gpu) {
     }
 }
 
+json kernel_fit_json(const KernelFit& f) {
+    return {{"kernel", f.kernel},
+            {"points", f.points},
+            {"bandwidth_efficiency", f.bandwidth_efficiency},
+            {"compute_efficiency", f.compute_efficiency},
+            {"median_abs_relative_error_measured", f.median_abs_relative_error_measured},
+            {"median_abs_relative_error_realistic", f.median_abs_relative_error_realistic}};
+}
+
 std::string calibration_to_json(const Calibration& c) {
     json j;
     j["format"] = "quantplan-calibration";
@@ -300,13 +309,7 @@ std::string calibration_to_json(const Calibration& c) {
                         {"achieved_flop_per_s", m.achieved_flop_per_s()}});
     j["measurements"] = std::move(rows);
     json fits = json::array();
-    for (const KernelFit& f : c.kernel_fits)
-        fits.push_back({{"kernel", f.kernel},
-                        {"points", f.points},
-                        {"bandwidth_efficiency", f.bandwidth_efficiency},
-                        {"compute_efficiency", f.compute_efficiency},
-                        {"median_abs_relative_error_measured", f.median_abs_relative_error_measured},
-                        {"median_abs_relative_error_realistic", f.median_abs_relative_error_realistic}});
+    for (const KernelFit& f : c.kernel_fits) fits.push_back(kernel_fit_json(f));
     j["kernel_fits"] = std::move(fits);
     json by_type = json::object();
     for (const auto& [type, v] : c.profile.compute_efficiency_by_type) by_type[matmul_type_name(type)] = v;

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/gpu.h"
 #include "core/model.h"
 #include "core/scheme.h"
@@ -136,6 +138,9 @@ EfficiencyProfile fit_measured_profile(const std::vector<KernelMeasurement>& mea
 // Completes a calibration from its measurements: fits `profile`, fills every predicted and
 // fitted time, the per-kernel fits and the median errors.
 void finish_calibration(Calibration& calibration, const GpuProfile& gpu);
+
+// One entry of a calibration file's `kernel_fits` (also report.json's `measured.kernel_fits`).
+nlohmann::json kernel_fit_json(const KernelFit& fit);
 
 // The calibration file text (JSON, 2-space indent, trailing newline).
 std::string calibration_to_json(const Calibration& calibration);

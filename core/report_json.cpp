@@ -209,13 +209,7 @@ json plan_json(const PlanResult& p) {
 
 json measured_json(const Calibration& c, const MeasuredOverlay& o, const std::string& source) {
     json fits = json::array();
-    for (const KernelFit& f : c.kernel_fits)
-        fits.push_back({{"kernel", f.kernel},
-                        {"points", f.points},
-                        {"bandwidth_efficiency", f.bandwidth_efficiency},
-                        {"compute_efficiency", f.compute_efficiency},
-                        {"median_abs_relative_error_realistic", f.median_abs_relative_error_realistic},
-                        {"median_abs_relative_error_measured", f.median_abs_relative_error_measured}});
+    for (const KernelFit& f : c.kernel_fits) fits.push_back(kernel_fit_json(f));
     json steps = json::array();
     for (const MeasuredStepPoint& p : o.points)
         steps.push_back({{"scheme", p.scheme},
