@@ -187,6 +187,9 @@ CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, con
     // A bf16/fp16/fp32 scheme stores everything in its own dtype.
     const DType leftover_dtype = scheme.weights.is_quantized() ? model_dtype : scheme.weights.storage;
     double quantized_bits_sum = 0.0;
+    // Inventories repeat shapes back to back (every expert of a layer): price a shape once.
+    std::int64_t last_rows = -1, last_cols = -1;
+    TensorBytes last_bytes{};
     for (const TensorInfo& t : inventory) {
         const std::size_t r = static_cast<std::size_t>(t.role);
         present[r] = true;
@@ -198,7 +201,12 @@ CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, con
         TensorBudget tb{&t, false, {}};
         if (scheme_covers(scheme, t.role) && t.shape.size() == 2) {
             tb.quantized = true;
-            tb.bytes = quantized_tensor_bytes(scheme, t.shape[0], t.shape[1]);
+            if (t.shape[0] != last_rows || t.shape[1] != last_cols) {
+                last_bytes = quantized_tensor_bytes(scheme, t.shape[0], t.shape[1]);
+                last_rows = t.shape[0];
+                last_cols = t.shape[1];
+            }
+            tb.bytes = last_bytes;
             roles[r].payload_bytes += tb.bytes.payload_bytes;
             roles[r].metadata_bytes += tb.bytes.metadata_bytes();
             out.quantized_parameters += n;

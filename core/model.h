@@ -36,6 +36,8 @@ struct ModelConfig {
     std::int64_t q_dim() const { return num_attention_heads * head_dim; }
     // Key (or value) projection width: num_kv_heads * head_dim.
     std::int64_t kv_dim() const { return num_kv_heads * head_dim; }
+
+    friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
 
 // What a tensor is for; decides whether a scheme covers it.

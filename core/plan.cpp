@@ -1,6 +1,7 @@
 #include "core/plan.h"
 
 #include <cmath>
+#include <optional>
 
 #include "core/engines/engine_registry.h"
 #include "core/error.h"
@@ -21,6 +22,24 @@ void validate_workload(const Workload& w) {
     if (w.engine.max_num_batched_tokens <= 0) throw Error("--max-num-batched-tokens", "must be positive");
 }
 
+namespace {
+
+// The tensor inventory of `model`, built once per thread for the last model asked for: the window
+// replans the same model at every control change, and an MoE inventory has tens of thousands of
+// expert tensors. Nothing keeps a pointer into it past plan() (budgets are priced without the
+// per-tensor list).
+const std::vector<TensorInfo>& inventory_of(const ModelConfig& model) {
+    thread_local std::optional<ModelConfig> cached_model;
+    thread_local std::vector<TensorInfo> cached_inventory;
+    if (!cached_model || !(*cached_model == model)) {
+        cached_inventory = tensor_inventory(model);
+        cached_model = model;
+    }
+    return cached_inventory;
+}
+
+}  // namespace
+
 PlanResult plan(PlanRequest request) {
     validate_workload(request.workload);
     validate_model(request.model);
@@ -32,7 +51,7 @@ PlanResult plan(PlanRequest request) {
         if (request.gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));
     }
     PlanResult out;
-    const std::vector<TensorInfo> inventory = tensor_inventory(request.model);
+    const std::vector<TensorInfo>& inventory = inventory_of(request.model);
     out.parameters = count_parameters(request.model, inventory);
 
     // bf16 is the baseline of every speedup, priced even when not asked for.
@@ -67,6 +86,13 @@ PlanResult plan(PlanRequest request) {
     const bool dense = !request.model.is_moe();
     // Bytes per stored weight of the payload alone: the textbook's b_w (0.5 for 4-bit).
     const auto payload_bytes = [](const SchemeCosts& c) { return dtype_bits(c.scheme.weights.storage) / 8.0; };
+    // Each scheme's step-time curve, priced once for every pair's numeric crossovers.
+    std::vector<std::vector<double>> curves;
+    std::vector<std::string> names;
+    for (const SchemeResult& r : out.schemes) {
+        curves.push_back(step_times(r.costs, request.gpu, request.efficiency, w, request.crossover_max_batch));
+        names.push_back(scheme_name(r.costs.scheme));
+    }
     for (std::size_t i = 0; i < out.schemes.size(); ++i) {
         const SchemeCosts& ci = out.schemes[i].costs;
         out.ridges.push_back({scheme_name(ci.scheme), ridge_batch(ci, request.gpu, request.efficiency, w),
@@ -76,7 +102,7 @@ PlanResult plan(PlanRequest request) {
             const SchemeCosts& cj = out.schemes[j].costs;
             for (double b : gemm_crossover_batches(request.gpu, request.efficiency, ci.matmul, payload_bytes(ci), cj.matmul, payload_bytes(cj)))
                 out.gemm_crossovers.push_back({scheme_name(ci.scheme), scheme_name(cj.scheme), b});
-            for (Crossover& c : numeric_crossovers(ci, cj, request.gpu, request.efficiency, w, request.crossover_max_batch))
+            for (Crossover& c : numeric_crossovers(names[i], curves[i], names[j], curves[j]))
                 out.crossovers.push_back(std::move(c));
             if (dense)
                 for (Crossover& c : closed_form_crossovers(ci, cj, request.gpu, request.efficiency, w))

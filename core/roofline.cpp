@@ -227,21 +227,34 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     return a;
 }
 
-std::vector<Crossover> numeric_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
-                                          const EfficiencyProfile& eff, const Workload& w, std::int64_t max_batch) {
+std::vector<double> step_times(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                               std::int64_t max_batch) {
+    std::vector<double> t;
+    t.reserve(static_cast<std::size_t>(std::max<std::int64_t>(max_batch, 0)));
+    for (std::int64_t batch = 1; batch <= max_batch; ++batch) t.push_back(decode_step(c, gpu, eff, w, batch, w.context_tokens).time_s);
+    return t;
+}
+
+std::vector<Crossover> numeric_crossovers(const std::string& na, const std::vector<double>& times_a, const std::string& nb,
+                                          const std::vector<double>& times_b) {
     std::vector<Crossover> out;
-    const std::string na = scheme_name(a.scheme), nb = scheme_name(b.scheme);
     int previous = 0;  // sign of t_a - t_b at the last batch where they differed
-    for (std::int64_t batch = 1; batch <= max_batch; ++batch) {
-        const double ta = decode_step(a, gpu, eff, w, batch, w.context_tokens).time_s;
-        const double tb = decode_step(b, gpu, eff, w, batch, w.context_tokens).time_s;
+    const std::size_t n = std::min(times_a.size(), times_b.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const double ta = times_a[i], tb = times_b[i];
         const double diff = ta - tb;
         const int sign = std::abs(diff) <= 1e-12 * std::max(ta, tb) ? 0 : (diff < 0 ? -1 : 1);
         if (sign != 0 && previous != 0 && sign != previous)
-            out.push_back({na, nb, d(batch), previous < 0 ? na : nb, sign < 0 ? na : nb});
+            out.push_back({na, nb, d(static_cast<std::int64_t>(i) + 1), previous < 0 ? na : nb, sign < 0 ? na : nb});
         if (sign != 0) previous = sign;
     }
     return out;
+}
+
+std::vector<Crossover> numeric_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
+                                          const EfficiencyProfile& eff, const Workload& w, std::int64_t max_batch) {
+    return numeric_crossovers(scheme_name(a.scheme), step_times(a, gpu, eff, w, max_batch), scheme_name(b.scheme),
+                              step_times(b, gpu, eff, w, max_batch));
 }
 
 std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,

@@ -146,6 +146,15 @@ struct Crossover {
 std::vector<Crossover> numeric_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
                                           const EfficiencyProfile& eff, const Workload& w, std::int64_t max_batch);
 
+// Decode step times of `c` at batches 1..max_batch (element i is batch i + 1) at context L.
+std::vector<double> step_times(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                               std::int64_t max_batch);
+
+// The same flips from step times already priced (step_times() of each scheme, same length): a plan
+// prices each scheme's curve once instead of once per pair.
+std::vector<Crossover> numeric_crossovers(const std::string& a, const std::vector<double>& times_a, const std::string& b,
+                                          const std::vector<double>& times_b);
+
 // Closed-form crossovers (real-valued batch) of two dense schemes: each step time is
 // max(m0 + m1 B, c1 B) + comm B, so flips are intersections of affine pieces.
 std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,

@@ -290,4 +290,17 @@ BOOST_AUTO_TEST_CASE(sweeps_match_decode_steps) {
     BOOST_TEST(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 2 * 2);
 }
 
+// plan() reuses the last model's tensor inventory: switching models back and forth (as the window
+// does) must price each model from its own inventory.
+BOOST_AUTO_TEST_CASE(plans_of_alternating_models_use_their_own_inventory) {
+    for (const char* model : {"qwen3-8b", "qwen3-30b-a3b", "qwen3-8b", "mixtral-8x7b", "qwen3-30b-a3b"}) {
+        const PlanResult p = run(model, "h100-sxm", "realistic", "bf16,w4a16-g128", 1, 4096);
+        const ParameterCounts expected = count_parameters(test::bundled_model(model));
+        BOOST_TEST_INFO(model);
+        BOOST_TEST(p.parameters.total == expected.total);
+        BOOST_TEST(get(p, "bf16").costs.budget.checkpoint_bytes ==
+                   checkpoint_budget(tensor_inventory(test::bundled_model(model)), parse_scheme("bf16")).checkpoint_bytes);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
