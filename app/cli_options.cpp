@@ -63,6 +63,10 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--errorsim-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_tensor = v; }},
         {"--errorsim-activation-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_activation_tensor = v; }},
         {"--errorsim-tokens", [&](const std::string& v) { o.errorsim = true; o.errorsim_tokens = to_int("--errorsim-tokens", v); }},
+        {"--validate-seconds", [&](const std::string& v) {
+             o.validate_seconds = to_double("--validate-seconds", v);
+             if (!(*o.validate_seconds >= 10 && *o.validate_seconds <= 3600)) throw Error("--validate-seconds", "must be 10 to 3600 seconds");
+         }},
     };
     // Flags.
     const std::map<std::string, std::function<void()>> flags{
@@ -119,7 +123,9 @@ Usage:
   quantplan --headless --inspect PATH      read a checkpoint's headers and compare with the prediction
                                            (PATH: a folder, a config.json or a .safetensors file;
                                            --gpu for the engines' kernels; docs/inspector.md)
-  quantplan --validate [--model M] [--out FILE]   check predictions on an NVIDIA GPU
+  quantplan --validate [--model M] [--out FILE] [--validate-seconds S]
+                                           check predictions on an NVIDIA GPU (S caps the timing
+                                           phase, default 300; docs/kernels.md)
 
 Model and hardware:
   --model NAME|PATH        bundled model (qwen3-8b, qwen3-32b, qwen3-30b-a3b, qwen2.5-7b-instruct,

@@ -16,6 +16,7 @@ struct CliOptions {
     std::optional<std::string> out_dir;     // --out DIR : write a report folder (report issue)
     std::optional<std::string> inspect_path;  // --inspect PATH : checkpoint inspector
     bool validate = false;                  // --validate : kernel validation on a GPU
+    std::optional<double> validate_seconds; // --validate-seconds S : cap on --validate's timing phase [300]
     std::string model = "qwen3-8b";
     std::optional<std::string> schemes;     // comma-separated; default serving set
     std::string gpu = "h100-sxm";

@@ -195,7 +195,8 @@ int run_validate(const CliOptions& o, std::ostream& out, std::ostream& err) {
             << " GiB, driver " << device.driver_version << ") -> GPU profile " << gpu.id << "\n";
         out << "model: " << model.name << "\n";
 
-        const kernels::ValidationConfig config = validation_config(model);
+        kernels::ValidationConfig config = validation_config(model);
+        if (o.validate_seconds) config.time_budget_s = *o.validate_seconds;
         const kernels::ValidationReport report = kernels::run_validation(config, device, out);
 
         Calibration cal;

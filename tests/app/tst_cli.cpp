@@ -224,4 +224,23 @@ BOOST_AUTO_TEST_CASE(scenario_drives_the_json) {
     BOOST_TEST(missing.err.find("scenario") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(validate_seconds_is_range_checked) {
+    const auto parse = [](std::vector<std::string> args) {
+        args.insert(args.begin(), "quantplan");
+        std::vector<char*> argv;
+        for (std::string& a : args) argv.push_back(a.data());
+        return app::parse_command_line(static_cast<int>(argv.size()), argv.data());
+    };
+    BOOST_TEST(*parse({"--validate", "--validate-seconds", "150"}).validate_seconds == 150.0);
+    BOOST_TEST(!parse({"--validate"}).validate_seconds.has_value());
+    for (const char* bad : {"5", "3601", "nan", "x"}) {
+        try {
+            parse({"--validate", "--validate-seconds", bad});
+            BOOST_ERROR("accepted --validate-seconds " << bad);
+        } catch (const Error& e) {
+            BOOST_TEST(e.field() == "--validate-seconds");
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

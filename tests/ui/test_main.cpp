@@ -2,7 +2,11 @@
 // (ctest sets QT_QPA_PLATFORM=offscreen; run by hand without it, the platform is forced here so
 // that the tests never need a display).
 #define BOOST_TEST_MODULE quantplan_ui
+#ifdef QUANTPLAN_BOOST_TEST_HEADER_ONLY  // no Boost.Test library: the framework compiled in (scripts/gpu-deps)
+#include <boost/test/included/unit_test.hpp>
+#else
 #include <boost/test/unit_test.hpp>
+#endif
 
 #include <clocale>
 
