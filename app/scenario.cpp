@@ -66,7 +66,8 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
         } else if (key == "profile") {
             if (o.profile == defaults.profile) o.profile = text_value(value, at);
         } else if (key == "calibration") {
-            if (!o.calibration) o.calibration = text_value(value, at);
+            // "" is the window's "no calibration file" (docs/gui.md).
+            if (!o.calibration && !text_value(value, at).empty()) o.calibration = text_value(value, at);
         } else if (key == "gpu_mem_util") {
             if (o.gpu_mem_util == defaults.gpu_mem_util) o.gpu_mem_util = number_value(value, at);
         } else if (key == "tp") {

@@ -9,6 +9,9 @@
 namespace quantplan {
 namespace {
 
+// The INT4 group size `quantplan --validate` times (app/validate_command.cpp).
+constexpr std::int64_t kValidatedInt4Group = 128;
+
 // The linear layers one dense decoder block runs, as engines fuse them (calibration's labels).
 std::vector<LinearShape> block_linears(const ModelConfig& m) {
     return {{"qkv_proj", m.q_dim() + 2 * m.kv_dim(), m.hidden_size},
@@ -103,7 +106,15 @@ MeasuredOverlay measured_step_points(const Calibration& calibration, const PlanR
             out.points.push_back(p);
             ++found;
         }
-        if (found == 0) out.notes.push_back(name + ": the calibration holds no batch with " + *kernel + " timed at every linear shape of " + model.name);
+        if (found == 0) {
+            out.notes.push_back(name + ": the calibration holds no batch with " + *kernel + " timed at every linear shape of " + model.name);
+        } else if (kernel->starts_with("w4a16")) {
+            // --validate times INT4 at group 128; say so for any other scale layout. (Zero points,
+            // AWQ's default, add 0.8% to the bytes at group 128 and one subtract per weight.)
+            const TensorQuant& wq = r.costs.scheme.weights;
+            const bool g128 = wq.scale && wq.scale->group.is_per_group() && wq.scale->group.cols == kValidatedInt4Group;
+            if (!g128) out.notes.push_back(name + ": priced from " + *kernel + " timed at group 128 (this scheme's scale layout differs)");
+        }
     }
     return out;
 }

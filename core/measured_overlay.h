@@ -1,17 +1,20 @@
 #pragma once
 // Measured decode steps: a plan's roofline step with its decoder linear layers replaced by what
-// `quantplan --validate` timed on the GPU (docs/kernels.md, "Measured points"). The crossover chart
+// `quantplan --validate` timed on the GPU (docs/kernels.md, "Measured decode steps"). The crossover chart
 // draws these as points over the predicted curves, and the report prints them next to the
 // prediction with the error.
 //
-// For scheme S at batch B the calibration must hold S's kernel at B for every linear shape of the
-// model (model_linear_shapes: qkv_proj, o_proj, gate_up_proj, down_proj). Then
+// For scheme S at batch B the calibration must hold S's kernel at B for each linear of a decoder
+// block (qkv_proj, o_proj, gate_up_proj, down_proj, each counted even when two share a shape). Then
 //   linear_measured  = layers x sum over shapes of the measured kernel time
 //   linear_predicted = layers x sum over shapes of predict_kernel_time_s(measurement, plan GPU, plan profile)
 //   measured_step    = linear_measured + max(0, predicted_step - linear_predicted)
 // so everything the calibration did not time (attention, lm_head, embeddings, norms) stays the
-// roofline's, priced with the plan's profile; a point lies on its curve exactly when the linear
-// kernels ran as predicted.
+// roofline's, priced with the plan's profile, and a point lies on its curve when the linear
+// kernels ran as predicted. The roofline step is one max(memory, compute) over the whole step while
+// linear_predicted sums each kernel's own max, so the difference can undercount the untimed part
+// where some linears are compute-bound and the step is not; it is clamped at zero (the point then
+// sits above its curve by the excess, even for kernels that ran as predicted).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,6 +1,7 @@
 #include "kernels/validation.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -668,7 +669,8 @@ struct GemmBuffers {
 };
 
 void time_gemm_shape(const ValidationConfig& c, const GemmShapeSpec& shape, const DeviceInfo& device, Timer& timer, LtGemm& lt, CudaStream& s,
-                     Clock::time_point deadline, std::vector<ValidationTiming>* out, std::vector<std::string>* notes, std::ostream& log) {
+                     Clock::time_point deadline, bool time_dequantize, std::vector<ValidationTiming>* out, std::vector<std::string>* notes,
+                     std::ostream& log) {
     const std::int64_t n = shape.n, k = shape.k, g = c.group_size;
     const std::int64_t m_max = *std::max_element(c.batches.begin(), c.batches.end());
     const bool fp8 = device.compute_capability >= 89;
@@ -760,6 +762,7 @@ void time_gemm_shape(const ValidationConfig& c, const GemmShapeSpec& shape, cons
         log << "  timed " << shape.label << " (" << n << " x " << k << ") M=" << m << "\n";
     }
     // The dequantize kernel alone (the generic path's first half), once per shape.
+    if (!time_dequantize) return;
     try {
         ValidationTiming t;
         t.kernel = "w4a16_dequantize";
@@ -904,15 +907,30 @@ std::vector<ValidationTiming> run_timings(const ValidationConfig& c, const Devic
     Timer timer(device, c.warmup, c.repeats);
     LtGemm lt;
     CudaStream s;
-    if (!c.batches.empty())
+    // Coarse batches (1, 8, 64, 512, 4096: powers of 8) for every shape first, then the rest: a
+    // time budget that runs out still leaves every shape timed at the same batches, and a measured
+    // decode step needs all of a block's linears at one batch (core/measured_overlay.h).
+    std::vector<std::int64_t> coarse, fine;
+    for (const std::int64_t m : c.batches) {
+        const bool power_of_8 = m > 0 && (m & (m - 1)) == 0 && std::countr_zero(static_cast<std::uint64_t>(m)) % 3 == 0;
+        (power_of_8 ? coarse : fine).push_back(m);
+    }
+    bool first_pass = true;
+    for (const std::vector<std::int64_t>* pass : {&coarse, &fine}) {
+        if (pass->empty()) continue;
+        ValidationConfig pc = c;
+        pc.batches = *pass;
         for (const GemmShapeSpec& shape : c.shapes) {
             if (shape.k % c.group_size != 0 || shape.n % 16 != 0 || shape.k % 16 != 0) {
-                notes->push_back("shape " + shape.label + " (" + std::to_string(shape.n) + " x " + std::to_string(shape.k) +
-                                 ") skipped: N and K must be multiples of 16 and K of the group size");
+                if (first_pass)
+                    notes->push_back("shape " + shape.label + " (" + std::to_string(shape.n) + " x " + std::to_string(shape.k) +
+                                     ") skipped: N and K must be multiples of 16 and K of the group size");
                 continue;
             }
-            time_gemm_shape(c, shape, device, timer, lt, s, deadline, &out, notes, log);
+            time_gemm_shape(pc, shape, device, timer, lt, s, deadline, first_pass, &out, notes, log);
         }
+        first_pass = false;
+    }
     time_attention(c, timer, s, deadline, &out, notes, log);
     return out;
 }

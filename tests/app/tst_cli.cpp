@@ -219,6 +219,14 @@ BOOST_AUTO_TEST_CASE(scenario_drives_the_json) {
     const RunResult mine = run_headless({"--scenario", walk + "#4", "--batch", "3", "--json", "-"});
     BOOST_TEST_REQUIRE(mine.exit_code == 0, mine.err);
     BOOST_TEST(nlohmann::json::parse(mine.out)["workload"]["batch"] == 3);
+    // A setup the window saved without a calibration file says "calibration": "": none.
+    const std::string saved = "/tmp/quantplan_tst_cli_saved_setup.json";
+    write_file_atomically(saved, R"({"model": "qwen3-8b", "schemes": "bf16", "batch": 4, "calibration": ""})");
+    const RunResult from_window = run_headless({"--scenario", saved, "--json", "-"});
+    BOOST_TEST_REQUIRE(from_window.exit_code == 0, from_window.err);
+    BOOST_TEST(!nlohmann::json::parse(from_window.out).contains("measured"));
+    BOOST_TEST(nlohmann::json::parse(from_window.out)["workload"]["batch"] == 4);
+    std::remove(saved.c_str());
     const RunResult missing = run_headless({"--scenario", "/nonexistent/scenario.json"});
     BOOST_TEST(missing.exit_code == 1);
     BOOST_TEST(missing.err.find("scenario") != std::string::npos);

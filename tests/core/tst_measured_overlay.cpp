@@ -93,6 +93,17 @@ BOOST_AUTO_TEST_CASE(the_generic_kernel_reads_the_generic_timings) {
     BOOST_TEST(o.points.front().kernel == "w4a16_generic");
 }
 
+BOOST_AUTO_TEST_CASE(int4_layouts_other_than_the_timed_one_are_noted) {
+    const PlanResult p = make_plan("qwen3-8b", "h100-sxm", "w4a16-g128,w4a16-g32,w4a16-g128-sym,w4a16-ch");
+    const Calibration c = test::synthetic_calibration(p.request.model, p.request.gpu, p.request.efficiency);
+    const MeasuredOverlay o = measured_step_points(c, p);
+    BOOST_TEST(o.points.size() == 4u * 13u);  // all four priced from the same timings
+    BOOST_TEST(o.notes.size() == 2u);
+    BOOST_TEST(has_note(o, "w4a16-g32: priced from w4a16_fused timed at group 128"));
+    BOOST_TEST(has_note(o, "w4a16-ch: priced from"));
+    BOOST_TEST(!has_note(o, "w4a16-g128"));
+}
+
 BOOST_AUTO_TEST_CASE(admission_is_carried_over) {
     const PlanResult p = make_plan("qwen3-8b", "h100-sxm", "bf16");
     const Calibration c = test::synthetic_calibration(p.request.model, p.request.gpu, p.request.efficiency);

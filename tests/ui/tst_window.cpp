@@ -479,6 +479,17 @@ BOOST_FIXTURE_TEST_CASE(a_calibration_file_overlays_measured_points, WindowFixtu
     BOOST_TEST(find_series(window.crossoverPanel()->chartView()->chart(), QStringLiteral("w4a16-g128 (measured)")) == nullptr);
     BOOST_TEST(window.result()->request.efficiency.name == "realistic");
 
+    // A setup naming a calibration file that is gone (a remembered setup, say): the banner says so,
+    // and the plan goes on without it.
+    PlannerSetup gone = window.setup();
+    gone.calibration = dir.filePath(QStringLiteral("deleted-calibration.json"));
+    window.setSetup(gone);
+    settle();
+    BOOST_TEST(window.errorText().contains(QStringLiteral("planning without it")), window.errorText().toStdString());
+    BOOST_TEST(window.setup().calibration.isEmpty());
+    BOOST_TEST(window.crossoverPanel()->measuredPoints().empty());
+    BOOST_TEST(window.result()->request.efficiency.name == "realistic");
+
     // A file that is not a calibration: one line in the banner, nothing changes.
     const QString bad = dir.filePath(QStringLiteral("bad.json"));
     write_file_atomically(bad.toStdString(), "{\"format_version\": 1");

@@ -71,7 +71,8 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
     std::map<std::string, std::vector<QPointF>> measured;
     for (const MeasuredStepPoint& p : options.measured) {
         const double v = measured_value(p, options.metric);
-        if (!by_scheme.contains(p.scheme) || p.batch <= 0 || !(v > 0) || !std::isfinite(v)) continue;
+        const double b = static_cast<double>(p.batch);
+        if (!by_scheme.contains(p.scheme) || b < min_batch || b > max_batch || !(v > 0) || !std::isfinite(v)) continue;
         measured[p.scheme].emplace_back(static_cast<double>(p.batch), v);
         min_value = std::min(min_value, v);
         max_value = std::max(max_value, v);
@@ -129,7 +130,7 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
         detail::add_series(chart, refused, {x_axis, y_axis});
         detail::hide_legend_entry(chart, refused);
     }
-    // Measured points over the curves, in the curves' colours (outside the swept batches: dropped).
+    // Measured points over the curves, in the curves' colours (outside the swept batches: dropped above).
     // One neutral legend entry stands for them all: a legend entry per scheme would double the legend.
     const auto triangle = [](QScatterSeries* s, const QColor& color) {
         s->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
@@ -149,8 +150,7 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
         auto* points = new QScatterSeries();
         points->setName(detail::qstr(names[i]) + QStringLiteral(" (measured)"));
         triangle(points, detail::series_color(static_cast<int>(i)));
-        for (const QPointF& p : it->second)
-            if (p.x() >= min_batch && p.x() <= max_batch) points->append(p);
+        for (const QPointF& p : it->second) points->append(p);
         detail::add_series(chart, points, {x_axis, y_axis});
         detail::hide_legend_entry(chart, points);
     }

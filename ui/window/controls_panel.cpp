@@ -263,7 +263,7 @@ void ControlsPanel::addGpuEntry(const QString& argument, const QString& label) {
     select_data(gpu_, argument);
 }
 
-void ControlsPanel::setCalibration(const QString& path, const QString& label) {
+void ControlsPanel::setCalibration(const QString& path, const QString& label, bool notify) {
     hidden_.calibration = path;
     calibration_->setText(path.isEmpty() ? tr("none")
                                          : calibration_->fontMetrics().elidedText(QFileInfo(path).fileName(), Qt::ElideMiddle, kCalibrationLabelWidthPx));
@@ -273,7 +273,7 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label) {
         const QSignalBlocker block(profile_);
         select_data(profile_, QStringLiteral("realistic"));
     }
-    emit changed();
+    if (notify) emit changed();
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {

@@ -41,9 +41,9 @@ public:
     void addModelEntry(const QString& argument, const QString& label);
     // Adds (or selects) a GPU entry for a profile file the user opened.
     void addGpuEntry(const QString& argument, const QString& label);
-    // Sets the calibration file (empty: none) and emits changed(); the box shows its file name,
-    // the tooltip `label` (e.g. the device it was measured on) and the path.
-    void setCalibration(const QString& path, const QString& label);
+    // Sets the calibration file (empty: none) and, with `notify`, emits changed(); the box shows its
+    // file name, the tooltip `label` (e.g. the device it was measured on) and the path.
+    void setCalibration(const QString& path, const QString& label, bool notify = true);
 
     // The widgets, for tests and keyboard focus.
     QComboBox* modelBox() const { return model_; }

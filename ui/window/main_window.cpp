@@ -397,7 +397,19 @@ const Calibration& MainWindow::resolvedCalibration(const QString& path) {
 
 void MainWindow::replanNow() {
     const auto start = std::chrono::steady_clock::now();
-    const PlannerSetup s = setup();
+    PlannerSetup s = setup();
+    // A calibration file that cannot be read (a remembered setup's file since deleted, a scenario's
+    // wrong path) is dropped with a message; the plan goes on without it.
+    QString calibration_error;
+    if (!s.calibration.isEmpty()) {
+        try {
+            (void)resolvedCalibration(s.calibration);
+        } catch (const std::exception& e) {
+            calibration_error = QString::fromUtf8(e.what()) + tr("  (planning without it)");
+            controls_->setCalibration({}, {}, /*notify=*/false);
+            s = setup();
+        }
+    }
     std::optional<MeasuredOverlay> measured;
     QString calibration_label;
     try {
@@ -417,7 +429,8 @@ void MainWindow::replanNow() {
         showError(QString::fromUtf8(e.what()) + (result_ ? tr("  (the panels show the last valid plan)") : QString()));
         return;
     }
-    clearError();
+    if (calibration_error.isEmpty()) clearError();
+    else showError(calibration_error);
     if (scan_ && scan_model_ != s.model) scan_.reset();  // the real size belonged to another model
     crossover_->setResult(*result_, sweep_, measured ? &*measured : nullptr, calibration_label);
     checkpoint_->setResult(*result_, scan_);
@@ -515,7 +528,8 @@ bool MainWindow::openCalibrationPath(const QString& path) {
     try {
         calibration_cache_.erase(path);  // reread: --validate may have rewritten it
         const Calibration& c = resolvedCalibration(path);
-        controls_->setCalibration(path, tr("measured on %1 by %2").arg(QString::fromStdString(c.device.name), QString::fromStdString(c.created_by)));
+        controls_->setCalibration(path, tr("measured on %1 by %2").arg(QString::fromStdString(c.device.name), QString::fromStdString(c.created_by)),
+                                  /*notify=*/false);  // replanned below, at once
     } catch (const std::exception& e) {
         showError(QString::fromUtf8(e.what()));
         return false;
