@@ -186,34 +186,28 @@ CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, con
     CheckpointBudget out;
     // A bf16/fp16/fp32 scheme stores everything in its own dtype.
     const DType leftover_dtype = scheme.weights.is_quantized() ? model_dtype : scheme.weights.storage;
-    double quantized_bits_sum = 0.0;
-    // Inventories repeat shapes back to back (every expert of a layer): price a shape once.
-    std::int64_t last_rows = -1, last_cols = -1;
-    TensorBytes last_bytes{};
+    std::uint64_t quantized_bytes_sum = 0;  // exact: effective bits are this x 8 / quantized parameters
     for (const TensorInfo& t : inventory) {
+        // An entry of a compressed inventory (compress_inventory) stands for `count` equal tensors.
+        const auto count = static_cast<std::uint64_t>(t.count);
         const std::size_t r = static_cast<std::size_t>(t.role);
         present[r] = true;
         roles[r].role = t.role;
         const std::int64_t n = t.elements();
-        roles[r].parameters += n;
-        out.total_parameters += n;
-        out.bf16_bytes += unquantized_bytes(DType::Bf16, n);
+        roles[r].parameters += n * t.count;
+        out.total_parameters += n * t.count;
+        out.bf16_bytes += unquantized_bytes(DType::Bf16, n) * count;
         TensorBudget tb{&t, false, {}};
         if (scheme_covers(scheme, t.role) && t.shape.size() == 2) {
             tb.quantized = true;
-            if (t.shape[0] != last_rows || t.shape[1] != last_cols) {
-                last_bytes = quantized_tensor_bytes(scheme, t.shape[0], t.shape[1]);
-                last_rows = t.shape[0];
-                last_cols = t.shape[1];
-            }
-            tb.bytes = last_bytes;
-            roles[r].payload_bytes += tb.bytes.payload_bytes;
-            roles[r].metadata_bytes += tb.bytes.metadata_bytes();
-            out.quantized_parameters += n;
-            quantized_bits_sum += static_cast<double>(tb.bytes.total_bytes()) * 8.0;
+            tb.bytes = quantized_tensor_bytes(scheme, t.shape[0], t.shape[1]);
+            roles[r].payload_bytes += tb.bytes.payload_bytes * count;
+            roles[r].metadata_bytes += tb.bytes.metadata_bytes() * count;
+            out.quantized_parameters += n * t.count;
+            quantized_bytes_sum += tb.bytes.total_bytes() * count;
         } else {
             tb.bytes.payload_bytes = unquantized_bytes(leftover_dtype, n);
-            roles[r].unquantized_bytes += tb.bytes.payload_bytes;
+            roles[r].unquantized_bytes += tb.bytes.payload_bytes * count;
         }
         if (per_tensor) out.tensors.push_back(tb);
     }
@@ -225,7 +219,7 @@ CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, con
         out.unquantized_bytes += roles[r].unquantized_bytes;
     }
     out.checkpoint_bytes = out.quantized_payload_bytes + out.metadata_bytes + out.unquantized_bytes;
-    out.effective_bits = out.quantized_parameters > 0 ? quantized_bits_sum / static_cast<double>(out.quantized_parameters)
+    out.effective_bits = out.quantized_parameters > 0 ? static_cast<double>(quantized_bytes_sum) * 8.0 / static_cast<double>(out.quantized_parameters)
                                                       : static_cast<double>(dtype_bits(leftover_dtype));
     out.compression_vs_bf16 = out.checkpoint_bytes > 0 ? static_cast<double>(out.bf16_bytes) / static_cast<double>(out.checkpoint_bytes) : 1.0;
     out.naive_bytes = static_cast<double>(out.bf16_bytes) * static_cast<double>(dtype_bits(scheme.weights.storage)) / 16.0;

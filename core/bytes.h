@@ -68,8 +68,9 @@ struct CheckpointBudget {
     std::vector<TensorBudget> tensors;          // filled when asked for
 };
 
-// Prices every tensor of `inventory` under `scheme`; `model_dtype` is the dtype of what stays
-// unquantized (bf16 for every bundled model). With `per_tensor` the budget lists each tensor.
+// Prices every tensor of `inventory` under `scheme` (an entry counts TensorInfo::count times, so a
+// compressed inventory gives the same budget); `model_dtype` is the dtype of what stays unquantized
+// (bf16 for every bundled model). With `per_tensor` the budget lists each entry.
 CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, const Scheme& scheme,
                                    DType model_dtype = DType::Bf16, bool per_tensor = false);
 

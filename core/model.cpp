@@ -129,6 +129,23 @@ std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
     return t;
 }
 
+std::vector<TensorInfo> compress_inventory(const std::vector<TensorInfo>& inventory) {
+    std::vector<TensorInfo> out;
+    std::size_t last = 0;  // the entry the previous tensor joined: inventories repeat one layer's sequence
+    for (const TensorInfo& t : inventory) {
+        const auto same = [&](const TensorInfo& e) { return e.role == t.role && e.shape == t.shape; };
+        std::size_t k = last < out.size() && same(out[last]) ? last : 0;
+        while (k < out.size() && !same(out[k])) ++k;
+        if (k == out.size()) {
+            out.push_back(t);
+            out.back().count = 0;
+        }
+        out[k].count += t.count;
+        last = k;
+    }
+    return out;
+}
+
 ParameterCounts count_parameters(const ModelConfig& c) { return count_parameters(c, tensor_inventory(c)); }
 
 ParameterCounts count_parameters(const ModelConfig& c, const std::vector<TensorInfo>& inventory) {
@@ -136,7 +153,7 @@ ParameterCounts count_parameters(const ModelConfig& c, const std::vector<TensorI
     std::int64_t expert_params_per_layer_sum = 0;
     std::int64_t moe_layers = 0;
     for (const TensorInfo& t : inventory) {
-        const std::int64_t n = t.elements();
+        const std::int64_t n = t.elements() * t.count;
         p.total += n;
         switch (t.role) {
             case TensorRole::Embedding: p.embedding += n; break;
@@ -147,12 +164,12 @@ ParameterCounts count_parameters(const ModelConfig& c, const std::vector<TensorI
             case TensorRole::ExpertLinear:
                 p.experts += n;
                 p.block_linears += n;
-                ++p.block_linear_count;
+                p.block_linear_count += t.count;
                 expert_params_per_layer_sum += n;
                 break;
             default:
                 p.block_linears += n;
-                ++p.block_linear_count;
+                p.block_linear_count += t.count;
         }
     }
     for (std::int64_t l = 0; l < c.num_layers; ++l) moe_layers += c.layer_is_moe(l) ? 1 : 0;

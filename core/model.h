@@ -62,6 +62,7 @@ struct TensorInfo {
     std::vector<std::int64_t> shape;  // [rows, cols] for linears: [out N, in K]
     TensorRole role;
     std::int64_t layer = -1;          // decoder layer index, -1 outside the blocks
+    std::int64_t count = 1;           // identical tensors this entry stands for (compress_inventory)
 
     std::int64_t elements() const;
     bool is_linear() const {
@@ -73,6 +74,11 @@ struct TensorInfo {
 
 // Every tensor a checkpoint of `config` holds, in checkpoint order (layers ascending).
 std::vector<TensorInfo> tensor_inventory(const ModelConfig& config);
+
+// The same inventory with tensors of equal role and shape merged into one entry (the first one's
+// name and layer, `count` summed), in order of first appearance: budgets and parameter counts are
+// the same, and an MoE model's tens of thousands of expert tensors become a handful of entries.
+std::vector<TensorInfo> compress_inventory(const std::vector<TensorInfo>& inventory);
 
 // Parameter counts by group (elements).
 struct ParameterCounts {

@@ -24,15 +24,15 @@ void validate_workload(const Workload& w) {
 
 namespace {
 
-// The tensor inventory of `model`, built once per thread for the last model asked for: the window
-// replans the same model at every control change, and an MoE inventory has tens of thousands of
-// expert tensors. Nothing keeps a pointer into it past plan() (budgets are priced without the
-// per-tensor list).
+// The compressed tensor inventory of `model` (compress_inventory: equal tensors priced once), built
+// once per thread for the last model asked for: the window replans the same model at every control
+// change, and an MoE inventory has tens of thousands of expert tensors. Nothing keeps a pointer
+// into it past plan() (budgets are priced without the per-tensor list).
 const std::vector<TensorInfo>& inventory_of(const ModelConfig& model) {
     thread_local std::optional<ModelConfig> cached_model;
     thread_local std::vector<TensorInfo> cached_inventory;
     if (!cached_model || !(*cached_model == model)) {
-        cached_inventory = tensor_inventory(model);
+        cached_inventory = compress_inventory(tensor_inventory(model));
         cached_model = model;
     }
     return cached_inventory;

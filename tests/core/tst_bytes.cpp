@@ -113,6 +113,33 @@ BOOST_DATA_TEST_CASE(edge_shapes_never_undercount, bdata::make(kEdges) * bdata::
     }
 }
 
+// A compressed inventory (equal tensors merged, counted) prices every model and scheme exactly as
+// the full one, in far fewer entries; plan() prices from it.
+BOOST_AUTO_TEST_CASE(compressed_inventory_prices_the_same) {
+    for (const char* name : {"qwen3-8b", "qwen3-30b-a3b", "mixtral-8x7b", "qwen2.5-7b-instruct", "llama-3.1-70b"}) {
+        const ModelConfig m = test::bundled_model(name);
+        const std::vector<TensorInfo> full = tensor_inventory(m);
+        const std::vector<TensorInfo> small = compress_inventory(full);
+        BOOST_TEST_INFO(name);
+        BOOST_TEST(small.size() < full.size() / 10);
+        std::int64_t entries = 0;
+        for (const TensorInfo& t : small) entries += t.count;
+        BOOST_TEST(entries == static_cast<std::int64_t>(full.size()));
+        const ParameterCounts a = count_parameters(m, full), b = count_parameters(m, small);
+        BOOST_TEST(a.total == b.total);
+        BOOST_TEST(a.block_linear_count == b.block_linear_count);
+        BOOST_TEST(a.active_block_linears == b.active_block_linears);
+        for (const std::string& scheme : canonical_scheme_names()) {
+            const CheckpointBudget x = checkpoint_budget(full, parse_scheme(scheme)), y = checkpoint_budget(small, parse_scheme(scheme));
+            BOOST_TEST_INFO(scheme);
+            BOOST_TEST(x.checkpoint_bytes == y.checkpoint_bytes);
+            BOOST_TEST(x.metadata_bytes == y.metadata_bytes);
+            BOOST_TEST(x.effective_bits == y.effective_bits);
+            BOOST_TEST(x.by_role.size() == y.by_role.size());
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(by_role_split_sums_to_the_checkpoint) {
     for (const char* model : {"qwen3-30b-a3b", "qwen2.5-7b-instruct", "mixtral-8x7b"}) {
         for (const std::string& scheme : canonical_scheme_names()) {
