@@ -137,7 +137,10 @@ void print_summary(const Calibration& c, const GpuProfile& gpu, const kernels::V
     out << "\ntargets:\n";
     std::optional<double> probe;
     if (report.probe.read_bytes_per_s > 0) probe = report.probe.read_bytes_per_s / gpu.memory_bandwidth_bytes_per_s;
-    target_line(out, "probe read / spec bandwidth", probe, 0.90, "");
+    // kernels.md's derived targets: 0.90 of spec on an H100; on an H200 0.75 of 4.8 TB/s, since a
+    // streaming kernel tops out there at 3.78 TB/s = 0.79 (anchor A12).
+    const bool h200 = gpu.id == "h200";
+    target_line(out, h200 ? "probe read / spec bandwidth (H200: kernels.md A12)" : "probe read / spec bandwidth", probe, h200 ? 0.75 : 0.90, "");
     const auto speedup = [&](const std::string& kernel, std::int64_t m) -> std::optional<double> {
         const auto base = anchor_time(c, "gemm_bf16", m), t = anchor_time(c, kernel, m);
         if (!base || !t || *t <= 0) return std::nullopt;
