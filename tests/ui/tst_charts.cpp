@@ -11,6 +11,8 @@
 
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalStackedBarSeries>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLogValueAxis>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QStackedBarSeries>
@@ -150,6 +152,44 @@ BOOST_AUTO_TEST_CASE(crossover_series_are_cores_sweep) {
     BOOST_REQUIRE(cursor->count() == 2);
     BOOST_TEST(cursor->at(0).x() == 64.0);
     check_renders(chart.get(), "crossover", kSize);
+}
+
+// update_crossover_chart writes into an existing chart exactly what a new chart would show, and
+// refuses (leaving the chart alone) when the series differ.
+BOOST_AUTO_TEST_CASE(crossover_updates_in_place_as_a_new_chart_would_draw) {
+    const PlanResult a = default_plan(1, 4096);
+    const PlanResult b = default_plan(300, 128);  // other batch, context, admission, ridges, crossovers
+    const std::vector<SweepPoint> sweep_a = batch_sweep(a, powers_of_two(1, 4096));
+    const std::vector<SweepPoint> sweep_b = batch_sweep(b, powers_of_two(1, 4096));
+    std::unique_ptr<QChart> shown(ui::make_crossover_chart(a, sweep_a));
+    std::unique_ptr<QChart> fresh(ui::make_crossover_chart(b, sweep_b));
+    const QList<QAbstractSeries*> before = shown->series();
+    // Marker series exist (empty, out of the legend) even with nothing to mark: the same structure.
+    BOOST_TEST_REQUIRE(shown->series().size() == fresh->series().size());
+    BOOST_TEST_REQUIRE(ui::update_crossover_chart(shown.get(), b, sweep_b));
+    BOOST_TEST(shown->series() == before);  // the same objects, updated
+    BOOST_TEST(shown->title() == fresh->title());
+    for (int i = 0; i < 2; ++i) {
+        auto* x = qobject_cast<QLogValueAxis*>(shown->axes()[i]);
+        auto* y = qobject_cast<QLogValueAxis*>(fresh->axes()[i]);
+        BOOST_TEST(x->min() == y->min());
+        BOOST_TEST(x->max() == y->max());
+    }
+    for (qsizetype i = 0; i < fresh->series().size(); ++i) {
+        auto* x = qobject_cast<QXYSeries*>(shown->series()[i]);
+        auto* y = qobject_cast<QXYSeries*>(fresh->series()[i]);
+        BOOST_TEST_INFO(y->name().toStdString());
+        BOOST_TEST(x->name() == y->name());
+        BOOST_TEST((x->points() == y->points()));
+        BOOST_TEST((x->pen() == y->pen()));
+        BOOST_TEST(shown->legend()->markers(x).front()->isVisible() == fresh->legend()->markers(y).front()->isVisible());
+    }
+    // Another scheme list is another structure.
+    app::CliOptions o;
+    o.schemes = "bf16,w4a16-g128";
+    const PlanResult two = plan(app::plan_request_from_options(o));
+    BOOST_TEST(!ui::update_crossover_chart(shown.get(), two, batch_sweep(two, powers_of_two(1, 4096))));
+    BOOST_TEST(shown->series() == before);
 }
 
 BOOST_AUTO_TEST_CASE(crossover_tokens_per_s_metric) {

@@ -73,6 +73,14 @@ struct CrossoverChartOptions {
 QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoint>& sweep,
                              const CrossoverChartOptions& options = {});
 
+// Writes what make_crossover_chart(plan, sweep, options) would draw into `chart`, a chart that
+// function made, when it has the same series (kinds and roles, in order): ranges, points, names,
+// styles, title and legend entries. Returns false, leaving `chart` as it was, when the series differ (a
+// scheme added, markers appearing): then build a new chart. The window's fast path while a
+// control is dragged.
+bool update_crossover_chart(QChart* chart, const PlanResult& plan, const std::vector<SweepPoint>& sweep,
+                            const CrossoverChartOptions& options = {});
+
 // --- Error chart ------------------------------------------------------------------------------
 
 // Display choices for make_error_chart().

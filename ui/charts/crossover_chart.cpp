@@ -1,10 +1,17 @@
 // The batch-size crossover chart: core's sweep points per scheme on log-log axes, with the ridge
 // points, crossovers, admission limit and requested batch of the plan.
+//
+// The chart is first described as plain data (ChartSpec: ranges and one SeriesSpec per series),
+// then either built as a new QChart or written into an existing one. Dragging the batch slider
+// redraws this chart at every step, and building a QChart only to copy it costs more than the
+// plan itself (Qt Charts connects every series to its axes by signal name), so the window updates
+// the chart it shows in place whenever the series are the same ones.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
@@ -18,6 +25,8 @@ namespace {
 
 // Room above the highest curve, as a factor on a log axis (keeps point labels inside the plot).
 constexpr double kHeadroom = 1.4;
+// set_log_range's widening (chart_style.cpp), applied here to place the cursor on the axis ends.
+constexpr double kWiden = 1e-6;
 
 // The value a sweep point contributes on the y axis.
 double metric_value(const SweepPoint& p, CrossoverMetric metric) {
@@ -35,19 +44,39 @@ QString metric_axis_title(CrossoverMetric metric) {
                                                  : QStringLiteral("decode throughput (tokens/s, log scale)");
 }
 
-}  // namespace
+// One series as data.
+struct SeriesSpec {
+    QString name;
+    QString key;  // what the series is, stable across updates (the cursor's name carries its batch)
+    bool scatter = false;
+    QList<QPointF> points;
+    QPen pen;                                                               // line series
+    QColor color, border;                                                   // scatter series
+    QScatterSeries::MarkerShape shape = QScatterSeries::MarkerShapeCircle;  // scatter series
+    qreal marker_size = 10;                                                 // scatter series
+    QString labels_format;                                                  // scatter point labels; empty: none
+    bool in_legend = true;
+};
 
-QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoint>& sweep,
-                             const CrossoverChartOptions& options) {
+// The whole chart as data.
+struct ChartSpec {
+    QString title;
+    bool has_points = false;  // false: the title says there is nothing to draw, no axes
+    double x_lo = 1, x_hi = 2, y_lo = 1, y_hi = 10;
+    QString y_title;
+    std::vector<SeriesSpec> series;
+};
+
+ChartSpec crossover_spec(const PlanResult& plan, const std::vector<SweepPoint>& sweep, const CrossoverChartOptions& options) {
+    ChartSpec spec;
     const auto& q = plan.request;
-    const QString title = !options.title.isEmpty()
-                              ? options.title
-                              : QStringLiteral("%1 on %2: %3 vs batch (context %4)")
-                                    .arg(detail::qstr(q.model.name), detail::qstr(q.gpu.name),
-                                         options.metric == CrossoverMetric::StepTimeMs ? QStringLiteral("decode step time")
-                                                                                       : QStringLiteral("decode throughput"))
-                                    .arg(q.workload.context_tokens);
-    QChart* chart = detail::new_chart(title);
+    spec.title = !options.title.isEmpty()
+                     ? options.title
+                     : QStringLiteral("%1 on %2: %3 vs batch (context %4)")
+                           .arg(detail::qstr(q.model.name), detail::qstr(q.gpu.name),
+                                options.metric == CrossoverMetric::StepTimeMs ? QStringLiteral("decode step time") : QStringLiteral("decode throughput"))
+                           .arg(q.workload.context_tokens);
+    spec.y_title = metric_axis_title(options.metric);
 
     // The points of each plan scheme, batch ascending, with positive values only (log axes).
     std::vector<std::string> names;
@@ -68,139 +97,216 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
         min_value = std::min(min_value, v);
         max_value = std::max(max_value, v);
     }
-    std::map<std::string, std::vector<QPointF>> measured;
+    std::map<std::string, QList<QPointF>> measured;
     for (const MeasuredStepPoint& p : options.measured) {
         const double v = measured_value(p, options.metric);
         const double b = static_cast<double>(p.batch);
         if (!by_scheme.contains(p.scheme) || b < min_batch || b > max_batch || !(v > 0) || !std::isfinite(v)) continue;
-        measured[p.scheme].emplace_back(static_cast<double>(p.batch), v);
+        measured[p.scheme].append(QPointF(b, v));
         min_value = std::min(min_value, v);
         max_value = std::max(max_value, v);
     }
     for (auto& [name, points] : by_scheme)
         std::stable_sort(points.begin(), points.end(), [](const SweepPoint* a, const SweepPoint* b) { return a->batch < b->batch; });
     if (!(max_batch > 0)) {
-        chart->setTitle(title + QStringLiteral(" (no sweep points)"));
-        return chart;
+        spec.title += QStringLiteral(" (no sweep points)");
+        return spec;
     }
-
-    auto* x_axis = new QLogValueAxis();
-    x_axis->setBase(2.0);
-    x_axis->setLabelFormat(QStringLiteral("%.0f"));
-    x_axis->setTitleText(QStringLiteral("batch (concurrent sequences, log scale; dashed: beyond the KV-cache admission limit)"));
-    detail::set_log_range(x_axis, min_batch, std::max(max_batch, min_batch * 2));
-    x_axis->setMinorTickCount(0);
-    auto* y_axis = new QLogValueAxis();
-    y_axis->setBase(10.0);
-    y_axis->setLabelFormat(QStringLiteral("%g"));
-    y_axis->setTitleText(metric_axis_title(options.metric));
+    spec.has_points = true;
+    spec.x_lo = min_batch;
+    spec.x_hi = std::max(max_batch, min_batch * 2);
     // From the decade below the lowest value to a little above the highest (log axes label decades).
-    const double y_lo = detail::floor_power(min_value, 10.0);
+    spec.y_lo = detail::floor_power(min_value, 10.0);
     const double y_hi = std::min(detail::ceil_power(max_value, 10.0), max_value * kHeadroom);
-    detail::set_log_range(y_axis, y_lo, y_hi > y_lo ? y_hi : y_lo * 10);
-    y_axis->setMinorTickCount(8);
-    chart->addAxis(x_axis, Qt::AlignBottom);
-    chart->addAxis(y_axis, Qt::AlignLeft);
+    spec.y_hi = y_hi > spec.y_lo ? y_hi : spec.y_lo * 10;
 
     // One solid line per scheme for admitted batches, continued dashed where admission refuses.
     std::map<std::string, std::vector<QPointF>> curves;  // every point, for marker placement
     for (std::size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
         const QColor color = detail::series_color(static_cast<int>(i));
-        auto* admitted = new QLineSeries();
-        admitted->setName(detail::qstr(name));
-        auto* refused = new QLineSeries();
-        refused->setName(detail::qstr(name) + QStringLiteral(" (not admitted)"));
+        SeriesSpec admitted, refused;
+        admitted.name = detail::qstr(name);
+        admitted.pen = QPen(color, 2.2);
+        refused.name = detail::qstr(name) + QStringLiteral(" (not admitted)");
+        refused.pen = QPen(color, 1.6, Qt::DashLine);
+        refused.in_legend = false;
         std::vector<QPointF>& curve = curves[name];
         for (const SweepPoint* p : by_scheme[name]) {
             const QPointF point(static_cast<double>(p->batch), metric_value(*p, options.metric));
             curve.push_back(point);
             if (p->admitted) {
-                admitted->append(point);
+                admitted.points.append(point);
             } else {
-                if (refused->count() == 0 && admitted->count() > 0) refused->append(admitted->at(admitted->count() - 1));
-                refused->append(point);
+                if (refused.points.isEmpty() && !admitted.points.isEmpty()) refused.points.append(admitted.points.back());
+                refused.points.append(point);
             }
         }
-        QPen solid(color, 2.2);
-        admitted->setPen(solid);
-        QPen dashed(color, 1.6, Qt::DashLine);
-        refused->setPen(dashed);
-        detail::add_series(chart, admitted, {x_axis, y_axis});
-        detail::add_series(chart, refused, {x_axis, y_axis});
-        detail::hide_legend_entry(chart, refused);
+        spec.series.push_back(std::move(admitted));
+        spec.series.push_back(std::move(refused));
     }
-    // Measured points over the curves, in the curves' colours (outside the swept batches: dropped above).
-    // One neutral legend entry stands for them all: a legend entry per scheme would double the legend.
-    const auto triangle = [](QScatterSeries* s, const QColor& color) {
-        s->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
-        s->setMarkerSize(10);
-        s->setColor(color);
-        s->setBorderColor(QColor(0x22, 0x22, 0x22));
+    // Measured points over the curves, in the curves' colours. One neutral legend entry stands for
+    // them all: a legend entry per scheme would double the legend.
+    const auto triangles = [](const QString& name, const QColor& color, bool in_legend) {
+        SeriesSpec s;
+        s.name = name;
+        s.scatter = true;
+        s.shape = QScatterSeries::MarkerShapeTriangle;
+        s.marker_size = 10;
+        s.color = color;
+        s.border = QColor(0x22, 0x22, 0x22);
+        s.in_legend = in_legend;
+        return s;
     };
-    if (!measured.empty()) {
-        auto* key = new QScatterSeries();
-        key->setName(QStringLiteral("measured"));
-        triangle(key, QColor(0xBB, 0xBB, 0xBB));
-        detail::add_series(chart, key, {x_axis, y_axis});
-    }
+    if (!measured.empty()) spec.series.push_back(triangles(QStringLiteral("measured"), QColor(0xBB, 0xBB, 0xBB), true));
     for (std::size_t i = 0; i < names.size(); ++i) {
         const auto it = measured.find(names[i]);
         if (it == measured.end()) continue;
-        auto* points = new QScatterSeries();
-        points->setName(detail::qstr(names[i]) + QStringLiteral(" (measured)"));
-        triangle(points, detail::series_color(static_cast<int>(i)));
-        for (const QPointF& p : it->second) points->append(p);
-        detail::add_series(chart, points, {x_axis, y_axis});
-        detail::hide_legend_entry(chart, points);
+        SeriesSpec s = triangles(detail::qstr(names[i]) + QStringLiteral(" (measured)"), detail::series_color(static_cast<int>(i)), false);
+        s.points = it->second;
+        spec.series.push_back(std::move(s));
     }
 
     const auto in_range = [&](double b) { return std::isfinite(b) && b >= min_batch && b <= max_batch; };
     if (options.show_ridges) {
-        auto* ridges = new QScatterSeries();
-        ridges->setName(QStringLiteral("ridge points"));
-        ridges->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-        ridges->setMarkerSize(9);
-        ridges->setColor(QColor(0x33, 0x33, 0x33));
-        ridges->setBorderColor(Qt::white);
+        SeriesSpec ridges;
+        ridges.name = QStringLiteral("ridge points");
+        ridges.scatter = true;
+        ridges.shape = QScatterSeries::MarkerShapeRectangle;
+        ridges.marker_size = 9;
+        ridges.color = QColor(0x33, 0x33, 0x33);
+        ridges.border = Qt::white;
         for (const RidgeInfo& r : plan.ridges) {
             const auto it = curves.find(r.scheme);
             if (it == curves.end() || it->second.empty() || !in_range(r.batch)) continue;
-            ridges->append(r.batch, detail::interpolate_log_log(it->second, r.batch));
+            ridges.points.append(QPointF(r.batch, detail::interpolate_log_log(it->second, r.batch)));
         }
-        detail::add_series(chart, ridges, {x_axis, y_axis});
-        if (ridges->count() == 0) detail::hide_legend_entry(chart, ridges);
+        ridges.in_legend = !ridges.points.isEmpty();
+        spec.series.push_back(std::move(ridges));
     }
     if (options.show_crossovers) {
-        auto* crossings = new QScatterSeries();
-        crossings->setName(QStringLiteral("crossovers"));
-        crossings->setMarkerShape(QScatterSeries::MarkerShapeCircle);
-        crossings->setMarkerSize(11);
-        crossings->setColor(QColor(0xC0, 0x00, 0x00));
-        crossings->setBorderColor(Qt::white);
-        crossings->setPointLabelsFormat(QStringLiteral("B=@xPoint"));
-        crossings->setPointLabelsVisible(true);
-        crossings->setPointLabelsClipping(false);
+        SeriesSpec crossings;
+        crossings.name = QStringLiteral("crossovers");
+        crossings.scatter = true;
+        crossings.shape = QScatterSeries::MarkerShapeCircle;
+        crossings.marker_size = 11;
+        crossings.color = QColor(0xC0, 0x00, 0x00);
+        crossings.border = Qt::white;
+        crossings.labels_format = QStringLiteral("B=@xPoint");
         for (const Crossover& c : plan.crossovers) {
             const auto it = curves.find(c.scheme_a);
             if (it == curves.end() || it->second.empty() || !in_range(c.batch)) continue;
-            crossings->append(c.batch, detail::interpolate_log_log(it->second, c.batch));
+            crossings.points.append(QPointF(c.batch, detail::interpolate_log_log(it->second, c.batch)));
         }
-        detail::add_series(chart, crossings, {x_axis, y_axis});
-        if (crossings->count() == 0) detail::hide_legend_entry(chart, crossings);
+        crossings.in_legend = !crossings.points.isEmpty();
+        spec.series.push_back(std::move(crossings));
     }
     if (options.show_cursor) {
+        // The axes' ends as set_log_range leaves them.
         const double batch = static_cast<double>(q.workload.batch);
-        if (batch >= x_axis->min() && batch <= x_axis->max()) {
-            auto* cursor = new QLineSeries();
-            cursor->setName(QStringLiteral("batch %1").arg(q.workload.batch));
-            cursor->append(batch, y_axis->min());
-            cursor->append(batch, y_axis->max());
-            cursor->setPen(QPen(QColor(0x55, 0x55, 0x55), 1.5, Qt::DotLine));
-            detail::add_series(chart, cursor, {x_axis, y_axis});
+        if (batch >= spec.x_lo * (1 - kWiden) && batch <= spec.x_hi * (1 + kWiden)) {
+            SeriesSpec cursor;
+            cursor.name = QStringLiteral("batch %1").arg(q.workload.batch);
+            cursor.key = QStringLiteral("cursor");
+            cursor.points = {QPointF(batch, spec.y_lo * (1 - kWiden)), QPointF(batch, spec.y_hi * (1 + kWiden))};
+            cursor.pen = QPen(QColor(0x55, 0x55, 0x55), 1.5, Qt::DotLine);
+            spec.series.push_back(std::move(cursor));
         }
     }
+    return spec;
+}
+
+// Style (everything but name and points) of `s` onto `series`.
+void apply_style(QXYSeries* series, const SeriesSpec& s) {
+    if (auto* scatter = qobject_cast<QScatterSeries*>(series)) {
+        if (scatter->markerShape() != s.shape) scatter->setMarkerShape(s.shape);
+        if (scatter->markerSize() != s.marker_size) scatter->setMarkerSize(s.marker_size);
+        if (scatter->color() != s.color) scatter->setColor(s.color);
+        if (scatter->borderColor() != s.border) scatter->setBorderColor(s.border);
+        const bool labels = !s.labels_format.isEmpty();
+        if (labels && scatter->pointLabelsFormat() != s.labels_format) scatter->setPointLabelsFormat(s.labels_format);
+        if (scatter->pointLabelsVisible() != labels) scatter->setPointLabelsVisible(labels);
+        if (labels && scatter->pointLabelsClipping()) scatter->setPointLabelsClipping(false);
+        return;
+    }
+    if (series->pen() != s.pen) series->setPen(s.pen);
+}
+
+// The property holding a series' SeriesSpec::key (its name when the key is empty).
+constexpr const char* kKeyProperty = "qp_series_key";
+
+QString key_of(const SeriesSpec& s) { return s.key.isEmpty() ? s.name : s.key; }
+
+void show_in_legend(QChart* chart, QAbstractSeries* series, bool visible) {
+    for (QLegendMarker* marker : chart->legend()->markers(series))
+        if (marker->isVisible() != visible) marker->setVisible(visible);
+}
+
+}  // namespace
+
+QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoint>& sweep, const CrossoverChartOptions& options) {
+    const ChartSpec spec = crossover_spec(plan, sweep, options);
+    QChart* chart = detail::new_chart(spec.title);
+    if (!spec.has_points) return chart;
+
+    auto* x_axis = new QLogValueAxis();
+    x_axis->setBase(2.0);
+    x_axis->setLabelFormat(QStringLiteral("%.0f"));
+    x_axis->setTitleText(QStringLiteral("batch (concurrent sequences, log scale; dashed: beyond the KV-cache admission limit)"));
+    detail::set_log_range(x_axis, spec.x_lo, spec.x_hi);
+    x_axis->setMinorTickCount(0);
+    auto* y_axis = new QLogValueAxis();
+    y_axis->setBase(10.0);
+    y_axis->setLabelFormat(QStringLiteral("%g"));
+    y_axis->setTitleText(spec.y_title);
+    detail::set_log_range(y_axis, spec.y_lo, spec.y_hi);
+    y_axis->setMinorTickCount(8);
+    chart->addAxis(x_axis, Qt::AlignBottom);
+    chart->addAxis(y_axis, Qt::AlignLeft);
+    for (const SeriesSpec& s : spec.series) {
+        QXYSeries* series = s.scatter ? static_cast<QXYSeries*>(new QScatterSeries()) : static_cast<QXYSeries*>(new QLineSeries());
+        series->setName(s.name);
+        series->setProperty(kKeyProperty, key_of(s));
+        apply_style(series, s);
+        series->append(s.points);
+        detail::add_series(chart, series, {x_axis, y_axis});
+        if (!s.in_legend) detail::hide_legend_entry(chart, series);
+    }
     return chart;
+}
+
+bool update_crossover_chart(QChart* chart, const PlanResult& plan, const std::vector<SweepPoint>& sweep, const CrossoverChartOptions& options) {
+    if (!chart) return false;
+    const ChartSpec spec = crossover_spec(plan, sweep, options);
+    const QList<QAbstractSeries*> series = chart->series();
+    const QList<QAbstractAxis*> axes = chart->axes();
+    // The same structure: the two log axes, and series of the same names and kinds in the same order.
+    if (!spec.has_points || axes.size() != 2 || series.size() != static_cast<qsizetype>(spec.series.size())) return false;
+    auto* x_axis = qobject_cast<QLogValueAxis*>(axes[0]);
+    auto* y_axis = qobject_cast<QLogValueAxis*>(axes[1]);
+    if (!x_axis || !y_axis) return false;
+    for (qsizetype i = 0; i < series.size(); ++i) {
+        const SeriesSpec& s = spec.series[static_cast<std::size_t>(i)];
+        const bool is_scatter = qobject_cast<QScatterSeries*>(series[i]) != nullptr;
+        if (series[i]->property(kKeyProperty).toString() != key_of(s) || is_scatter != s.scatter || !qobject_cast<QXYSeries*>(series[i])) return false;
+    }
+    if (chart->title() != spec.title) chart->setTitle(spec.title);
+    if (y_axis->titleText() != spec.y_title) y_axis->setTitleText(spec.y_title);
+    // Axis setters relay the chart out even for the value they already have: only on a change.
+    const auto range = [](QLogValueAxis* axis, double lo, double hi) {
+        if (axis->min() != lo * (1 - kWiden) || axis->max() != hi * (1 + kWiden)) detail::set_log_range(axis, lo, hi);
+    };
+    range(x_axis, spec.x_lo, spec.x_hi);
+    range(y_axis, spec.y_lo, spec.y_hi);
+    for (qsizetype i = 0; i < series.size(); ++i) {
+        const SeriesSpec& s = spec.series[static_cast<std::size_t>(i)];
+        auto* xy = qobject_cast<QXYSeries*>(series[i]);
+        if (xy->name() != s.name) xy->setName(s.name);
+        apply_style(xy, s);
+        if (xy->points() != s.points) xy->replace(s.points);
+        show_in_legend(chart, xy, s.in_legend);
+    }
+    return true;
 }
 
 }  // namespace quantplan::ui

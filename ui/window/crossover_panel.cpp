@@ -146,6 +146,8 @@ void CrossoverPanel::buildChart() {
     CrossoverChartOptions options;
     options.metric = metric_->currentIndex() == 1 ? CrossoverMetric::TokensPerS : CrossoverMetric::StepTimeMs;
     options.measured = measured_;
+    // In place when the series are the same ones (a batch or context change); a new chart otherwise.
+    if (update_crossover_chart(view_->chart(), plan_, sweep_, options)) return;
     // The legend goes to the right: at the bottom, six schemes and three markers truncate.
     if (view_->showChart(make_crossover_chart(plan_, sweep_, options))) view_->chart()->legend()->setAlignment(Qt::AlignRight);
 }
