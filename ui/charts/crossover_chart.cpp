@@ -145,59 +145,49 @@ ChartSpec crossover_spec(const PlanResult& plan, const std::vector<SweepPoint>& 
         spec.series.push_back(std::move(admitted));
         spec.series.push_back(std::move(refused));
     }
-    // Measured points over the curves, in the curves' colours. One neutral legend entry stands for
-    // them all: a legend entry per scheme would double the legend.
-    const auto triangles = [](const QString& name, const QColor& color, bool in_legend) {
+    // A scatter series of markers.
+    const auto markers = [](const QString& name, QScatterSeries::MarkerShape shape, qreal size, const QColor& color, const QColor& border) {
         SeriesSpec s;
         s.name = name;
         s.scatter = true;
-        s.shape = QScatterSeries::MarkerShapeTriangle;
-        s.marker_size = 10;
+        s.shape = shape;
+        s.marker_size = size;
         s.color = color;
-        s.border = QColor(0x22, 0x22, 0x22);
-        s.in_legend = in_legend;
+        s.border = border;
         return s;
     };
-    if (!measured.empty()) spec.series.push_back(triangles(QStringLiteral("measured"), QColor(0xBB, 0xBB, 0xBB), true));
+    // Measured points over the curves, in the curves' colours. One neutral legend entry stands for
+    // them all: a legend entry per scheme would double the legend.
+    const QColor triangle_border(0x22, 0x22, 0x22);
+    if (!measured.empty())
+        spec.series.push_back(markers(QStringLiteral("measured"), QScatterSeries::MarkerShapeTriangle, 10, QColor(0xBB, 0xBB, 0xBB), triangle_border));
     for (std::size_t i = 0; i < names.size(); ++i) {
         const auto it = measured.find(names[i]);
         if (it == measured.end()) continue;
-        SeriesSpec s = triangles(detail::qstr(names[i]) + QStringLiteral(" (measured)"), detail::series_color(static_cast<int>(i)), false);
+        SeriesSpec s = markers(detail::qstr(names[i]) + QStringLiteral(" (measured)"), QScatterSeries::MarkerShapeTriangle, 10,
+                               detail::series_color(static_cast<int>(i)), triangle_border);
         s.points = it->second;
+        s.in_legend = false;
         spec.series.push_back(std::move(s));
     }
 
-    const auto in_range = [&](double b) { return std::isfinite(b) && b >= min_batch && b <= max_batch; };
+    // Ridge and crossover markers on the curve of the scheme they belong to (outside the swept
+    // batches: none); out of the legend when there is nothing to mark.
+    const auto place = [&](SeriesSpec& s, const std::string& scheme, double batch) {
+        const auto it = curves.find(scheme);
+        if (it == curves.end() || it->second.empty() || !std::isfinite(batch) || batch < min_batch || batch > max_batch) return;
+        s.points.append(QPointF(batch, detail::interpolate_log_log(it->second, batch)));
+    };
     if (options.show_ridges) {
-        SeriesSpec ridges;
-        ridges.name = QStringLiteral("ridge points");
-        ridges.scatter = true;
-        ridges.shape = QScatterSeries::MarkerShapeRectangle;
-        ridges.marker_size = 9;
-        ridges.color = QColor(0x33, 0x33, 0x33);
-        ridges.border = Qt::white;
-        for (const RidgeInfo& r : plan.ridges) {
-            const auto it = curves.find(r.scheme);
-            if (it == curves.end() || it->second.empty() || !in_range(r.batch)) continue;
-            ridges.points.append(QPointF(r.batch, detail::interpolate_log_log(it->second, r.batch)));
-        }
+        SeriesSpec ridges = markers(QStringLiteral("ridge points"), QScatterSeries::MarkerShapeRectangle, 9, QColor(0x33, 0x33, 0x33), Qt::white);
+        for (const RidgeInfo& r : plan.ridges) place(ridges, r.scheme, r.batch);
         ridges.in_legend = !ridges.points.isEmpty();
         spec.series.push_back(std::move(ridges));
     }
     if (options.show_crossovers) {
-        SeriesSpec crossings;
-        crossings.name = QStringLiteral("crossovers");
-        crossings.scatter = true;
-        crossings.shape = QScatterSeries::MarkerShapeCircle;
-        crossings.marker_size = 11;
-        crossings.color = QColor(0xC0, 0x00, 0x00);
-        crossings.border = Qt::white;
+        SeriesSpec crossings = markers(QStringLiteral("crossovers"), QScatterSeries::MarkerShapeCircle, 11, QColor(0xC0, 0x00, 0x00), Qt::white);
         crossings.labels_format = QStringLiteral("B=@xPoint");
-        for (const Crossover& c : plan.crossovers) {
-            const auto it = curves.find(c.scheme_a);
-            if (it == curves.end() || it->second.empty() || !in_range(c.batch)) continue;
-            crossings.points.append(QPointF(c.batch, detail::interpolate_log_log(it->second, c.batch)));
-        }
+        for (const Crossover& c : plan.crossovers) place(crossings, c.scheme_a, c.batch);
         crossings.in_legend = !crossings.points.isEmpty();
         spec.series.push_back(std::move(crossings));
     }
