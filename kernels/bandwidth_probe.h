@@ -13,6 +13,12 @@ namespace quantplan::kernels {
 // be dropped. Moves `bytes` bytes.
 void probe_read(const void* src, std::uint64_t bytes, std::uint32_t* sink, cudaStream_t stream);
 
+// Reads `bytes` bytes of `src` like probe_read, but with loads that allocate in L2 with the normal
+// replacement policy: reading a buffer larger than L2 evicts what was there (the timer's L2
+// flush). Writes nothing (except *sink on the impossible pattern), so no dirty line is left whose
+// write-back could land in a later timed window. Same preconditions as probe_read.
+void l2_flush_read(const void* src, std::uint64_t bytes, std::uint32_t* sink, cudaStream_t stream);
+
 // dst = src over `bytes` bytes (both 16-byte aligned, not overlapping). Moves 2 x bytes.
 void probe_copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream);
 

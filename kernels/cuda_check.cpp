@@ -1,7 +1,10 @@
 #include "kernels/cuda_check.h"
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
+#include <tuple>
 
 namespace quantplan::kernels {
 
@@ -90,5 +93,24 @@ DeviceAttributes attributes_of_current_device() {
 int current_compute_capability() { return attributes_of_current_device().compute_capability; }
 
 int current_sm_count() { return attributes_of_current_device().sm_count; }
+
+int max_active_blocks_per_sm(const void* kernel, int threads, std::size_t dynamic_smem_bytes) {
+    using Key = std::tuple<int, const void*, int, std::size_t>;
+    static std::mutex mutex;
+    static std::map<Key, int> cache;
+    int device = 0;
+    QP_CUDA_CHECK(cudaGetDevice(&device));
+    const Key key{device, kernel, threads, dynamic_smem_bytes};
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    int blocks = 0;
+    QP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem_bytes));
+    blocks = std::max(1, blocks);
+    const std::lock_guard<std::mutex> lock(mutex);
+    cache.emplace(key, blocks);
+    return blocks;
+}
 
 }  // namespace quantplan::kernels

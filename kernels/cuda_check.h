@@ -97,6 +97,12 @@ int current_compute_capability();
 // Number of SMs of the current device, cached per device.
 int current_sm_count();
 
+// Blocks of `kernel` (a __global__ function) with `threads` threads and `dynamic_smem_bytes` of
+// dynamic shared memory that one SM of the current device holds at once
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor), at least 1; cached per device, kernel and
+// launch shape, so launchers can size their grids to whole waves on every call.
+int max_active_blocks_per_sm(const void* kernel, int threads, std::size_t dynamic_smem_bytes);
+
 // True when `ptr` is aligned to `bytes`.
 inline bool is_aligned(const void* ptr, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(ptr) % bytes == 0; }
 

@@ -14,18 +14,23 @@
 // heads of that KV head, so each cache byte is read once per step. Per 32-token tile a warp
 //   1. scores: lane j takes token j and computes its dot product with every query head against q
 //      in shared memory (pre-multiplied by softmax_scale x log2 e and the FP8 k_scale), reading
-//      its K row with 16-byte loads and decoding in registers (bf16: shifts; FP8: cvt.f16x2.e4m3x2
-//      on sm_89+, the bit-level helper below; INT8: the 2^23 trick, then the token's scale);
+//      its K row with 16-byte loads, 2 or 4 issued before the first is decoded, and decoding in
+//      registers (bf16: shifts; FP8: cvt.f16x2.e4m3x2 on sm_89+, the bit-level helper below;
+//      INT8: the 2^23 trick, then the token's scale);
 //   2. online softmax in base 2: tile max and sum by warp shuffles, running max/sum per head;
 //   3. values: lanes split D, walk the tile's tokens with the probabilities from shared memory
-//      (INT8's per-token V scale folded into them) and accumulate in fp32.
+//      (INT8's per-token V scale folded into them; 4 or 8 tokens' loads issued at once) and
+//      accumulate in fp32, token by token in order.
 // The 4 warps merge through shared memory; with one split the block writes the normalised output,
 // otherwise (max, sum, unnormalised acc) go to an fp32 workspace and a second kernel merges the
-// splits. FP8's v_scale is applied once at the end.
+// splits. FP8's v_scale is applied once at the end. The per-head state lives in registers sized
+// by the instantiation's group capacity (4 or 8 query heads per KV head); the context is split
+// into as many partitions as one wave of blocks holds (occupancy calculator).
 //
 // Preconditions (checked): D in {64, 128}; H_q a multiple of H_kv with H_q / H_kv <= 8;
 // 1 <= seq_lens[b] <= max_seq_len <= L (device values are trusted to respect the host bound);
-// 16-byte aligned cache pointers. Configurations: D {64, 128} x cache {bf16, fp8, int8}.
+// 16-byte aligned cache pointers. Configurations: D {64, 128} x cache {bf16, fp8, int8} x group
+// capacity {4, 8}.
 #include "kernels/kv_cache.h"
 
 #include <algorithm>
@@ -46,7 +51,6 @@ constexpr int kWarp = 32;
 constexpr int kAttnWarps = 4;
 constexpr int kAttnThreads = kAttnWarps * kWarp;
 constexpr int kTile = 32;                       // tokens per warp step (one per lane)
-constexpr int kMaxGroup = static_cast<int>(kMaxQueryGroup);
 constexpr int kMinPartition = 128;              // tokens per split at least: one tile per warp
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -106,37 +110,65 @@ __device__ __forceinline__ void decode_word(std::uint32_t w, float* out) {
 template <KvCacheType CT>
 constexpr int kElementBytes = CT == KvCacheType::Bf16 ? 2 : 1;
 
-// Loads E consecutive elements (E * element bytes: 2 to 8 bytes) and decodes them.
+// Loads the raw bytes of E consecutive elements (E * element bytes: 2 to 8 bytes; the unused high
+// part of the uint2 is zero). Split from decode_elements so that several tokens' loads can be in
+// flight before the first is decoded.
 template <KvCacheType CT, int E>
-__device__ __forceinline__ void load_elements(const std::uint8_t* p, float (&v)[E]) {
+__device__ __forceinline__ uint2 load_raw_elements(const std::uint8_t* p) {
     constexpr int kBytes = E * kElementBytes<CT>;
     if constexpr (kBytes == 8) {
-        const uint2 w = __ldg(reinterpret_cast<const uint2*>(p));
+        return __ldg(reinterpret_cast<const uint2*>(p));
+    } else if constexpr (kBytes == 4) {
+        return make_uint2(__ldg(reinterpret_cast<const std::uint32_t*>(p)), 0u);
+    } else {
+        static_assert(kBytes == 2, "V loads are 2, 4 or 8 bytes");
+        return make_uint2(__ldg(reinterpret_cast<const unsigned short*>(p)), 0u);
+    }
+}
+
+// Decodes what load_raw_elements loaded into E floats.
+template <KvCacheType CT, int E>
+__device__ __forceinline__ void decode_elements(uint2 w, float (&v)[E]) {
+    constexpr int kBytes = E * kElementBytes<CT>;
+    if constexpr (kBytes == 8) {
         decode_word<CT>(w.x, v);
         decode_word<CT>(w.y, v + (CT == KvCacheType::Bf16 ? 2 : 4));
     } else if constexpr (kBytes == 4) {
-        decode_word<CT>(__ldg(reinterpret_cast<const std::uint32_t*>(p)), v);
+        decode_word<CT>(w.x, v);
     } else {
-        static_assert(kBytes == 2, "V loads are 2, 4 or 8 bytes");
         float tmp[4];
-        decode_word<CT>(__ldg(reinterpret_cast<const unsigned short*>(p)), tmp);
+        decode_word<CT>(w.x, tmp);
         v[0] = tmp[0];
         v[1] = tmp[1];
     }
 }
 
-template <int D, KvCacheType CT>
-__global__ void __launch_bounds__(kAttnThreads) decode_attention_kernel(KvCacheView cache, const std::uint16_t* __restrict__ q, int q_heads,
-                                                                          const std::int32_t* __restrict__ seq_lens, float softmax_scale, int partition,
-                                                                          int splits, float* __restrict__ ws_ml, float* __restrict__ ws_acc,
-                                                                          std::uint16_t* __restrict__ out) {
+// Register budget of the attention kernel per group capacity g (query heads per KV head it holds
+// state for) and head dimension d, chosen with -Xptxas -v so that no configuration spills:
+//   k_load_batch: 16-byte K loads a lane issues before decoding any of them (a token's K row is
+//                 4 to 16 such loads); the original loop had at most 2 in flight.
+//   v_load_batch: V tokens whose loads a warp issues before accumulating the first of them.
+//   attention_min_blocks: blocks of 128 threads per SM the kernel is register-capped for.
+// sm_90 registers (bf16 / fp8 / int8): g 4, d 128: 78 / 94 / 90 (5-6 blocks); g 4, d 64:
+// 66 / 80 / 80 (6-7 blocks); g 8, d 128: 100 / 116 / 114 (4 blocks); g 8, d 64: 86 / 100 / 96
+// (4-5 blocks). With every kernel sized for 8 heads before: 95 / 120 / 96 (d 128, 4-5 blocks).
+__host__ __device__ constexpr int k_load_batch(int g) { return g <= 4 ? 4 : 2; }
+__host__ __device__ constexpr int v_load_batch(int g) { return g <= 4 ? 8 : 4; }
+__host__ __device__ constexpr int attention_min_blocks(int d, int g) { return g <= 4 ? (d <= 64 ? 6 : 5) : 4; }
+
+template <int D, KvCacheType CT, int G>
+__global__ void __launch_bounds__(kAttnThreads, attention_min_blocks(D, G))
+    decode_attention_kernel(KvCacheView cache, const std::uint16_t* __restrict__ q, int q_heads,
+                            const std::int32_t* __restrict__ seq_lens, float softmax_scale, int partition,
+                            int splits, float* __restrict__ ws_ml, float* __restrict__ ws_acc,
+                            std::uint16_t* __restrict__ out) {
     constexpr int E = D / kWarp;                       // V elements per lane
     constexpr int kChunkElems = 16 / kElementBytes<CT>;  // elements per 16-byte K load
-    __shared__ __align__(16) float q_s[kMaxGroup][D];
-    __shared__ __align__(16) float p_s[kAttnWarps][kTile][kMaxGroup];
-    __shared__ float red_m[kAttnWarps][kMaxGroup];
-    __shared__ float red_l[kAttnWarps][kMaxGroup];
-    __shared__ float red_acc[kAttnWarps][kMaxGroup][D];
+    __shared__ __align__(16) float q_s[G][D];
+    __shared__ __align__(16) float p_s[kAttnWarps][kTile][G];
+    __shared__ float red_m[kAttnWarps][G];
+    __shared__ float red_l[kAttnWarps][G];
+    __shared__ float red_acc[kAttnWarps][G][D];
 
     const int tid = static_cast<int>(threadIdx.x);
     const int warp = tid / kWarp, lane = tid % kWarp;
@@ -163,9 +195,9 @@ __global__ void __launch_bounds__(kAttnThreads) decode_attention_kernel(KvCacheV
     }
     __syncthreads();
 
-    float m_run[kMaxGroup], l_run[kMaxGroup], acc[kMaxGroup][E];
+    float m_run[G], l_run[G], acc[G][E];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
+    for (int g = 0; g < G; ++g) {
         m_run[g] = -INFINITY;
         l_run[g] = 0.0f;
 #pragma unroll
@@ -177,33 +209,44 @@ __global__ void __launch_bounds__(kAttnThreads) decode_attention_kernel(KvCacheV
     for (int tile = t_begin + warp * kTile; tile < t_end; tile += kAttnWarps * kTile) {
         const int t = tile + lane;
         const bool valid = t < t_end;
-        float s[kMaxGroup];
+        float s[G];
 #pragma unroll
-        for (int g = 0; g < kMaxGroup; ++g) s[g] = 0.0f;
+        for (int g = 0; g < G; ++g) s[g] = 0.0f;
         float v_token_scale = 1.0f;
         if (valid) {
             const std::int64_t row = (b * L + t) * row_elems + static_cast<std::int64_t>(h) * D;
             const uint4* kp = reinterpret_cast<const uint4*>(k_base + row * kElementBytes<CT>);
-#pragma unroll 2
-            for (int c = 0; c < D / kChunkElems; ++c) {
-                const uint4 chunk = __ldg(kp + c);
-                float kv[kChunkElems];
-                constexpr int kPerWord = kChunkElems / 4;
-                decode_word<CT>(chunk.x, kv);
-                decode_word<CT>(chunk.y, kv + kPerWord);
-                decode_word<CT>(chunk.z, kv + 2 * kPerWord);
-                decode_word<CT>(chunk.w, kv + 3 * kPerWord);
+            // The row in batches of k_load_batch(G) 16-byte loads, all issued before the batch's first
+            // FMA; the FMAs run in the same order as one chunk at a time.
+            constexpr int kChunks = D / kChunkElems;
+            constexpr int kBatch = kChunks < k_load_batch(G) ? kChunks : k_load_batch(G);
+            static_assert(kChunks % kBatch == 0, "K row chunks split into whole batches");
+#pragma unroll 1
+            for (int c0 = 0; c0 < kChunks; c0 += kBatch) {
+                uint4 chunks[kBatch];
 #pragma unroll
-                for (int g = 0; g < kMaxGroup; ++g) {
-                    if (g < group) {
-                        const float4* qv = reinterpret_cast<const float4*>(&q_s[g][c * kChunkElems]);
+                for (int u = 0; u < kBatch; ++u) chunks[u] = __ldg(kp + c0 + u);
 #pragma unroll
-                        for (int j = 0; j < kChunkElems / 4; ++j) {
-                            const float4 qq = qv[j];
-                            s[g] = fmaf(qq.x, kv[4 * j], s[g]);
-                            s[g] = fmaf(qq.y, kv[4 * j + 1], s[g]);
-                            s[g] = fmaf(qq.z, kv[4 * j + 2], s[g]);
-                            s[g] = fmaf(qq.w, kv[4 * j + 3], s[g]);
+                for (int u = 0; u < kBatch; ++u) {
+                    const int c = c0 + u;
+                    float kv[kChunkElems];
+                    constexpr int kPerWord = kChunkElems / 4;
+                    decode_word<CT>(chunks[u].x, kv);
+                    decode_word<CT>(chunks[u].y, kv + kPerWord);
+                    decode_word<CT>(chunks[u].z, kv + 2 * kPerWord);
+                    decode_word<CT>(chunks[u].w, kv + 3 * kPerWord);
+#pragma unroll
+                    for (int g = 0; g < G; ++g) {
+                        if (g < group) {
+                            const float4* qv = reinterpret_cast<const float4*>(&q_s[g][c * kChunkElems]);
+#pragma unroll
+                            for (int j = 0; j < kChunkElems / 4; ++j) {
+                                const float4 qq = qv[j];
+                                s[g] = fmaf(qq.x, kv[4 * j], s[g]);
+                                s[g] = fmaf(qq.y, kv[4 * j + 1], s[g]);
+                                s[g] = fmaf(qq.z, kv[4 * j + 2], s[g]);
+                                s[g] = fmaf(qq.w, kv[4 * j + 3], s[g]);
+                            }
                         }
                     }
                 }
@@ -212,12 +255,12 @@ __global__ void __launch_bounds__(kAttnThreads) decode_attention_kernel(KvCacheV
                 const std::int64_t si = (b * L + t) * kv_heads + h;
                 const float ks = fp16_to_float(cache.k_scales[si]);
 #pragma unroll
-                for (int g = 0; g < kMaxGroup; ++g) s[g] *= ks;
+                for (int g = 0; g < G; ++g) s[g] *= ks;
                 v_token_scale = fp16_to_float(cache.v_scales[si]);
             }
         }
 #pragma unroll
-        for (int g = 0; g < kMaxGroup; ++g) {
+        for (int g = 0; g < G; ++g) {
             if (g >= group) break;
             const float sg = valid ? s[g] : -INFINITY;
             const float m_new = fmaxf(m_run[g], warp_max(sg));  // lane 0's token is always valid
@@ -231,17 +274,30 @@ __global__ void __launch_bounds__(kAttnThreads) decode_attention_kernel(KvCacheV
         }
         __syncwarp();
         const int ntok = min(kTile, t_end - tile);
-#pragma unroll 4
-        for (int j = 0; j < ntok; ++j) {
-            const std::int64_t row = (b * L + tile + j) * row_elems + static_cast<std::int64_t>(h) * D + lane * E;
-            float v[E];
-            load_elements<CT, E>(v_base + row * kElementBytes<CT>, v);
+        // V in batches of kVBatch tokens: the batch's loads first (tokens past ntok are not
+        // read: they may lie past the cache), then the FMAs token by token in order, as before.
+        const std::uint8_t* v_tile = v_base + ((b * L + tile) * row_elems + static_cast<std::int64_t>(h) * D + lane * E) * kElementBytes<CT>;
+        const std::int64_t v_token_bytes = row_elems * kElementBytes<CT>;
+        constexpr int kVBatch = v_load_batch(G);
+#pragma unroll 1
+        for (int j0 = 0; j0 < ntok; j0 += kVBatch) {
+            uint2 raw[kVBatch];
 #pragma unroll
-            for (int g = 0; g < kMaxGroup; ++g) {
-                if (g < group) {
-                    const float pj = p_s[warp][j][g];
+            for (int u = 0; u < kVBatch; ++u)
+                raw[u] = j0 + u < ntok ? load_raw_elements<CT, E>(v_tile + (j0 + u) * v_token_bytes) : make_uint2(0u, 0u);
 #pragma unroll
-                    for (int e = 0; e < E; ++e) acc[g][e] = fmaf(pj, v[e], acc[g][e]);
+            for (int u = 0; u < kVBatch; ++u) {
+                if (j0 + u < ntok) {
+                    float v[E];
+                    decode_elements<CT, E>(raw[u], v);
+#pragma unroll
+                    for (int g = 0; g < G; ++g) {
+                        if (g < group) {
+                            const float pj = p_s[warp][j0 + u][g];
+#pragma unroll
+                            for (int e = 0; e < E; ++e) acc[g][e] = fmaf(pj, v[e], acc[g][e]);
+                        }
+                    }
                 }
             }
         }
@@ -249,7 +305,7 @@ __global__ void __launch_bounds__(kAttnThreads) decode_attention_kernel(KvCacheV
     }
 
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
+    for (int g = 0; g < G; ++g) {
         if (g >= group) break;
         if (lane == 0) {
             red_m[warp][g] = m_run[g];
@@ -360,16 +416,24 @@ using WriteKernel = void (*)(KvCacheView, const std::uint16_t*, const std::uint1
 struct AttnEntry {
     std::int64_t head_dim;
     KvCacheType type;
+    int group_capacity;  // query heads per KV head up to which this instantiation serves
     AttnKernel kernel;
 };
 constexpr AttnEntry kAttnTable[] = {
-    {64, KvCacheType::Bf16, decode_attention_kernel<64, KvCacheType::Bf16>},
-    {64, KvCacheType::Fp8E4M3, decode_attention_kernel<64, KvCacheType::Fp8E4M3>},
-    {64, KvCacheType::Int8, decode_attention_kernel<64, KvCacheType::Int8>},
-    {128, KvCacheType::Bf16, decode_attention_kernel<128, KvCacheType::Bf16>},
-    {128, KvCacheType::Fp8E4M3, decode_attention_kernel<128, KvCacheType::Fp8E4M3>},
-    {128, KvCacheType::Int8, decode_attention_kernel<128, KvCacheType::Int8>},
+    {64, KvCacheType::Bf16, 4, decode_attention_kernel<64, KvCacheType::Bf16, 4>},
+    {64, KvCacheType::Fp8E4M3, 4, decode_attention_kernel<64, KvCacheType::Fp8E4M3, 4>},
+    {64, KvCacheType::Int8, 4, decode_attention_kernel<64, KvCacheType::Int8, 4>},
+    {128, KvCacheType::Bf16, 4, decode_attention_kernel<128, KvCacheType::Bf16, 4>},
+    {128, KvCacheType::Fp8E4M3, 4, decode_attention_kernel<128, KvCacheType::Fp8E4M3, 4>},
+    {128, KvCacheType::Int8, 4, decode_attention_kernel<128, KvCacheType::Int8, 4>},
+    {64, KvCacheType::Bf16, 8, decode_attention_kernel<64, KvCacheType::Bf16, 8>},
+    {64, KvCacheType::Fp8E4M3, 8, decode_attention_kernel<64, KvCacheType::Fp8E4M3, 8>},
+    {64, KvCacheType::Int8, 8, decode_attention_kernel<64, KvCacheType::Int8, 8>},
+    {128, KvCacheType::Bf16, 8, decode_attention_kernel<128, KvCacheType::Bf16, 8>},
+    {128, KvCacheType::Fp8E4M3, 8, decode_attention_kernel<128, KvCacheType::Fp8E4M3, 8>},
+    {128, KvCacheType::Int8, 8, decode_attention_kernel<128, KvCacheType::Int8, 8>},
 };
+static_assert(kMaxQueryGroup == 8, "the table's largest group capacity is kMaxQueryGroup");
 
 struct WriteEntry {
     std::int64_t head_dim;
@@ -383,12 +447,26 @@ struct AttnPlan {
     int splits = 1;
 };
 
-AttnPlan plan_attention(const KvCacheView& c, std::int64_t max_seq_len) {
+// The attention kernel for this cache and group (H_q / H_kv): the instantiation with the smallest
+// group capacity that holds the group; null when none does.
+AttnKernel find_attention_kernel(const KvCacheView& c, std::int64_t group) {
+    const AttnEntry* best = nullptr;
+    for (const AttnEntry& e : kAttnTable)
+        if (e.head_dim == c.head_dim && e.type == c.type && group <= e.group_capacity && (!best || e.group_capacity < best->group_capacity)) best = &e;
+    return best ? best->kernel : nullptr;
+}
+
+AttnPlan plan_attention(const KvCacheView& c, std::int64_t q_heads, std::int64_t max_seq_len) {
     const std::int64_t base = c.batch * c.kv_heads;
-    const std::int64_t target = std::int64_t{4} * current_sm_count();  // blocks: 16 warps per SM
-    const std::int64_t wanted = (target + base - 1) / base;
+    // One wave: the blocks every SM holds at once for this kernel (occupancy calculator; 4 per SM
+    // for a configuration without a kernel, which decode_attention refuses anyway).
+    const AttnKernel kernel = find_attention_kernel(c, q_heads / c.kv_heads);
+    const int per_sm = kernel ? max_active_blocks_per_sm(reinterpret_cast<const void*>(kernel), kAttnThreads, 0) : 4;
+    const std::int64_t wave = std::int64_t{per_sm} * current_sm_count();
+    // As many splits as that wave holds, so the B x H_kv x splits blocks run in one wave (rounding
+    // up, as before, could start a second, mostly empty one), at most one per kMinPartition tokens.
     const std::int64_t most = (max_seq_len + kMinPartition - 1) / kMinPartition;
-    const std::int64_t splits = std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, most));
+    const std::int64_t splits = std::clamp<std::int64_t>(wave / base, 1, std::max<std::int64_t>(1, most));
     AttnPlan p;
     p.partition = static_cast<int>(((max_seq_len + splits - 1) / splits + kTile - 1) / kTile * kTile);
     p.splits = static_cast<int>((max_seq_len + p.partition - 1) / p.partition);
@@ -425,7 +503,7 @@ void kv_cache_write(const KvCacheView& cache, const std::uint16_t* k_new, const 
 
 std::uint64_t decode_attention_workspace_bytes(const KvCacheView& cache, std::int64_t q_heads, std::int64_t max_seq_len) {
     if (cache.batch < 1 || cache.kv_heads < 1 || q_heads < 1 || max_seq_len < 1) return 0;
-    const AttnPlan p = plan_attention(cache, max_seq_len);
+    const AttnPlan p = plan_attention(cache, q_heads, max_seq_len);
     if (p.splits == 1) return 0;
     return static_cast<std::uint64_t>(cache.batch) * static_cast<std::uint64_t>(q_heads) * static_cast<std::uint64_t>(p.splits) *
            static_cast<std::uint64_t>(cache.head_dim + 2) * sizeof(float);
@@ -440,11 +518,9 @@ void decode_attention(const KvCacheView& cache, const std::uint16_t* q, std::int
         throw Error("decode_attention: max_seq_len", "must be in 1..max_tokens (" + std::to_string(cache.max_tokens) + ")");
     if (!q || !seq_lens || !out) throw Error("decode_attention", "null device pointer");
     if (!(softmax_scale > 0.0f) || !std::isfinite(softmax_scale)) throw Error("decode_attention: softmax_scale", "must be positive and finite");
-    AttnKernel kernel = nullptr;
-    for (const AttnEntry& e : kAttnTable)
-        if (e.head_dim == cache.head_dim && e.type == cache.type) kernel = e.kernel;
+    const AttnKernel kernel = find_attention_kernel(cache, q_heads / cache.kv_heads);
     if (!kernel) throw Error("decode_attention", "no kernel for this head_dim and cache type");
-    const AttnPlan p = plan_attention(cache, max_seq_len);
+    const AttnPlan p = plan_attention(cache, q_heads, max_seq_len);
     const std::uint64_t need = decode_attention_workspace_bytes(cache, q_heads, max_seq_len);
     if (need > 0 && (!workspace || workspace_bytes < need))
         throw Error("decode_attention: workspace", "needs " + std::to_string(need) + " bytes (decode_attention_workspace_bytes)");

@@ -201,14 +201,6 @@ void w4a16_generic_gemm(LtGemm& lt, const W4DeviceWeights& w, const std::uint16_
 
 namespace {
 
-// Zeroes the padding rows [m, rows) of the quantized activations and their scales.
-void zero_padding(const W8A8Scratch& s, std::int64_t m, std::int64_t rows, std::int64_t k, cudaStream_t stream) {
-    if (rows == m) return;
-    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-    QP_CUDA_CHECK(cudaMemsetAsync(static_cast<std::uint8_t*>(s.x_q) + u(m) * u(k), 0, u(rows - m) * u(k), stream));
-    QP_CUDA_CHECK(cudaMemsetAsync(s.x_scales + m, 0, u(rows - m) * sizeof(float), stream));
-}
-
 void check_scratch(const char* op, const W8A8Scratch& s, const float* w_scales) {
     if (!s.x_q || !s.x_scales || !s.acc) throw Error(std::string(op) + ": scratch", "null device pointer (sizes: w8a8_scratch_bytes)");
     if (!w_scales) throw Error(std::string(op) + ": w_scales", "null device pointer");
@@ -219,9 +211,9 @@ void check_scratch(const char* op, const W8A8Scratch& s, const float* w_scales) 
 void w8a8_int8_gemm(LtGemm& lt, const std::uint16_t* x, Half16 act_type, std::int64_t m, const std::int8_t* wq, const float* w_scales,
                     std::int64_t n, std::int64_t k, std::uint16_t* y, const W8A8Scratch& s, cudaStream_t stream) {
     check_scratch("w8a8_int8_gemm", s, w_scales);
+    // The padding rows [m, rows) are zeroed by the quantizer's launch (no memsets).
     const std::int64_t rows = w8a8_padded_rows(m);
-    quantize_rows_int8(x, act_type, m, k, static_cast<std::int8_t*>(s.x_q), s.x_scales, stream);
-    zero_padding(s, m, rows, k, stream);
+    quantize_rows_int8_padded(x, act_type, m, rows, k, static_cast<std::int8_t*>(s.x_q), s.x_scales, stream);
     lt.gemm_int8(static_cast<const std::int8_t*>(s.x_q), wq, static_cast<std::int32_t*>(s.acc), rows, n, k, stream);
     scale_epilogue_int32(static_cast<const std::int32_t*>(s.acc), s.x_scales, w_scales, m, n, y, stream);
 }
@@ -233,9 +225,12 @@ void w8a8_fp8_gemm(LtGemm& lt, const std::uint16_t* x, Half16 act_type, std::int
     check_scratch("w8a8_fp8_gemm", s, w_scales);
     if (!y || !is_aligned(y, 16)) throw Error("w8a8_fp8_gemm: y", "must be a non-null, 16-byte aligned device pointer");
     const std::int64_t rows = w8a8_padded_rows(m);
-    quantize_rows_fp8(x, act_type, m, k, static_cast<std::uint8_t*>(s.x_q), s.x_scales, stream);
-    zero_padding(s, m, rows, k, stream);
+    quantize_rows_fp8_padded(x, act_type, m, rows, k, static_cast<std::uint8_t*>(s.x_q), s.x_scales, stream);
     if (fp8_uses_outer_vector_scales(cc)) {
+        if (rows == m) {  // no padding rows (M a multiple of 16, at least 32): straight into y
+            lt.gemm_fp8_outer_scaled(static_cast<const std::uint8_t*>(s.x_q), s.x_scales, wq, w_scales, y, rows, n, k, stream);
+            return;
+        }
         // cuBLASLt writes all padded rows; the first M go to y.
         std::uint16_t* padded = static_cast<std::uint16_t*>(s.acc);
         lt.gemm_fp8_outer_scaled(static_cast<const std::uint8_t*>(s.x_q), s.x_scales, wq, w_scales, padded, rows, n, k, stream);

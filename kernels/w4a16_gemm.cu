@@ -11,17 +11,20 @@
 // Kernels:
 //   GEMV (decode, M <= 4 rows per pass): one warp (or 2/4/8 warps splitting K when N is small, so
 //   the machine has enough loads in flight) per output channel. Each lane loads 16 bytes = 32
-//   weights of one group with one 128-bit load (a warp reads 512 contiguous bytes of a row),
-//   turns each nibble into the exact float q - z by OR-ing it into the mantissa of 2^23 and
-//   subtracting 2^23 + z (two integer ops and one add, no conversion instruction), multiplies it
-//   with up to 4 activation rows in fp32, and applies the group scale once per 32 weights. Warp
-//   shuffles and shared memory reduce the row; one lane writes each output.
+//   weights of one group with one 128-bit load (a warp reads 512 contiguous bytes of a row) and
+//   prefetches its next chunk into L2, turns each nibble into the exact float q - z by placing it
+//   in the mantissa of 2^23 (one PRMT per nibble, nibbles_minus_zero) and subtracting 2^23 + z
+//   (no conversion instruction), multiplies it with up to 4 activation rows in fp32, and applies
+//   the group scale once per 32 weights. Warp shuffles and shared memory reduce the row; one lane
+//   writes each output. One row per pass runs at 32 registers, 64 warps per SM.
 //   Tensor cores (any M): 128 threads, a 64-column x 64-k tile of weights per step, 16 or 64 rows of
 //   activations. Each thread loads one 16-byte weight chunk and its activations into registers
-//   one tile ahead (global loads overlap the MMAs of the current tile), dequantizes the chunk to
-//   fp16/bf16 in shared memory, and the four warps run WMMA 16x16x16 with fp32 accumulators. For
-//   decode sizes (M <= 256) the K loop is split across blocks so that every SM has work; partial
-//   sums meet in an fp32 workspace by atomicAdd and a last kernel rounds them to the output type.
+//   one tile ahead (global loads overlap the MMAs of the current tile; the 16-row kernel keeps two
+//   register sets so they also overlap its dequantization), dequantizes the chunk to fp16/bf16 in
+//   shared memory, and the four warps run WMMA 16x16x16 with fp32 accumulators. For decode sizes
+//   (M <= 256) the K loop is split across blocks so that the grid fills one wave (occupancy
+//   calculator); partial sums meet in an fp32 workspace by atomicAdd and a last kernel rounds
+//   them to the output type.
 //   Dequantizing in shared memory (instead of Marlin's register-level fragments) keeps the kernel
 //   short and layout-agnostic; the weight bytes, which decide decode speed, are the same.
 //
@@ -54,6 +57,25 @@ constexpr int kPad = 8;          // shared-memory row padding (elements): rows s
 constexpr int kMmaThreads = 128;
 constexpr std::int64_t kMaxRows = std::int64_t{1} << 24;
 constexpr std::int64_t kSplitMaxRows = 256;  // split-K only at decode sizes
+
+// Threads one SM holds on the architecture being compiled: 2048 on sm_80 and sm_90, 1536 on
+// sm_86/87/89, 1024 on sm_75 (a launch bound asking for more is ignored, with a ptxas warning).
+// And the blocks per SM the double-buffered 16-row tensor-core kernel is capped for: ptxas fits
+// it in 64 registers (8 blocks) without spills on sm_90 only (sm_80 spills 12 bytes there), in
+// 80 (6 blocks) without spills on all four targets.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kSmThreads = 1024;
+constexpr int kMma16MinBlocks = 6;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kSmThreads = 1536;
+constexpr int kMma16MinBlocks = 6;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kSmThreads = 2048;
+constexpr int kMma16MinBlocks = 6;
+#else
+constexpr int kSmThreads = 2048;
+constexpr int kMma16MinBlocks = 8;
+#endif
 
 // fp16 activations.
 struct Fp16Act {
@@ -102,58 +124,96 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
     return v;
 }
 
+// Asks L2 to fetch the line holding `p` (no register, no wait): the next chunk's DRAM latency
+// overlaps this chunk's arithmetic. A hint only: values are unaffected.
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 // ---- GEMV: up to MT rows per pass ----
 //   qweight [N][K/32] 16-byte chunks; scales/zeros [N][K/G]; x [rows][K]; y [rows][N].
 //   warps_per_row in {1, 2, 4, 8} warps share one output channel, splitting its chunks.
+//   N, K <= 2^20 (check_w4_shape): every offset inside one row fits in 32 bits, so only the row
+//   bases are 64-bit and the loop's index arithmetic stays 32-bit.
+
+// Blocks of 256 threads per SM the GEMV is compiled for (the register cap 65536 / (blocks x 256)):
+// one row per pass fills the SM (8 blocks, 64 warps, 32 registers on sm_80/sm_90); four rows get 4
+// blocks at 64 registers (without a cap the compiler hoists all 16 activation loads and takes 128,
+// which leaves 16 warps). Both compile without spills (-Xptxas -v).
+__host__ __device__ constexpr int gemv_min_blocks(int rows_per_pass) { return rows_per_pass == 1 ? kSmThreads / kGemvThreads : 4; }
+
+// One chunk (32 weights of one group) times the rows of x into acc: x points at the chunk's first
+// activation of row 0, rows are k apart. Per 8 weights an fp32 FMA chain into part[mi], then one
+// FMA with the group scale (the order the tolerance of w4a16_reference.h assumes).
 template <int MT, typename Act>
-__global__ void __launch_bounds__(kGemvThreads) w4a16_gemv_kernel(const uint4* __restrict__ qweight, const std::uint16_t* __restrict__ scales,
-                                                                    const std::uint8_t* __restrict__ zeros, const std::uint16_t* __restrict__ x,
-                                                                    std::uint16_t* __restrict__ y, int rows, int n, int k, int group_shift,
-                                                                    int scale_is_bf16, int warps_per_row) {
+__device__ __forceinline__ void gemv_chunk(uint4 wv, float scale, float zero, const std::uint16_t* __restrict__ x, int k, int rows,
+                                           float (&acc)[MT]) {
+    const std::uint32_t words[4] = {wv.x, wv.y, wv.z, wv.w};
+    float part[MT];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) part[mi] = 0.0f;
+#pragma unroll
+    for (int wi = 0; wi < 4; ++wi) {
+        float wf[8];
+        nibbles_minus_zero(words[wi], zero, wf);
+#pragma unroll
+        for (int mi = 0; mi < MT; ++mi) {
+            if (MT == 1 || mi < rows) {  // one row per pass: no per-row test
+                float xf[8];
+                load8<Act>(x + mi * k + wi * 8, xf);
+#pragma unroll
+                for (int j = 0; j < 8; ++j) part[mi] = fmaf(xf[j], wf[j], part[mi]);
+            }
+        }
+    }
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) acc[mi] = fmaf(part[mi], scale, acc[mi]);
+}
+
+template <int MT, typename Act>
+__global__ void __launch_bounds__(kGemvThreads, gemv_min_blocks(MT))
+    w4a16_gemv_kernel(const uint4* __restrict__ qweight, const std::uint16_t* __restrict__ scales,
+                      const std::uint8_t* __restrict__ zeros, const std::uint16_t* __restrict__ x,
+                      std::uint16_t* __restrict__ y, int rows, int n, int k, int group_shift,
+                      int scale_is_bf16, int warps_per_row) {
     const int warp = static_cast<int>(threadIdx.x) / kWarp;
     const int lane = static_cast<int>(threadIdx.x) % kWarp;
     const int rows_per_block = kGemvWarps / warps_per_row;
     const int local_row = warp / warps_per_row;
     const int sub = warp % warps_per_row;
-    const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * rows_per_block + local_row;
-    const std::int64_t chunks = k / 32;
-    const std::int64_t groups = k >> group_shift;
+    const int row = static_cast<int>(blockIdx.x) * rows_per_block + local_row;
+    const int chunks = k / 32;
+    const int groups = k >> group_shift;
+    const int stride = kWarp * warps_per_row;  // chunks between one lane's consecutive chunks
 
     float acc[MT];
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) acc[mi] = 0.0f;
 
     if (row < n) {
-        const uint4* wrow = qweight + row * chunks;
-        // One 16-byte load in flight per lane and iteration: at 34 registers the SM runs 64 warps,
-        // 32 KiB of loads in flight, enough to cover DRAM latency (Little's law at ~3 TB/s).
+        // The lane's chunks are c0, c0 + stride, ...; stride x 32 weights is a multiple of 1024 and
+        // so of G, so each step moves the scale/zero index by exactly group_step groups and the
+        // pointers simply advance (no per-chunk 64-bit index arithmetic).
+        const int c0 = sub * kWarp + lane;
+        const int group_step = (stride * 32) >> group_shift;
+        const std::int64_t row_groups = static_cast<std::int64_t>(row) * groups + ((c0 * 32) >> group_shift);
+        const uint4* wp = qweight + static_cast<std::int64_t>(row) * chunks + c0;
+        const std::uint16_t* sp = scales + row_groups;
+        const std::uint8_t* zp = zeros ? zeros + row_groups : nullptr;
+        const std::uint16_t* xp = x + c0 * 32;
+        // One 16-byte weight load per lane and step, and an L2 prefetch of the lane's next chunk so
+        // that its DRAM latency overlaps this chunk's ~170 instructions. Loading two chunks per step
+        // instead needs more than 32 registers (measured with -Xptxas -v: 40 without spills, or
+        // spills at 32 and the second load then issues after the first chunk's arithmetic).
 #pragma unroll 1
-        for (std::int64_t c = static_cast<std::int64_t>(sub) * kWarp + lane; c < chunks; c += static_cast<std::int64_t>(kWarp) * warps_per_row) {
-            const uint4 wv = load_stream(wrow + c);
-            const std::int64_t g = row * groups + ((c * 32) >> group_shift);
-            const float scale = load_scale(scales, g, scale_is_bf16);
-            const float zero = load_zero(zeros, g);
-            const std::uint32_t words[4] = {wv.x, wv.y, wv.z, wv.w};
-            float part[MT];
-#pragma unroll
-            for (int mi = 0; mi < MT; ++mi) part[mi] = 0.0f;
-#pragma unroll
-            for (int wi = 0; wi < 4; ++wi) {
-                float wf[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) wf[j] = nibble_minus_zero(nibble(words[wi], j), zero);
-#pragma unroll
-                for (int mi = 0; mi < MT; ++mi) {
-                    if (mi < rows) {
-                        float xf[8];
-                        load8<Act>(x + static_cast<std::int64_t>(mi) * k + c * 32 + wi * 8, xf);
-#pragma unroll
-                        for (int j = 0; j < 8; ++j) part[mi] = fmaf(xf[j], wf[j], part[mi]);
-                    }
-                }
-            }
-#pragma unroll
-            for (int mi = 0; mi < MT; ++mi) acc[mi] = fmaf(part[mi], scale, acc[mi]);
+        for (int c = c0; c < chunks; c += stride) {
+            const uint4 wv = load_stream(wp);
+            if (c + stride < chunks) prefetch_l2(wp + stride);
+            const float scale = load_scale(sp, 0, scale_is_bf16);
+            const float zero = load_zero(zp, 0);
+            gemv_chunk<MT, Act>(wv, scale, zero, xp, k, rows, acc);
+            wp += stride;
+            sp += group_step;
+            if (zp) zp += group_step;
+            xp += stride * 32;
         }
     }
 #pragma unroll
@@ -169,11 +229,24 @@ __global__ void __launch_bounds__(kGemvThreads) w4a16_gemv_kernel(const uint4* _
     if (sub == 0 && lane < MT && lane < rows && row < n) {
         float sum = 0.0f;
         for (int s = 0; s < warps_per_row; ++s) sum += partial[warp + s][lane];
-        y[static_cast<std::int64_t>(lane) * n + row] = Act::from_float(sum);
+        y[lane * n + row] = Act::from_float(sum);
     }
 }
 
 // ---- Tensor cores: BM rows x 64 columns per block, 64 k per step ----
+
+// Whether the BM-row kernel double-buffers its step registers. The 16-row kernel (M <= 16,
+// memory-bound) does, capped at 64 registers for 8 blocks per SM on sm_90, without spills
+// (-Xptxas -v; single-buffered it had 56 registers, 9 blocks). The 64-row kernel does not: on
+// sm_90 its second set would take 168 registers (3 blocks per SM instead of 4-5), or spill under
+// a 128 cap.
+__host__ __device__ constexpr bool mma_double_buffered(int block_rows) { return block_rows <= 16; }
+
+// Blocks per SM the BM-row kernel is register-capped for. 0 leaves it to the compiler (nvcc then
+// emits no .minnctapersm); an explicit 1 would not: ptxas then takes up to 174 registers for the
+// 64-row kernel instead of 96-128.
+__host__ __device__ constexpr int mma_min_blocks(int block_rows) { return mma_double_buffered(block_rows) ? kMma16MinBlocks : 0; }
+
 //   partial: null (write y) or an fp32 [M][N] workspace the split-K blocks add into.
 template <int BM, typename Act>
 __device__ __forceinline__ void w4a16_mma_body(const uint4* __restrict__ qweight, const std::uint16_t* __restrict__ scales,
@@ -204,42 +277,49 @@ __device__ __forceinline__ void w4a16_mma_body(const uint4* __restrict__ qweight
     const std::int64_t wn = n0 + b_row;
     const bool b_valid = wn < n;
 
-    uint4 w_reg = make_uint4(0, 0, 0, 0);
-    float s_reg = 0.0f, z_reg = 0.0f;
-    uint4 a_reg[kALoads];
+    // What one pipeline step loads into registers: this thread's weight chunk with its scale and
+    // zero point, and its share of the activation tile. Rows past N keep zeros (never stored: the
+    // dequantized zero chunk only feeds outputs that are not written).
+    struct StepRegs {
+        uint4 w;
+        float s, z;
+        uint4 a[kALoads];
+    };
 
-    auto load_step = [&](int kt) {
+    auto load_step = [&](StepRegs& r, int kt) {
         const std::int64_t kc = static_cast<std::int64_t>(kt) * (kTileK / 32) + b_half;
         if (b_valid) {
-            w_reg = load_stream(qweight + wn * chunks + kc);
+            r.w = load_stream(qweight + wn * chunks + kc);
             const std::int64_t g = wn * groups + ((kc * 32) >> group_shift);
-            s_reg = load_scale(scales, g, scale_is_bf16);
-            z_reg = load_zero(zeros, g);
+            r.s = load_scale(scales, g, scale_is_bf16);
+            r.z = load_zero(zeros, g);
         }
 #pragma unroll
         for (int i = 0; i < kALoads; ++i) {
             const int idx = tid + i * kMmaThreads;
-            const int r = idx / (kTileK / 8);
+            const int row = idx / (kTileK / 8);
             const int c8 = idx % (kTileK / 8);
-            const std::int64_t gm = m0 + r;
-            a_reg[i] = gm < m ? __ldg(reinterpret_cast<const uint4*>(x + gm * k + static_cast<std::int64_t>(kt) * kTileK + c8 * 8))
-                              : make_uint4(0, 0, 0, 0);
+            const std::int64_t gm = m0 + row;
+            r.a[i] = gm < m ? __ldg(reinterpret_cast<const uint4*>(x + gm * k + static_cast<std::int64_t>(kt) * kTileK + c8 * 8))
+                            : make_uint4(0, 0, 0, 0);
         }
     };
-    auto store_step = [&]() {
+    auto store_step = [&](const StepRegs& r) {
 #pragma unroll
         for (int i = 0; i < kALoads; ++i) {
             const int idx = tid + i * kMmaThreads;
-            *reinterpret_cast<uint4*>(&a_s[idx / (kTileK / 8)][(idx % (kTileK / 8)) * 8]) = a_reg[i];
+            *reinterpret_cast<uint4*>(&a_s[idx / (kTileK / 8)][(idx % (kTileK / 8)) * 8]) = r.a[i];
         }
-        const std::uint32_t words[4] = {w_reg.x, w_reg.y, w_reg.z, w_reg.w};
+        const std::uint32_t words[4] = {r.w.x, r.w.y, r.w.z, r.w.w};
 #pragma unroll
         for (int wi = 0; wi < 4; ++wi) {
+            float wf[8];
+            nibbles_minus_zero(words[wi], r.z, wf);
             std::uint32_t packed[4];
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const float lo = nibble_minus_zero(nibble(words[wi], 2 * j), z_reg) * s_reg;
-                const float hi = nibble_minus_zero(nibble(words[wi], 2 * j + 1), z_reg) * s_reg;
+                const float lo = wf[2 * j] * r.s;
+                const float hi = wf[2 * j + 1] * r.s;
                 packed[j] = static_cast<std::uint32_t>(Act::from_float(lo)) | (static_cast<std::uint32_t>(Act::from_float(hi)) << 16);
             }
             *reinterpret_cast<uint4*>(&b_s[b_row][b_half * 32 + wi * 8]) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
@@ -249,12 +329,8 @@ __device__ __forceinline__ void w4a16_mma_body(const uint4* __restrict__ qweight
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[BM / 16];
 #pragma unroll
     for (int i = 0; i < BM / 16; ++i) wmma::fill_fragment(acc[i], 0.0f);
-
-    if (kt_begin < kt_end) load_step(kt_begin);
-    for (int kt = kt_begin; kt < kt_end; ++kt) {
-        store_step();
-        __syncthreads();
-        if (kt + 1 < kt_end) load_step(kt + 1);  // next step's loads overlap this step's MMAs
+    // One step's MMAs over the tiles in shared memory.
+    auto mma_step = [&]() {
 #pragma unroll
         for (int kk = 0; kk < kTileK; kk += 16) {
             wmma::fragment<wmma::matrix_b, 16, 16, 16, WT, wmma::col_major> bf;
@@ -266,7 +342,38 @@ __device__ __forceinline__ void w4a16_mma_body(const uint4* __restrict__ qweight
                 wmma::mma_sync(acc[i], af, bf, acc[i]);
             }
         }
-        __syncthreads();
+    };
+
+    StepRegs r0, r1;
+    r0.w = r1.w = make_uint4(0, 0, 0, 0);
+    r0.s = r1.s = r0.z = r1.z = 0.0f;
+    if (kt_begin < kt_end) load_step(r0, kt_begin);
+    if constexpr (mma_double_buffered(BM)) {
+        // Two register sets: step kt + 1's global loads are issued before step kt is dequantized
+        // into shared memory, so they have step kt's dequantization and MMAs to arrive (with one
+        // set, only the MMAs). The loop is unrolled by two so that each set keeps fixed registers;
+        // the steps run in the same order, so the sums are unchanged.
+        for (int kt = kt_begin; kt < kt_end; kt += 2) {
+            if (kt + 1 < kt_end) load_step(r1, kt + 1);
+            store_step(r0);
+            __syncthreads();
+            mma_step();
+            __syncthreads();  // every warp is done with a_s / b_s before the next store
+            if (kt + 1 >= kt_end) break;
+            if (kt + 2 < kt_end) load_step(r0, kt + 2);
+            store_step(r1);
+            __syncthreads();
+            mma_step();
+            __syncthreads();
+        }
+    } else {
+        for (int kt = kt_begin; kt < kt_end; ++kt) {
+            store_step(r0);
+            __syncthreads();
+            if (kt + 1 < kt_end) load_step(r0, kt + 1);  // next step's loads overlap this step's MMAs
+            mma_step();
+            __syncthreads();
+        }
     }
 #pragma unroll
     for (int i = 0; i < BM / 16; ++i) wmma::store_matrix_sync(&c_s[i * 16][warp * 16], acc[i], kTileN + 4, wmma::mem_row_major);
@@ -286,10 +393,11 @@ __device__ __forceinline__ void w4a16_mma_body(const uint4* __restrict__ qweight
 }
 
 template <int BM, typename Act>
-__global__ void __launch_bounds__(kMmaThreads) w4a16_mma_kernel(const uint4* __restrict__ qweight, const std::uint16_t* __restrict__ scales,
-                                                                  const std::uint8_t* __restrict__ zeros, const std::uint16_t* __restrict__ x,
-                                                                  std::uint16_t* __restrict__ y, float* __restrict__ partial, int m, int n, int k,
-                                                                  int group_shift, int scale_is_bf16, int k_tiles_per_split) {
+__global__ void __launch_bounds__(kMmaThreads, mma_min_blocks(BM))
+    w4a16_mma_kernel(const uint4* __restrict__ qweight, const std::uint16_t* __restrict__ scales,
+                     const std::uint8_t* __restrict__ zeros, const std::uint16_t* __restrict__ x,
+                     std::uint16_t* __restrict__ y, float* __restrict__ partial, int m, int n, int k,
+                     int group_shift, int scale_is_bf16, int k_tiles_per_split) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     if constexpr (std::is_same_v<Act, Bf16Act>) {
         __trap();  // never dispatched: bf16 WMMA needs sm_80 (the launcher's table says so)
@@ -336,11 +444,15 @@ __global__ void w4a16_dequantize_kernel(const uint4* __restrict__ qweight, const
         uint4* dst = reinterpret_cast<uint4*>(out + row * k + c * 32);
 #pragma unroll
         for (int wi = 0; wi < 4; ++wi) {
+            // The GEMV's conversion: this kernel's exact check against the reference (which uses
+            // nibble_minus_zero) is what proves it on the device.
+            float wf[8];
+            nibbles_minus_zero(words[wi], zero, wf);
             std::uint32_t packed[4];
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const std::uint32_t lo = float_to_half16(nibble_minus_zero(nibble(words[wi], 2 * j), zero) * scale, out_type);
-                const std::uint32_t hi = float_to_half16(nibble_minus_zero(nibble(words[wi], 2 * j + 1), zero) * scale, out_type);
+                const std::uint32_t lo = float_to_half16(wf[2 * j] * scale, out_type);
+                const std::uint32_t hi = float_to_half16(wf[2 * j + 1] * scale, out_type);
                 packed[j] = lo | (hi << 16);
             }
             dst[wi] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
@@ -501,13 +613,16 @@ void w4a16_gemm(const W4DeviceWeights& w, const std::uint16_t* x, std::int64_t m
     const unsigned grid_n = static_cast<unsigned>((w.n + kTileN - 1) / kTileN);
     const unsigned grid_m = static_cast<unsigned>((m + block_rows - 1) / block_rows);
     const int k_tiles = k / kTileK;
-    // Split K so that the grid covers every SM about three times, keeping >= 4 steps per block.
+    // Split K into as many slices as one wave of blocks holds (the blocks every SM runs at once, from
+    // the occupancy calculator): the grid then runs in a single wave, where a fixed "3 x SMs" could
+    // leave a partial second wave with most SMs idle, or leave room unused. Each block keeps at
+    // least 4 steps; a grid already a wave or more stays unsplit.
     int splits = 1;
     const std::uint64_t need = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(w.n) * sizeof(float);
     if (workspace && m <= kSplitMaxRows && workspace_bytes >= need) {
         const std::int64_t base = std::int64_t{grid_n} * grid_m;
-        const std::int64_t wanted = (3 * std::int64_t{current_sm_count()} + base - 1) / base;
-        splits = static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::max(1, k_tiles / 4)));
+        const std::int64_t wave = std::int64_t{max_active_blocks_per_sm(reinterpret_cast<const void*>(kernel), kMmaThreads, 0)} * current_sm_count();
+        splits = static_cast<int>(std::clamp<std::int64_t>(wave / base, 1, std::max(1, k_tiles / 4)));
     }
     const int per_split = (k_tiles + splits - 1) / splits;
     splits = (k_tiles + per_split - 1) / per_split;

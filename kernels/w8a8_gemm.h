@@ -21,6 +21,16 @@ void quantize_rows_int8(const std::uint16_t* x, Half16 type, std::int64_t rows, 
 void quantize_rows_fp8(const std::uint16_t* x, Half16 type, std::int64_t rows, std::int64_t cols, std::uint8_t* q, float* scales,
                        cudaStream_t stream);
 
+// quantize_rows_int8 of the `rows` rows of x, and in the same launch rows [rows, padded_rows) of q
+// and scales set to zero: the padding rows the cuBLASLt GEMMs run over (w8a8_padded_rows in
+// lt_gemm.h). q and scales hold padded_rows rows. Precondition: rows <= padded_rows <= 2^30.
+void quantize_rows_int8_padded(const std::uint16_t* x, Half16 type, std::int64_t rows, std::int64_t padded_rows, std::int64_t cols, std::int8_t* q,
+                               float* scales, cudaStream_t stream);
+
+// The FP8 twin of quantize_rows_int8_padded.
+void quantize_rows_fp8_padded(const std::uint16_t* x, Half16 type, std::int64_t rows, std::int64_t padded_rows, std::int64_t cols, std::uint8_t* q,
+                              float* scales, cudaStream_t stream);
+
 // y[m][n] = bf16((float(acc[m][n]) * row_scales[m]) * col_scales[n]) for an int32 accumulator
 // [M][N]; bit-exact with int8_gemm_reference given the same accumulator.
 void scale_epilogue_int32(const std::int32_t* acc, const float* row_scales, const float* col_scales, std::int64_t m, std::int64_t n,

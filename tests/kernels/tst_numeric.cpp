@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 
@@ -197,6 +198,43 @@ BOOST_AUTO_TEST_CASE(nibbles) {
     BOOST_TEST(with_nibble(0xFFFFFFFFu, 3, 0) == 0xFFFF0FFFu);
     for (std::uint32_t q = 0; q < 16; ++q)
         for (int z = 0; z < 16; ++z) BOOST_TEST_REQUIRE(nibble_minus_zero(q, static_cast<float>(z)) == static_cast<float>(static_cast<int>(q) - z));
+}
+
+BOOST_AUTO_TEST_CASE(byte_perm_selects_bytes) {
+    BOOST_TEST(byte_perm(0x33221100u, 0x77665544u, 0x3210u) == 0x33221100u);
+    BOOST_TEST(byte_perm(0x33221100u, 0x77665544u, 0x7654u) == 0x77665544u);
+    BOOST_TEST(byte_perm(0x33221100u, 0x77665544u, 0x0123u) == 0x00112233u);
+    BOOST_TEST(byte_perm(0x33221100u, 0x77665544u, 0x4715u) == 0x44771155u);
+    BOOST_TEST(byte_perm(0x0000000Au, 0x4B000000u, 0x7540u) == 0x4B00000Au);
+}
+
+// The GEMV's eight-at-a-time nibble conversion against nibble_minus_zero, the conversion the host
+// references use: every nibble value at every position, every zero point, on backgrounds of all
+// zeros, all ones and random words (a nibble's neighbours must not leak into it), then random words.
+BOOST_AUTO_TEST_CASE(eight_nibbles_at_once_equal_one_at_a_time_bit_for_bit) {
+    const auto same_bits = [](float a, float b) { return float_bits(a) == float_bits(b); };
+    Random rng(77);
+    std::vector<std::uint32_t> backgrounds{0u, 0xFFFFFFFFu, 0x0F0F0F0Fu, 0xF0F0F0F0u};
+    for (int i = 0; i < 64; ++i) backgrounds.push_back(static_cast<std::uint32_t>(rng.next()));
+    for (int z = 0; z < 16; ++z) {
+        const float zero = static_cast<float>(z);
+        for (const std::uint32_t bg : backgrounds)
+            for (int j = 0; j < 8; ++j)
+                for (std::uint32_t q = 0; q < 16; ++q) {
+                    const std::uint32_t word = with_nibble(bg, j, q);
+                    float out[8];
+                    nibbles_minus_zero(word, zero, out);
+                    BOOST_TEST_REQUIRE(same_bits(out[j], nibble_minus_zero(q, zero)), "word " << word << " nibble " << j << " zero " << z);
+                }
+    }
+    for (int i = 0; i < (1 << 18); ++i) {
+        const auto word = static_cast<std::uint32_t>(rng.next());
+        const auto z = static_cast<std::uint32_t>(rng.below(16));
+        float out[8];
+        nibbles_minus_zero(word, static_cast<float>(z), out);
+        for (int j = 0; j < 8; ++j)
+            BOOST_TEST_REQUIRE(same_bits(out[j], nibble_minus_zero(nibble(word, j), static_cast<float>(z))), "word " << word << " nibble " << j);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(half16_dispatch) {
