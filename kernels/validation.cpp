@@ -584,6 +584,11 @@ std::vector<ValidationCheck> run_correctness_checks(std::ostream& log) {
         // An odd number of K steps per block (5, 7): the 16-row kernel's two-step loop ends half-way.
         add(check_w4a16(16, 72, 320, 64, act, Half16::Bf16, true, W4Path::TensorCore, 13));
         add(check_w4a16(9, 200, 448, 64, act, Half16::Fp16, false, W4Path::TensorCore, 14));
+        // Few output channels and long rows: the GEMV splits a row over 4 and 8 warps (on 132 SMs).
+        add(check_w4a16(1, 72, 8192, 128, act, Half16::Fp16, true, W4Path::Gemv, 15));
+        add(check_w4a16(1, 72, 16384, 64, act, Half16::Bf16, false, W4Path::Gemv, 16));
+        // Split K with an odd number of steps per split (22 steps: 5 per split, the last 2).
+        add(check_w4a16(16, 72, 1408, 64, act, Half16::Bf16, true, W4Path::TensorCore, 17));
     }
     add(check_w4a16_checkpoint(true, false, 3, 136, 512, 128, Half16::Bf16));
     add(check_w4a16_checkpoint(false, false, 9, 136, 512, 64, Half16::Fp16));
