@@ -251,12 +251,6 @@ std::vector<Crossover> numeric_crossovers(const std::string& na, const std::vect
     return out;
 }
 
-std::vector<Crossover> numeric_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
-                                          const EfficiencyProfile& eff, const Workload& w, std::int64_t max_batch) {
-    return numeric_crossovers(scheme_name(a.scheme), step_times(a, gpu, eff, w, max_batch), scheme_name(b.scheme),
-                              step_times(b, gpu, eff, w, max_batch));
-}
-
 std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
                                               const EfficiencyProfile& eff, const Workload& w) {
     const Pieces pa = pieces(a, gpu, eff, w), pb = pieces(b, gpu, eff, w);

@@ -142,16 +142,12 @@ struct Crossover {
     std::string faster_above;
 };
 
-// Every order flip of step time between `a` and `b` over integer batches 1..max_batch at context L.
-std::vector<Crossover> numeric_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
-                                          const EfficiencyProfile& eff, const Workload& w, std::int64_t max_batch);
-
 // Decode step times of `c` at batches 1..max_batch (element i is batch i + 1) at context L.
 std::vector<double> step_times(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
                                std::int64_t max_batch);
 
-// The same flips from step times already priced (step_times() of each scheme, same length): a plan
-// prices each scheme's curve once instead of once per pair.
+// Every order flip of step time between schemes `a` and `b`, from their step_times() (same length:
+// integer batches 1..max_batch at context L); a plan prices each scheme's curve once for all pairs.
 std::vector<Crossover> numeric_crossovers(const std::string& a, const std::vector<double>& times_a, const std::string& b,
                                           const std::vector<double>& times_b);
 
