@@ -46,6 +46,10 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--kv", [&](const std::string& v) { o.kv = v; }},
         {"--profile", [&](const std::string& v) { o.profile = v; }},
         {"--calibration", [&](const std::string& v) { o.calibration = v; }},
+        {"--engine", [&](const std::string& v) { o.engine = v; o.engine_given = true; }},
+        {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
+        {"--fidelity-out", [&](const std::string& v) { o.fidelity_out = v; }},
+        {"--corpus", [&](const std::string& v) { o.corpus_files.push_back(v); }},
         {"--gpu-mem-util", [&](const std::string& v) { o.gpu_mem_util = to_double("--gpu-mem-util", v); }},
         {"--tp", [&](const std::string& v) { o.tp = to_int("--tp", v); }},
         {"--kernel", [&](const std::string& v) { o.kernel = v; }},
@@ -75,6 +79,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--version", [&] { o.version = true; }},
         {"--headless", [&] { o.headless = true; }},
         {"--validate", [&] { o.validate = true; }},
+        {"--fit-engines", [&] { o.fit_engines = true; }},
         {"--reasoning", [&] { o.reasoning = true; }},
         {"--tensors", [&] { o.per_tensor = true; }},
         {"--timestamp", [&] { o.timestamp = true; }},
@@ -123,6 +128,9 @@ Usage:
   quantplan --headless --inspect PATH      read a checkpoint's headers and compare with the prediction
                                            (PATH: a folder, a config.json or a .safetensors file;
                                            --gpu for the engines' kernels; docs/inspector.md)
+  quantplan --fit-engines [--fit-out FILE] [--fidelity-out FILE] [--corpus FILE]...
+                                           fit the engine profiles to the measurement corpus
+                                           (assets/measurements/), with leave-one-out errors
   quantplan --validate [--model M] [--out FILE] [--validate-seconds S]
                                            check predictions on an NVIDIA GPU (S caps the timing
                                            phase, default 300; docs/kernels.md)
@@ -145,7 +153,11 @@ Workload:
   --max-num-batched-tokens N  prefill chunk / profiling tokens [8192]
   --max-num-seqs N         sampler size [256]
 Model of the hardware:
-  --profile NAME           ideal, realistic, or measured (needs --calibration FILE) [realistic]
+  --profile NAME           ideal, realistic, measured (needs --calibration FILE), or engine: the
+                           engine profile's step model fitted to published measurements, with
+                           error bands (docs/fidelity.md) [realistic]
+  --engine NAME[@VER]      engine profile: vllm, vllm@0.6.3, vllm@0.10.1, sglang@0.4.6, ... (the
+                           version picks the profile covering it; NAME alone is the newest) [vllm]
   --calibration FILE       calibration file written by --validate: adds its measured decode steps
                            (table, JSON 'measured', report, crossover chart)
   --kernel Q               weight-only kernel quality: fused (Marlin class) or generic [fused]

@@ -24,6 +24,13 @@ struct CliOptions {
     std::int64_t context = 4096;
     std::string kv = "bf16";
     std::string profile = "realistic";
+    // --engine NAME[@VERSION]: the engine profile (memory rules, defaults, step terms; docs/fidelity.md).
+    std::string engine = "vllm";
+    bool engine_given = false;              // --engine was on the command line (or in a scenario)
+    bool fit_engines = false;               // --fit-engines: fit the profiles to the corpus, write the fit file
+    std::optional<std::string> fit_out;     // --fit-out FILE [assets/engines/fit/engine-fit.json]
+    std::optional<std::string> fidelity_out;  // --fidelity-out FILE: the fidelity tables as Markdown
+    std::vector<std::string> corpus_files;  // --corpus FILE (repeatable): a user corpus beside the bundled one
     std::optional<std::string> calibration;  // --calibration FILE : measured profile
     double gpu_mem_util = 0.9;
     std::int64_t tp = 1;

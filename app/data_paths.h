@@ -10,6 +10,9 @@ std::filesystem::path data_dir();
 
 inline std::filesystem::path models_dir() { return data_dir() / "models"; }
 inline std::filesystem::path gpus_dir() { return data_dir() / "assets" / "gpus"; }
+inline std::filesystem::path engine_profiles_dir() { return data_dir() / "assets" / "engines" / "profiles"; }
+inline std::filesystem::path engine_fit_file() { return data_dir() / "assets" / "engines" / "fit" / "engine-fit.json"; }
+inline std::filesystem::path measurements_dir() { return data_dir() / "assets" / "measurements"; }
 inline std::filesystem::path scenarios_dir() { return data_dir() / "assets" / "scenarios"; }
 
 }  // namespace quantplan::app

@@ -1,5 +1,6 @@
 #include "app/headless.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -30,18 +31,36 @@ void print_table(const PlanResult& p, std::ostream& out) {
         << ", context " << q.workload.context_tokens << ", KV " << kv_format_name(q.workload.kv) << ", TP "
         << q.workload.tensor_parallel << "\n";
     out << "parameters: " << p.parameters.total << " total, " << p.parameters.block_linears << " in "
-        << p.parameters.block_linear_count << " block linears\n\n";
+        << p.parameters.block_linear_count << " block linears\n";
+    if (q.engine && q.engine->price_steps)
+        out << "engine: " << q.engine->profile.title << " [" << q.engine->profile.id << "], fitted on corpus " << q.engine->corpus_checksum
+            << "; bands are p10-p90 of the fit's leave-one-out errors (docs/fidelity.md)\n";
+    out << "\n";
+    const bool banded = std::any_of(p.schemes.begin(), p.schemes.end(), [](const SchemeResult& r) { return r.bands.has_value(); });
     out << std::left << std::setw(20) << "scheme" << std::right << std::setw(9) << "eff.bits" << std::setw(15) << "checkpoint B"
         << std::setw(9) << "GB" << std::setw(8) << "x bf16" << std::setw(8) << "batch" << std::setw(11) << "step ms" << std::setw(9)
-        << "bound" << std::setw(9) << "max seq" << std::setw(12) << "tok/s" << std::setw(9) << "speedup" << "\n";
+        << "bound" << std::setw(9) << "max seq" << std::setw(banded ? 22 : 12) << (banded ? "tok/s (p10-p90)" : "tok/s") << std::setw(9)
+        << "speedup" << "\n";
     for (const SchemeResult& r : p.schemes) {
         const auto& b = r.costs.budget;
         out << std::left << std::setw(20) << scheme_name(r.costs.scheme) << std::right << std::setw(9) << fixed(b.effective_bits, 4)
             << std::setw(15) << b.checkpoint_bytes << std::setw(9) << fixed(static_cast<double>(b.checkpoint_bytes) / 1e9, 2)
             << std::setw(8) << fixed(b.compression_vs_bf16, 2) << std::setw(8) << r.decode.batch << std::setw(11)
             << fixed(r.decode.time_s * 1e3, 3) << std::setw(9) << bound_name(r.decode.bound) << std::setw(9)
-            << r.admission.max_sequences << std::setw(12) << fixed(r.throughput_tokens_per_s, 0) << std::setw(9)
-            << fixed(r.speedup_vs_bf16, 2) << "\n";
+            << r.admission.max_sequences << std::setw(banded ? 22 : 12)
+            << (r.bands && r.throughput_tokens_per_s > 0
+                    ? fixed(r.throughput_tokens_per_s, 0) + " (" + fixed(r.bands->throughput_tokens_per_s.low, 0) + "-" +
+                          fixed(r.bands->throughput_tokens_per_s.high, 0) + ")"
+                    : fixed(r.throughput_tokens_per_s, 0))
+            << std::setw(9) << fixed(r.speedup_vs_bf16, 2) << "\n";
+        if (r.bands) {
+            const SchemeBands& b = *r.bands;
+            out << "    band: step " << fixed(b.step_time_s.low * 1e3, 2) << "-" << fixed(b.step_time_s.high * 1e3, 2) << " ms, TTFT "
+                << fixed(r.prefill.time_s * 1e3, 1) << " ms (" << fixed(b.ttft_s.low * 1e3, 1) << "-" << fixed(b.ttft_s.high * 1e3, 1)
+                << "), KV cache " << r.admission.kv_cache_tokens << " tokens (" << fixed(b.kv_cache_tokens.low, 0) << "-"
+                << fixed(b.kv_cache_tokens.high, 0) << ")\n";
+            if (!b.covered) out << "    not covered: " << b.coverage_note << "\n";
+        }
         if (!r.admission.fits) out << "    does not fit: " << r.admission.reason << "\n";
         if (!r.costs.note.empty()) out << "    note: " << r.costs.note << "\n";
     }
@@ -99,11 +118,21 @@ errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
     return r;
 }
 
+const engine::EngineCatalog& engine_catalog() {
+    static const engine::EngineCatalog catalog = engine::load_engine_catalog(engine_profiles_dir(), engine_fit_file());
+    return catalog;
+}
+
 PlanRequest plan_request_from_options(const CliOptions& o) {
     PlanRequest r;
     r.model = resolve_model(o.model, models_dir());
     r.gpu = resolve_gpu(o.gpu, gpus_dir());
-    if (o.profile == "measured") {
+    const bool engine_priced = o.profile == "engine";
+    if (engine_priced) {
+        // The ridges and textbook crossovers stay the realistic roofline's; the steps are the engine's.
+        r.efficiency = builtin_efficiency_profile("realistic");
+        r.efficiency.name = "engine";
+    } else if (o.profile == "measured") {
         const std::optional<Calibration> c = calibration_from_options(o);
         if (!c) throw Error("--profile", "'measured' needs --calibration FILE (written by quantplan --validate)");
         r.efficiency = c->profile;
@@ -119,6 +148,20 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;
     r.workload.engine.max_num_seqs = o.max_num_seqs;
     if (o.max_num_seqs <= 0) throw Error("--max-num-seqs", "must be positive");
+    r.engine = engine::make_engine_setup(engine_catalog(), o.engine, engine_priced);
+    // The defaults as they apply on this GPU (JSON `engine.defaults`); the plan takes them only
+    // when the engine profile prices it.
+    r.engine->profile.defaults = engine::defaults_for_gpu(r.engine->profile, r.gpu.id, r.gpu.memory_usable_bytes);
+    if (engine_priced) {
+        if (!r.engine->profile.fitted)
+            throw Error("--profile", "'engine' needs a fitted parameter file (" + engine_fit_file().string() + "; run quantplan --fit-engines)");
+        // The profile's defaults where the command line left the engine settings alone.
+        const engine::EngineDefaults& d = r.engine->profile.defaults;
+        if (o.gpu_mem_util == CliOptions{}.gpu_mem_util) r.workload.engine.gpu_memory_utilization = d.gpu_memory_utilization;
+        if (o.max_num_seqs == CliOptions{}.max_num_seqs) r.workload.engine.max_num_seqs = d.max_num_seqs;
+        if (o.max_num_batched_tokens == CliOptions{}.max_num_batched_tokens) r.workload.engine.max_num_batched_tokens = d.max_num_batched_tokens;
+        r.workload.engine.kv_block_tokens = d.block_size_tokens;
+    }
     if (o.schemes) r.schemes = parse_scheme_list(*o.schemes);
     r.goal.goal = parse_goal(o.goal);
     r.goal.tolerance = parse_accuracy_tolerance(o.accuracy);

@@ -11,6 +11,10 @@
 
 namespace quantplan::app {
 
+// The bundled engine profiles with their fit (assets/engines/profiles/, assets/engines/fit/),
+// loaded once. Throws Error for a malformed profile or fit file.
+const engine::EngineCatalog& engine_catalog();
+
 // Builds the plan request an options set describes (model, GPU, schemes, workload, profile).
 // Throws Error naming the option at fault.
 PlanRequest plan_request_from_options(const CliOptions& options);

@@ -38,6 +38,85 @@ const std::vector<TensorInfo>& inventory_of(const ModelConfig& model) {
     return cached_inventory;
 }
 
+// Decode, prefill and admission of one scheme: the engine profile's model when it prices the plan,
+// the roofline of the efficiency profile otherwise.
+struct Pricer {
+    const PlanRequest& r;
+    bool engine() const { return r.engine && r.engine->price_steps; }
+    DecodeStep decode(const SchemeCosts& c, std::int64_t batch, std::int64_t context) const {
+        if (!engine()) return decode_step(c, r.gpu, r.efficiency, r.workload, batch, context);
+        const engine::EngineStep e = engine::engine_decode_step(c, r.model, r.gpu, *r.engine, r.workload, batch, context);
+        DecodeStep s = e.roofline;
+        s.memory_time_s = e.linear_s + e.lm_head_s + e.attention_s;  // the kernels, one after another
+        s.compute_time_s = s.total_flop() / std::max(1.0, matmul_peak_flop_per_s(r.gpu, c.matmul));
+        s.communication_time_s = e.communication_s;
+        s.bound = s.compute_time_s > d_bytes(s) / r.gpu.memory_bandwidth_bytes_per_s ? Bound::Compute : Bound::Memory;
+        s.time_s = e.time_s;
+        return s;
+    }
+    PrefillResult prefill(const SchemeCosts& c, std::int64_t tokens) const {
+        if (!engine()) return quantplan::prefill(c, r.gpu, r.efficiency, r.workload, tokens);
+        return engine::engine_prefill(c, r.model, r.gpu, *r.engine, r.workload, tokens);
+    }
+    Admission admit(const SchemeCosts& c) const {
+        if (!engine()) return admission(c, r.model, r.gpu, r.workload);
+        return engine::engine_admission(c, r.model, r.gpu, *r.engine, r.workload);
+    }
+    std::vector<double> curve(const SchemeCosts& c, std::int64_t max_batch) const {
+        if (!engine()) return step_times(c, r.gpu, r.efficiency, r.workload, max_batch);
+        std::vector<double> t;
+        t.reserve(static_cast<std::size_t>(std::max<std::int64_t>(max_batch, 0)));
+        for (std::int64_t b = 1; b <= max_batch; ++b) t.push_back(decode(c, b, r.workload.context_tokens).time_s);
+        return t;
+    }
+    static double d_bytes(const DecodeStep& s) { return static_cast<double>(s.total_bytes()); }
+};
+
+// A band [x / (1 + p90), x / (1 + p10)] for a predicted time or count (errors are predicted /
+// measured - 1), widened to twice its width around the prediction when the corpus does not cover
+// the configuration.
+FigureBand band_for(double predicted, const engine::Band& b, bool widen) {
+    double p10 = b.p10, p90 = b.p90;
+    if (widen) {
+        const double half = std::max(p90 - p10, 0.1);
+        p10 -= half / 2, p90 += half / 2;
+    }
+    p10 = std::max(p10, -0.9);
+    return {predicted / (1.0 + p90), predicted / (1.0 + p10)};
+}
+
+std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q) {
+    if (!q.engine || !q.engine->price_steps || q.engine->bands.empty()) return std::nullopt;
+    const std::string family = engine::scheme_family(r.costs.scheme);
+    const std::string& eng = q.engine->profile.engine;
+    SchemeBands out;
+    const engine::CurveLookup linear = engine::find_curve(
+        q.engine->kernels, q.gpu.id, q.gpu.compute_capability,
+        engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0));
+    out.covered = linear.coverage == "gpu";
+    if (!out.covered)
+        out.coverage_note = std::string("no measured ") + engine::kernel_family_name(engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0)) +
+                            " kernel on " + q.gpu.id + " in the corpus (priced from the " + linear.coverage + " curve): band widened to twice its width";
+    const auto get = [&](engine::FigureClass f) { return engine::find_band(q.engine->bands, eng, family, f); };
+    if (const auto b = get(engine::FigureClass::Step)) {
+        out.step_time_s = band_for(r.decode.time_s, *b, !out.covered);
+        // Throughput is batch / step time: its band is the step's, inverted.
+        const double batch = static_cast<double>(r.decode.batch);
+        out.throughput_tokens_per_s = r.throughput_tokens_per_s > 0 ? FigureBand{batch / out.step_time_s.high, batch / out.step_time_s.low} : FigureBand{};
+        out.basis += "step: " + b->basis;
+    }
+    if (const auto b = get(engine::FigureClass::Ttft)) {
+        out.ttft_s = band_for(r.prefill.time_s, *b, !out.covered);
+        out.basis += (out.basis.empty() ? "" : "; ") + std::string("ttft: ") + b->basis;
+    }
+    if (const auto b = get(engine::FigureClass::KvTokens)) {
+        const double tokens = static_cast<double>(r.admission.kv_cache_tokens);
+        out.kv_cache_tokens = band_for(tokens, *b, false);
+        out.basis += (out.basis.empty() ? "" : "; ") + std::string("kv: ") + b->basis;
+    }
+    return out;
+}
+
 }  // namespace
 
 PlanResult plan(PlanRequest request) {
@@ -55,24 +134,26 @@ PlanResult plan(PlanRequest request) {
     out.parameters = count_parameters(request.model, inventory);
 
     // bf16 is the baseline of every speedup, priced even when not asked for.
+    const Pricer price{request};
     const SchemeCosts bf16_costs = scheme_costs(request.model, inventory, parse_scheme("bf16"), w.kv, request.gpu);
-    const Admission bf16_adm = admission(bf16_costs, request.model, request.gpu, w);
+    const Admission bf16_adm = price.admit(bf16_costs);
     const std::int64_t bf16_batch = bf16_adm.fits ? std::min(w.batch, bf16_adm.max_sequences) : w.batch;
-    const DecodeStep bf16_step = decode_step(bf16_costs, request.gpu, request.efficiency, w, bf16_batch, w.context_tokens);
+    const DecodeStep bf16_step = price.decode(bf16_costs, bf16_batch, w.context_tokens);
     const double bf16_throughput = bf16_adm.fits ? static_cast<double>(bf16_batch) / bf16_step.time_s : 0.0;
 
     bool any_fits = false;
     for (const Scheme& s : request.schemes) {
         SchemeResult r;
         r.costs = scheme_costs(request.model, inventory, s, w.kv, request.gpu);
-        r.admission = admission(r.costs, request.model, request.gpu, w);
+        r.admission = price.admit(r.costs);
         r.requested_batch = w.batch;
         const std::int64_t batch = r.admission.fits ? std::min(w.batch, r.admission.max_sequences) : w.batch;
-        r.decode = decode_step(r.costs, request.gpu, request.efficiency, w, batch, w.context_tokens);
-        r.prefill = prefill(r.costs, request.gpu, request.efficiency, w, w.context_tokens);
+        r.decode = price.decode(r.costs, batch, w.context_tokens);
+        r.prefill = price.prefill(r.costs, w.context_tokens);
         r.throughput_tokens_per_s = r.admission.fits ? static_cast<double>(batch) / r.decode.time_s : 0.0;
         // No baseline when bf16 itself does not fit: the speedup is undefined (NaN, written as null).
         r.speedup_vs_bf16 = bf16_throughput > 0 ? r.throughput_tokens_per_s / bf16_throughput : std::nan("");
+        r.bands = bands_of(r, request);
         any_fits = any_fits || r.admission.fits;
         out.schemes.push_back(std::move(r));
     }
@@ -83,14 +164,15 @@ PlanResult plan(PlanRequest request) {
                                    " (try --tp, a larger --gpu or a smaller scheme)");
     }
 
-    const bool dense = !request.model.is_moe();
+    // The closed forms are the roofline's affine pieces: not the engine step model's.
+    const bool dense = !request.model.is_moe() && !price.engine();
     // Bytes per stored weight of the payload alone: the textbook's b_w (0.5 for 4-bit).
     const auto payload_bytes = [](const SchemeCosts& c) { return dtype_bits(c.scheme.weights.storage) / 8.0; };
     // Each scheme's step-time curve, priced once for every pair's numeric crossovers.
     std::vector<std::vector<double>> curves;
     std::vector<std::string> names;
     for (const SchemeResult& r : out.schemes) {
-        curves.push_back(step_times(r.costs, request.gpu, request.efficiency, w, request.crossover_max_batch));
+        curves.push_back(price.curve(r.costs, request.crossover_max_batch));
         names.push_back(scheme_name(r.costs.scheme));
     }
     for (std::size_t i = 0; i < out.schemes.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/decision.h"
+#include "core/engine/step_model.h"
 #include "core/gpu.h"
 #include "core/model.h"
 #include "core/roofline.h"
@@ -22,6 +23,10 @@ struct PlanRequest {
     std::vector<Scheme> schemes;
     std::int64_t crossover_max_batch = 4096;   // numeric crossover scan 1..this
     WorkloadGoal goal;                          // for the decision procedure
+    // The engine profile (--engine). With price_steps, decode, prefill and the KV budget come from
+    // its step model and memory rules, and every scheme gets bands; otherwise it only names the
+    // engine in the JSON and the roofline of `efficiency` prices the plan.
+    std::optional<engine::EngineSetup> engine;
 };
 
 // Ridge (memory -> compute) of one scheme at the plan's context.

@@ -172,10 +172,56 @@ json scheme_json(const SchemeResult& r) {
             {"speedup_vs_bf16", finite_or_null(r.speedup_vs_bf16)}};
 }
 
+json bands_json(const SchemeBands& b) {
+    const auto band = [](const FigureBand& f) { return json{{"low", f.low}, {"high", f.high}}; };
+    return {{"throughput_tokens_per_s", band(b.throughput_tokens_per_s)},
+            {"step_time_s", band(b.step_time_s)},
+            {"ttft_s", band(b.ttft_s)},
+            {"kv_cache_tokens", band(b.kv_cache_tokens)},
+            {"basis", b.basis},
+            {"covered", b.covered},
+            {"coverage_note", b.coverage_note}};
+}
+
+json engine_json(const engine::EngineSetup& e) {
+    json sources = json::array();
+    for (const engine::SourceRef& s : e.profile.sources)
+        sources.push_back({{"repository", s.repository}, {"file", s.file}, {"function", s.function}, {"version", s.version}, {"what", s.what}});
+    const engine::EngineDefaults& d = e.profile.defaults;
+    json out = {{"name", e.profile.engine},
+            {"asked", e.choice.asked},
+            {"version_asked", e.choice.version_asked},
+            {"profile", e.profile.id},
+            {"title", e.profile.title},
+            {"versions", {{"from", e.profile.min_version.text}, {"below", e.profile.below_version ? json(e.profile.below_version->text) : json(nullptr)}}},
+            {"sources", sources},
+            {"prices_steps", e.price_steps},
+            {"defaults",
+             {{"gpu_memory_utilization", d.gpu_memory_utilization},
+              {"max_num_seqs", d.max_num_seqs},
+              {"max_num_batched_tokens", d.max_num_batched_tokens},
+              {"chunked_prefill", d.chunked_prefill},
+              {"cuda_graphs", d.cuda_graphs},
+              {"block_size_tokens", d.block_size_tokens}}}};
+    if (e.price_steps) {  // what the fit gave, only where it prices the plan (a roofline plan does not depend on the corpus)
+        out["fitted"] = e.profile.fitted;
+        out["corpus_checksum"] = e.corpus_checksum;
+        json scales = json::object();
+        for (const auto& [family, v] : e.profile.step.kernel_scale_by_family) scales[family] = v;
+        out["step"] = {{"fixed_step_s", e.profile.step.fixed_step_s}, {"per_layer_s", e.profile.step.per_layer_s},
+                       {"ttft_overhead_s", e.profile.step.ttft_overhead_s}, {"kernel_scale_by_family", scales},
+                       {"fitted_points", e.profile.step.fitted_points}, {"basis", e.profile.step.basis}};
+    }
+    return out;
+}
+
 json plan_json(const PlanResult& p) {
     const PlanRequest& q = p.request;
     json schemes = json::array();
-    for (const SchemeResult& r : p.schemes) schemes.push_back(scheme_json(r));
+    for (const SchemeResult& r : p.schemes) {
+        schemes.push_back(scheme_json(r));
+        if (r.bands) schemes.back()["bands"] = bands_json(*r.bands);
+    }
     json crossovers = json::array(), closed = json::array(), ridges = json::array();
     for (const Crossover& c : p.crossovers) crossovers.push_back(to_json(c));
     for (const Crossover& c : p.closed_form_crossovers) closed.push_back(to_json(c));
@@ -184,7 +230,7 @@ json plan_json(const PlanResult& p) {
                           {"gemm_batch", r.gemm_batch}});
     json gemm = json::array();
     for (const GemmCrossover& c : p.gemm_crossovers) gemm.push_back({{"schemes", {c.scheme_a, c.scheme_b}}, {"batch", c.batch}});
-    return {{"schema_version", kReportSchemaVersion},
+    json doc = {{"schema_version", kReportSchemaVersion},
             {"model", model_json(q.model, p.parameters)},
             {"gpu", to_json(q.gpu)},
             {"profile", to_json(q.efficiency)},
@@ -205,6 +251,8 @@ json plan_json(const PlanResult& p) {
             {"ridges", ridges},
             {"gemm_crossovers", gemm},
             {"decision", to_json(p.decision)}};
+    if (q.engine) doc["engine"] = engine_json(*q.engine);
+    return doc;
 }
 
 json measured_json(const Calibration& c, const MeasuredOverlay& o, const std::string& source) {

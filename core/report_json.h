@@ -30,6 +30,12 @@ nlohmann::json model_json(const ModelConfig& m, const ParameterCounts& p);
 // One scheme's entry of the `schemes` array.
 nlohmann::json scheme_json(const SchemeResult& r);
 
+// A scheme's error bands (`bands` of a scheme entry under an engine profile).
+nlohmann::json bands_json(const SchemeBands& b);
+
+// The `engine` section: the engine asked for, the profile it resolved to, its sources and defaults.
+nlohmann::json engine_json(const engine::EngineSetup& e);
+
 // The whole plan document (model, gpu, workload, schemes, crossovers, ridges, decision).
 nlohmann::json plan_json(const PlanResult& plan);
 

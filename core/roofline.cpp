@@ -38,13 +38,6 @@ double bandwidth(const GpuProfile& gpu, const EfficiencyProfile& eff) {
     return gpu.memory_bandwidth_bytes_per_s * eff.bandwidth_efficiency;
 }
 
-// Seconds to ring-all-reduce `bytes` over `tp` GPUs on the interconnect (half of it per direction).
-double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu) {
-    if (tp <= 1 || gpu.interconnect_bytes_per_s <= 0) return 0.0;
-    const double per_direction = gpu.interconnect_bytes_per_s / 2.0;
-    return bytes * 2.0 * d(tp - 1) / d(tp) / per_direction;
-}
-
 // Affine pieces of a dense scheme's step time in B at fixed L: memory m0 + m1 B, compute c1 B, comm k B.
 struct Pieces {
     double m0, m1, c1, k;
@@ -65,6 +58,21 @@ Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfi
 }
 
 }  // namespace
+
+double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu) {
+    if (tp <= 1 || gpu.interconnect_bytes_per_s <= 0) return 0.0;
+    const double per_direction = gpu.interconnect_bytes_per_s / 2.0;
+    return bytes * 2.0 * d(tp - 1) / d(tp) / per_direction;
+}
+
+double profile_activation_bytes_per_token(const SchemeCosts& c, const ModelConfig& m, std::int64_t tp) {
+    std::int64_t mlp_width = m.intermediate_size;
+    if (m.is_moe()) {
+        const std::int64_t routed = m.experts_per_token * m.moe_intermediate_size + m.shared_expert_intermediate_size;
+        mlp_width = c.moe_layers < m.num_layers ? std::max(m.intermediate_size, routed) : routed;
+    }
+    return 2.0 * (2.0 * d(m.hidden_size) + 3.0 * d(mlp_width) / d(tp));
+}
 
 const char* bound_name(Bound b) { return b == Bound::Memory ? "memory" : "compute"; }
 
@@ -185,15 +193,8 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     a.gpu_memory_utilization = w.engine.gpu_memory_utilization;
     a.engine_memory_bytes = static_cast<std::uint64_t>(w.engine.gpu_memory_utilization * d(gpu.memory_usable_bytes));
     a.weight_bytes = c.resident_weight_bytes / static_cast<std::uint64_t>(tp);
-    // Peak activations of the profiling forward over max_num_batched_tokens: the residual and its
-    // normed copy (2h) plus the MLP's gate/up output and activation (3I), 2 bytes each; the MLP
-    // width is split over tensor-parallel ranks. MoE: the k routed experts' widths per token.
-    std::int64_t mlp_width = m.intermediate_size;
-    if (m.is_moe()) {
-        const std::int64_t routed = m.experts_per_token * m.moe_intermediate_size + m.shared_expert_intermediate_size;
-        mlp_width = c.moe_layers < m.num_layers ? std::max(m.intermediate_size, routed) : routed;
-    }
-    const double per_token = 2.0 * (2.0 * d(m.hidden_size) + 3.0 * d(mlp_width) / d(tp));
+    // Peak activations of the profiling forward over max_num_batched_tokens.
+    const double per_token = profile_activation_bytes_per_token(c, m, tp);
     a.activation_workspace_bytes = static_cast<std::uint64_t>(d(w.engine.max_num_batched_tokens) * per_token);
     // The sampler's dummy run holds fp32 logits for max_num_seqs sequences.
     a.sampler_workspace_bytes = static_cast<std::uint64_t>(w.engine.max_num_seqs) * static_cast<std::uint64_t>(m.vocab_size) * 4;

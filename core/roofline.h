@@ -122,6 +122,24 @@ struct Admission {
 };
 Admission admission(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const Workload& w);
 
+// Where the measured value of a figure is expected to lie: the prediction moved by the p10 and p90
+// of the engine profile's leave-one-out errors (docs/fidelity.md).
+struct FigureBand {
+    double low = 0;
+    double high = 0;
+};
+
+// The bands of one scheme's figures under an engine profile, and what they stand on.
+struct SchemeBands {
+    FigureBand throughput_tokens_per_s;
+    FigureBand step_time_s;
+    FigureBand ttft_s;
+    FigureBand kv_cache_tokens;
+    std::string basis;          // which corpus points the bands come from, per figure
+    bool covered = true;        // the corpus has kernel points for this GPU and scheme family
+    std::string coverage_note;  // why not, and that the band was widened
+};
+
 // A scheme priced at a workload.
 struct SchemeResult {
     SchemeCosts costs;
@@ -131,6 +149,7 @@ struct SchemeResult {
     PrefillResult prefill;
     double throughput_tokens_per_s = 0;  // decode tokens/s at the admitted batch
     double speedup_vs_bf16 = 0;          // throughput / bf16's throughput at the same workload (NaN when bf16 does not fit)
+    std::optional<SchemeBands> bands;    // under an engine profile with a fit (profile "engine")
 };
 
 // A batch size where two schemes swap order (step time at equal batch).
@@ -173,6 +192,14 @@ double gemm_ridge_batch(const GpuProfile& gpu, const EfficiencyProfile& eff, Mat
 // = 148 on an H100 SXM.
 std::vector<double> gemm_crossover_batches(const GpuProfile& gpu, const EfficiencyProfile& eff, MatmulType type_a,
                                            double bytes_per_weight_a, MatmulType type_b, double bytes_per_weight_b);
+
+// Seconds to ring-all-reduce `bytes` over `tp` GPUs on the interconnect (half of it per direction).
+double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu);
+
+// Bytes per token of a profiling forward's activation peak: the residual and its normed copy (2h)
+// plus the MLP's gate/up output and activation (3I), 2 bytes each, the MLP width split over
+// tensor-parallel ranks (MoE: the k routed experts' widths per token).
+double profile_activation_bytes_per_token(const SchemeCosts& costs, const ModelConfig& model, std::int64_t tp);
 
 // Expected number of distinct experts a batch of `tokens` touches with k of E routed per token
 // (uniform routing): E (1 - (1 - k/E)^tokens).

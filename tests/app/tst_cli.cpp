@@ -121,6 +121,49 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_and_nonzero) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {
+    const RunResult r = run_headless({"--schemes", "bf16,w4a16-g128", "--profile", "engine", "--engine", "vllm@0.6.3", "--model",
+                                      "qwen2.5-7b-instruct", "--gpu", "a100-80gb", "--json", "-"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    BOOST_TEST(doc["engine"]["name"] == "vllm");
+    BOOST_TEST(doc["engine"]["version_asked"] == "0.6.3");
+    BOOST_TEST(doc["engine"]["profile"] == "vllm-v0");
+    BOOST_TEST(!doc["engine"]["sources"].empty());
+    BOOST_TEST(doc["profile"]["name"] == "engine");
+    for (const auto& s : doc["schemes"]) {
+        BOOST_TEST_REQUIRE(s.contains("bands"));
+        for (const char* key : {"throughput_tokens_per_s", "step_time_s", "ttft_s", "kv_cache_tokens"}) {
+            BOOST_TEST(s["bands"][key]["low"].get<double>() <= s["bands"][key]["high"].get<double>(), key);
+        }
+        BOOST_TEST(s["bands"].contains("basis"));
+    }
+    // The table prints the band beside the figure.
+    const RunResult t = run_headless({"--schemes", "bf16", "--profile", "engine"});
+    BOOST_TEST_REQUIRE(t.exit_code == 0, t.err);
+    BOOST_TEST(t.out.find("tok/s (p10-p90)") != std::string::npos);
+    BOOST_TEST(t.out.find("band: step") != std::string::npos);
+    // The default stays the realistic roofline (the seeds' figures), naming the engine without pricing with it.
+    const auto plain = nlohmann::json::parse(run_headless({"--schemes", "bf16", "--json", "-"}).out);
+    BOOST_TEST(plain["profile"]["name"] == "realistic");
+    BOOST_TEST(plain["engine"]["prices_steps"] == false);
+    BOOST_TEST(!plain["schemes"][0].contains("bands"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_engine_arguments_are_one_line) {
+    for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+             {"--headless --engine tgi", "unknown engine"},
+             {"--headless --engine vllm@0.1.0", "covered by no profile"},
+             {"--headless --engine vllm@latest", "is not a version"},
+             {"--headless --profile bogus", "--profile"},
+         }) {
+        const auto [rc, output] = run_binary(args);
+        BOOST_TEST(rc == 1, args << " -> " << rc);
+        BOOST_TEST(output.find(fragment) != std::string::npos, args << " -> " << output);
+        BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, args << " -> " << output);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(help_and_version) {
     const auto [rc, help] = run_binary("--help");
     BOOST_TEST(rc == 0);

@@ -1,0 +1,503 @@
+#include "core/engine/engine_profile.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/checkpoint/json_guard.h"
+#include "core/error.h"
+
+namespace quantplan::engine {
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+const json& member(const json& j, const char* key, const std::string& path) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) throw Error(path + "." + key, "missing");
+    return *it;
+}
+
+std::string text_of(const json& j, const char* key, const std::string& path, bool required = true) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        if (required) throw Error(path + "." + key, "missing");
+        return "";
+    }
+    if (!it->is_string()) throw Error(path + "." + key, std::string("must be a string, got a ") + it->type_name());
+    return it->get<std::string>();
+}
+
+double number_of(const json& j, const char* key, const std::string& path, double fallback, double lo, double hi) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_number()) throw Error(path + "." + key, std::string("must be a number, got a ") + it->type_name());
+    const double v = it->get<double>();
+    if (!(v >= lo && v <= hi)) throw Error(path + "." + key, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+}
+
+bool flag_of(const json& j, const char* key, const std::string& path, bool fallback) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) throw Error(path + "." + key, std::string("must be true or false, got a ") + it->type_name());
+    return it->get<bool>();
+}
+
+std::int64_t count_of(const json& j, const char* key, const std::string& path, std::int64_t fallback) {
+    return static_cast<std::int64_t>(number_of(j, key, path, static_cast<double>(fallback), 0, 1e15));
+}
+
+std::uint64_t bytes_of(const json& j, const char* key, const std::string& path, std::uint64_t fallback) {
+    return static_cast<std::uint64_t>(number_of(j, key, path, static_cast<double>(fallback), 0, 1e15));
+}
+
+MemoryRules parse_memory_values(const json& j, const std::string& path, MemoryRules m) {
+    m.activation_scale = number_of(j, "activation_scale", path, m.activation_scale, 0, 100);
+    m.non_torch_bytes = bytes_of(j, "non_torch_bytes", path, m.non_torch_bytes);
+    m.non_torch_bytes_per_extra_rank = bytes_of(j, "non_torch_bytes_per_extra_rank", path, m.non_torch_bytes_per_extra_rank);
+    m.cuda_graph_bytes = bytes_of(j, "cuda_graph_bytes", path, m.cuda_graph_bytes);
+    return m;
+}
+
+StepTerms parse_step_terms(const json& j, const std::string& path) {
+    StepTerms s;
+    s.fixed_step_s = number_of(j, "fixed_step_s", path, 0, 0, 10);
+    s.per_layer_s = number_of(j, "per_layer_s", path, 0, 0, 1);
+    s.ttft_overhead_s = number_of(j, "ttft_overhead_s", path, 0, 0, 100);
+    if (const auto k = j.find("kernel_scale_by_family"); k != j.end()) {
+        if (!k->is_object()) throw Error(path + ".kernel_scale_by_family", "must be an object");
+        for (const auto& [family, v] : k->items()) s.kernel_scale_by_family[family] = number_of(*k, family.c_str(), path + ".kernel_scale_by_family", 1, 0.01, 100);
+    }
+    s.fitted_points = count_of(j, "fitted_points", path, 0);
+    s.basis = text_of(j, "basis", path, false);
+    return s;
+}
+
+std::map<KernelFamily, EfficiencyCurve> parse_curves(const json& j, const std::string& path) {
+    if (!j.is_object()) throw Error(path, "must be an object of kernel families");
+    std::map<KernelFamily, EfficiencyCurve> out;
+    for (const auto& [name, c] : j.items()) {
+        const std::string p = path + "." + name;
+        EfficiencyCurve curve;
+        const json& m = member(c, "m", p);
+        const json& f = member(c, "fraction", p);
+        if (!m.is_array() || !f.is_array() || m.size() != f.size() || m.empty() || m.size() > 4096)
+            throw Error(p, "m and fraction must be arrays of the same, non-zero length");
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            if (!m[i].is_number() || !f[i].is_number()) throw Error(p, "m and fraction hold numbers");
+            const double mv = m[i].get<double>(), fv = f[i].get<double>();
+            if (!(mv >= 1 && mv <= 1e9) || !(fv > 0 && fv <= 1.5)) throw Error(p, "m must be >= 1 and fraction in (0, 1.5]");
+            if (!curve.m.empty() && static_cast<std::int64_t>(mv) <= curve.m.back()) throw Error(p + ".m", "must be ascending");
+            curve.m.push_back(static_cast<std::int64_t>(mv));
+            curve.fraction.push_back(fv);
+        }
+        curve.per_call_s = number_of(c, "per_call_s", p, 0, 0, 1);
+        curve.measured_points = count_of(c, "measured_points", p, 0);
+        curve.basis = text_of(c, "basis", p, false);
+        out[parse_kernel_family(name, p)] = std::move(curve);
+    }
+    return out;
+}
+
+ojson curves_json(const std::map<KernelFamily, EfficiencyCurve>& curves) {
+    ojson out = ojson::object();
+    for (const auto& [family, c] : curves) {
+        ojson e;
+        e["m"] = c.m;
+        e["fraction"] = c.fraction;
+        if (c.per_call_s > 0) e["per_call_s"] = c.per_call_s;
+        e["measured_points"] = c.measured_points;
+        e["basis"] = c.basis;
+        out[kernel_family_name(family)] = std::move(e);
+    }
+    return out;
+}
+
+std::string read_text(const std::filesystem::path& path, const std::string& what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(path.string(), "cannot read the " + what);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+const char* figure_class_name(FigureClass c) {
+    switch (c) {
+        case FigureClass::Step: return "step";
+        case FigureClass::Ttft: return "ttft";
+        case FigureClass::KvTokens: return "kv_tokens";
+        case FigureClass::Kernel: return "kernel";
+        case FigureClass::Other: return "other";
+    }
+    return "?";
+}
+
+FigureClass parse_figure_class(std::string_view name, const std::string& field) {
+    for (FigureClass c : {FigureClass::Step, FigureClass::Ttft, FigureClass::KvTokens, FigureClass::Kernel, FigureClass::Other})
+        if (name == figure_class_name(c)) return c;
+    throw Error(field, "unknown figure class '" + clip_text(name, 40) + "'");
+}
+
+std::optional<Band> find_band(const std::vector<Band>& bands, const std::string& engine, const std::string& family, FigureClass figure) {
+    const auto find = [&](const std::string& e, const std::string& f) -> const Band* {
+        for (const Band& b : bands)
+            if (b.figure == figure && b.engine == e && b.family == f && b.points >= kMinBandPoints) return &b;
+        return nullptr;
+    };
+    for (const auto& [e, f] : {std::pair{engine, family}, std::pair{engine, std::string("*")}, std::pair{std::string("*"), std::string("*")}})
+        if (const Band* b = find(e, f)) return *b;
+    for (const Band& b : bands)  // a class with fewer points than kMinBandPoints in all: its widest group
+        if (b.figure == figure && b.engine == "*" && b.family == "*" && b.points > 0) return b;
+    return std::nullopt;
+}
+
+EngineDefaults defaults_for_gpu(const EngineProfile& p, const std::string& gpu_id, std::uint64_t memory_bytes) {
+    EngineDefaults d = p.defaults;
+    if (d.large_gpu_min_bytes > 0 && memory_bytes >= d.large_gpu_min_bytes) {
+        const bool excluded = std::any_of(d.large_gpu_exclude.begin(), d.large_gpu_exclude.end(),
+                                          [&](const std::string& name) { return gpu_id.find(name) != std::string::npos; });
+        if (!excluded) {
+            d.max_num_seqs = d.large_gpu_max_num_seqs;
+            d.max_num_batched_tokens = d.large_gpu_max_num_batched_tokens;
+        }
+    }
+    return d;
+}
+
+EngineVersion parse_engine_version(std::string_view text, const std::string& field) {
+    EngineVersion v;
+    v.text = std::string(text);
+    std::string_view rest = text;
+    if (!rest.empty() && (rest[0] == 'v' || rest[0] == 'V')) rest.remove_prefix(1);
+    if (rest.empty() || !std::isdigit(static_cast<unsigned char>(rest[0])))
+        throw Error(field, "'" + clip_text(text, 40) + "' is not a version (expected e.g. 0.6.3)");
+    std::size_t i = 0;
+    while (i < rest.size() && v.parts.size() < 8) {
+        if (std::isdigit(static_cast<unsigned char>(rest[i]))) {
+            std::int64_t n = 0;
+            std::size_t digits = 0;
+            while (i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])) && digits < 9) n = n * 10 + (rest[i++] - '0'), ++digits;
+            v.parts.push_back(n);
+        } else if (rest.substr(i, 5) == ".post" || rest.substr(i, 4) == "post") {
+            i += rest[i] == '.' ? 5 : 4;  // the post number follows as the next part
+        } else if (rest[i] == '.') {
+            ++i;
+        } else {
+            break;  // rc, dev, +cu121 ...: not ordered here
+        }
+    }
+    return v;
+}
+
+int compare_versions(const EngineVersion& a, const EngineVersion& b) {
+    const std::size_t n = std::max(a.parts.size(), b.parts.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t x = i < a.parts.size() ? a.parts[i] : 0, y = i < b.parts.size() ? b.parts[i] : 0;
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
+const char* kernel_family_name(KernelFamily f) {
+    switch (f) {
+        case KernelFamily::Bf16Gemm: return "bf16_gemm";
+        case KernelFamily::W4A16: return "w4a16";
+        case KernelFamily::W8A16: return "w8a16";
+        case KernelFamily::Fp8W8A8: return "fp8_w8a8";
+        case KernelFamily::Int8W8A8: return "int8_w8a8";
+        case KernelFamily::GenericDequant: return "generic_dequant";
+        case KernelFamily::AttentionBf16: return "attention_bf16";
+        case KernelFamily::AttentionFp8: return "attention_fp8";
+    }
+    return "?";
+}
+
+KernelFamily parse_kernel_family(std::string_view name, const std::string& field) {
+    for (KernelFamily f : {KernelFamily::Bf16Gemm, KernelFamily::W4A16, KernelFamily::W8A16, KernelFamily::Fp8W8A8, KernelFamily::Int8W8A8,
+                           KernelFamily::GenericDequant, KernelFamily::AttentionBf16, KernelFamily::AttentionFp8})
+        if (name == kernel_family_name(f)) return f;
+    throw Error(field, "unknown kernel family '" + clip_text(name, 40) + "'");
+}
+
+KernelFamily linear_family(const Scheme& scheme, bool gpu_has_matmul_type) {
+    if (!scheme.weights.is_quantized()) return KernelFamily::Bf16Gemm;
+    const int bits = dtype_bits(scheme.weights.storage);
+    if (scheme.activations && gpu_has_matmul_type) {
+        if (scheme.matmul_type() == MatmulType::Fp8) return KernelFamily::Fp8W8A8;
+        if (scheme.matmul_type() == MatmulType::Int8) return KernelFamily::Int8W8A8;
+    }
+    return bits <= 4 ? KernelFamily::W4A16 : KernelFamily::W8A16;
+}
+
+std::string scheme_family(const Scheme& scheme) {
+    if (!scheme.weights.is_quantized()) return "bf16";
+    return dtype_bits(scheme.weights.storage) <= 4 ? "4bit" : "8bit";
+}
+
+std::string kernel_scale_key(const Scheme& scheme, bool moe) { return scheme_family(scheme) + (moe ? "-moe" : ""); }
+
+double EfficiencyCurve::at(std::int64_t rows) const {
+    if (m.empty()) return 0.0;
+    if (rows <= m.front()) return fraction.front();
+    if (rows >= m.back()) return fraction.back();
+    const auto hi = std::upper_bound(m.begin(), m.end(), rows);
+    const std::size_t j = static_cast<std::size_t>(hi - m.begin()), i = j - 1;
+    const double t = (std::log(static_cast<double>(rows)) - std::log(static_cast<double>(m[i]))) /
+                     (std::log(static_cast<double>(m[j])) - std::log(static_cast<double>(m[i])));
+    return fraction[i] + t * (fraction[j] - fraction[i]);
+}
+
+CurveLookup find_curve(const KernelEfficiencies& k, const std::string& gpu_id, const std::string& cc, KernelFamily family) {
+    if (const auto g = k.by_gpu.find(gpu_id); g != k.by_gpu.end())
+        if (const auto c = g->second.find(family); c != g->second.end() && !c->second.empty()) return {&c->second, "gpu"};
+    if (const auto a = k.by_arch.find(cc); a != k.by_arch.end())
+        if (const auto c = a->second.find(family); c != a->second.end() && !c->second.empty()) return {&c->second, "architecture"};
+    if (const auto c = k.any_gpu.find(family); c != k.any_gpu.end() && !c->second.empty()) return {&c->second, "other_gpus"};
+    return {nullptr, "none"};
+}
+
+EngineProfile parse_engine_profile(std::string_view text, const std::string& source) {
+    const json j = parse_untrusted_json(text, source);
+    if (!j.is_object()) throw Error(source, "an engine profile is a JSON object");
+    if (text_of(j, "format", source) != "quantplan-engine-profile/1")
+        throw Error(source + ".format", "expected \"quantplan-engine-profile/1\"");
+    EngineProfile p;
+    p.id = text_of(j, "id", source);
+    p.engine = text_of(j, "engine", source);
+    if (p.engine != "vllm" && p.engine != "sglang") throw Error(source + ".engine", "must be \"vllm\" or \"sglang\"");
+    p.title = text_of(j, "title", source);
+    const json& versions = member(j, "versions", source);
+    p.min_version = parse_engine_version(text_of(versions, "from", source + ".versions"), source + ".versions.from");
+    if (const std::string below = text_of(versions, "below", source + ".versions", false); !below.empty())
+        p.below_version = parse_engine_version(below, source + ".versions.below");
+    const json& sources = member(j, "sources", source);
+    if (!sources.is_array() || sources.empty()) throw Error(source + ".sources", "must list the engine source each rule encodes");
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+        const std::string path = source + ".sources[" + std::to_string(i) + "]";
+        p.sources.push_back({text_of(sources[i], "repository", path), text_of(sources[i], "file", path), text_of(sources[i], "function", path),
+                             text_of(sources[i], "version", path), text_of(sources[i], "what", path)});
+    }
+    const json& d = member(j, "defaults", source);
+    const std::string dp = source + ".defaults";
+    p.defaults.gpu_memory_utilization = number_of(d, "gpu_memory_utilization", dp, 0.9, 0.01, 1.0);
+    p.defaults.mem_fraction_static = number_of(d, "mem_fraction_static", dp, 0.0, 0.0, 1.0);
+    p.defaults.max_num_seqs = count_of(d, "max_num_seqs", dp, 256);
+    p.defaults.max_num_batched_tokens = count_of(d, "max_num_batched_tokens", dp, 8192);
+    p.defaults.chunked_prefill = flag_of(d, "chunked_prefill", dp, true);
+    p.defaults.cuda_graphs = flag_of(d, "cuda_graphs", dp, true);
+    p.defaults.block_size_tokens = count_of(d, "block_size_tokens", dp, 16);
+    p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
+    if (const auto t = d.find("mem_fraction_static_by_tp"); t != d.end()) {
+        if (!t->is_array() || t->size() > 64) throw Error(dp + ".mem_fraction_static_by_tp", "must be a list of [min_tp, fraction] pairs");
+        for (const json& e : *t) {
+            if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() || !(e[1].get<double>() > 0 && e[1].get<double>() <= 1))
+                throw Error(dp + ".mem_fraction_static_by_tp", "each entry is [min_tp, fraction in (0, 1]]");
+            p.defaults.mem_fraction_static_by_tp.emplace_back(e[0].get<std::int64_t>(), e[1].get<double>());
+        }
+        std::sort(p.defaults.mem_fraction_static_by_tp.begin(), p.defaults.mem_fraction_static_by_tp.end(),
+                  [](const auto& a, const auto& b) { return a.first > b.first; });
+    }
+    if (const auto l = d.find("large_gpu"); l != d.end() && !l->is_null()) {
+        const std::string lp = dp + ".large_gpu";
+        p.defaults.large_gpu_min_bytes = bytes_of(*l, "min_memory_bytes", lp, 0);
+        p.defaults.large_gpu_max_num_seqs = count_of(*l, "max_num_seqs", lp, p.defaults.max_num_seqs);
+        p.defaults.large_gpu_max_num_batched_tokens = count_of(*l, "max_num_batched_tokens", lp, p.defaults.max_num_batched_tokens);
+        if (const auto e = l->find("exclude_gpu_ids_containing"); e != l->end() && e->is_array())
+            for (const json& name : *e)
+                if (name.is_string()) p.defaults.large_gpu_exclude.push_back(name.get<std::string>());
+    }
+    p.defaults.by_tp_max_memory_bytes = bytes_of(d, "mem_fraction_by_tp_max_memory_bytes", dp, 0);
+    p.defaults.above_reserve_bytes = bytes_of(d, "mem_fraction_above_reserve_bytes", dp, 0);
+    if (const auto t = d.find("mem_fraction_reserve_tiers"); t != d.end() && !t->is_null()) {
+        if (!t->is_array() || t->size() > 64) throw Error(dp + ".mem_fraction_reserve_tiers", "must be a list of tiers");
+        for (std::size_t i = 0; i < t->size(); ++i) {
+            const std::string tp = dp + ".mem_fraction_reserve_tiers[" + std::to_string(i) + "]";
+            EngineDefaults::ReserveTier tier;
+            tier.below_bytes = bytes_of((*t)[i], "below_memory_bytes", tp, 0);
+            tier.base_bytes = bytes_of((*t)[i], "reserve_bytes", tp, 0);
+            tier.per_tp_bytes = bytes_of((*t)[i], "reserve_bytes_per_tp", tp, 0);
+            tier.min_bytes = bytes_of((*t)[i], "min_reserve_bytes", tp, 0);
+            if (!p.defaults.reserve_tiers.empty() && tier.below_bytes <= p.defaults.reserve_tiers.back().below_bytes)
+                throw Error(tp + ".below_memory_bytes", "tiers must be in ascending order");
+            p.defaults.reserve_tiers.push_back(tier);
+        }
+    }
+    if (p.defaults.max_num_seqs < 1 || p.defaults.max_num_batched_tokens < 1 || p.defaults.block_size_tokens < 1)
+        throw Error(dp, "max_num_seqs, max_num_batched_tokens and block_size_tokens must be positive");
+    const json& m = member(j, "memory", source);
+    const std::string mp = source + ".memory";
+    const std::string rule = text_of(m, "rule", mp);
+    if (rule == "utilization_of_total") p.memory.rule = BudgetRule::UtilizationOfTotal;
+    else if (rule == "static_fraction") p.memory.rule = BudgetRule::StaticFraction;
+    else throw Error(mp + ".rule", "must be \"utilization_of_total\" or \"static_fraction\"");
+    p.memory.profile_covers_max_model_len_without_chunking = flag_of(m, "profile_covers_max_model_len_without_chunking", mp, false);
+    p.memory.sampler_in_profile = flag_of(m, "sampler_in_profile", mp, true);
+    p.memory.cuda_graph_counted = flag_of(m, "cuda_graph_counted", mp, false);
+    // Starting values before any fit (the fit file replaces them).
+    p.memory = parse_memory_values(m, mp, p.memory);
+    return p;
+}
+
+FittedParameters parse_fitted_parameters(std::string_view text, const std::string& source) {
+    const json j = parse_untrusted_json(text, source);
+    if (!j.is_object()) throw Error(source, "a fitted parameter file is a JSON object");
+    if (text_of(j, "format", source) != "quantplan-engine-fit/1") throw Error(source + ".format", "expected \"quantplan-engine-fit/1\"");
+    FittedParameters f;
+    f.corpus_checksum = text_of(j, "corpus_checksum", source);
+    f.corpus_records = count_of(j, "corpus_records", source, 0);
+    const json& profiles = member(j, "profiles", source);
+    if (!profiles.is_object()) throw Error(source + ".profiles", "must be an object keyed by profile id");
+    for (const auto& [id, p] : profiles.items()) {
+        const std::string path = source + ".profiles." + id;
+        if (const auto s = p.find("step"); s != p.end()) f.step[id] = parse_step_terms(*s, path + ".step");
+        if (const auto m = p.find("memory"); m != p.end()) f.memory[id] = parse_memory_values(*m, path + ".memory", MemoryRules{});
+    }
+    if (const auto k = j.find("kernels"); k != j.end()) {
+        if (const auto a = k->find("any_gpu"); a != k->end()) f.kernels.any_gpu = parse_curves(*a, source + ".kernels.any_gpu");
+        for (const char* level : {"by_gpu", "by_arch"}) {
+            const auto l = k->find(level);
+            if (l == k->end()) continue;
+            if (!l->is_object()) throw Error(source + ".kernels." + level, "must be an object");
+            auto& target = std::string(level) == "by_gpu" ? f.kernels.by_gpu : f.kernels.by_arch;
+            for (const auto& [key, curves] : l->items())
+                target[key] = parse_curves(curves, source + ".kernels." + level + "." + key);
+        }
+    }
+    if (const auto b = j.find("bands"); b != j.end()) {
+        if (!b->is_array()) throw Error(source + ".bands", "must be an array");
+        for (std::size_t i = 0; i < b->size(); ++i) {
+            const json& e = (*b)[i];
+            const std::string path = source + ".bands[" + std::to_string(i) + "]";
+            Band band;
+            band.engine = text_of(e, "engine", path);
+            band.family = text_of(e, "family", path);
+            band.figure = parse_figure_class(text_of(e, "figure", path), path + ".figure");
+            band.p10 = number_of(e, "p10", path, 0, -1, 100);
+            band.p90 = number_of(e, "p90", path, 0, -1, 100);
+            band.points = count_of(e, "points", path, 0);
+            band.basis = text_of(e, "basis", path, false);
+            if (band.p10 > band.p90) throw Error(path, "p10 must not exceed p90");
+            f.bands.push_back(std::move(band));
+        }
+    }
+    return f;
+}
+
+std::string fitted_parameters_json(const FittedParameters& f) {
+    ojson j;
+    j["format"] = "quantplan-engine-fit/1";
+    j["_comment"] = "Written by quantplan --fit-engines from the corpus under assets/measurements/ (docs/fidelity.md); do not edit by hand.";
+    j["corpus_checksum"] = f.corpus_checksum;
+    j["corpus_records"] = f.corpus_records;
+    ojson profiles = ojson::object();
+    std::vector<std::string> ids;
+    for (const auto& [id, s] : f.step) ids.push_back(id);
+    for (const auto& [id, m] : f.memory)
+        if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    for (const std::string& id : ids) {
+        ojson p;
+        if (const auto s = f.step.find(id); s != f.step.end()) {
+            p["step"]["fixed_step_s"] = s->second.fixed_step_s;
+            p["step"]["per_layer_s"] = s->second.per_layer_s;
+            p["step"]["ttft_overhead_s"] = s->second.ttft_overhead_s;
+            ojson scales = ojson::object();
+            for (const auto& [family, v] : s->second.kernel_scale_by_family) scales[family] = v;
+            p["step"]["kernel_scale_by_family"] = std::move(scales);
+            p["step"]["fitted_points"] = s->second.fitted_points;
+            p["step"]["basis"] = s->second.basis;
+        }
+        if (const auto m = f.memory.find(id); m != f.memory.end()) {
+            p["memory"]["activation_scale"] = m->second.activation_scale;
+            p["memory"]["non_torch_bytes"] = m->second.non_torch_bytes;
+            p["memory"]["non_torch_bytes_per_extra_rank"] = m->second.non_torch_bytes_per_extra_rank;
+            p["memory"]["cuda_graph_bytes"] = m->second.cuda_graph_bytes;
+        }
+        profiles[id] = std::move(p);
+    }
+    j["profiles"] = std::move(profiles);
+    ojson by_gpu = ojson::object(), by_arch = ojson::object();
+    for (const auto& [key, curves] : f.kernels.by_gpu) by_gpu[key] = curves_json(curves);
+    for (const auto& [key, curves] : f.kernels.by_arch) by_arch[key] = curves_json(curves);
+    j["kernels"]["by_gpu"] = std::move(by_gpu);
+    j["kernels"]["by_arch"] = std::move(by_arch);
+    j["kernels"]["any_gpu"] = curves_json(f.kernels.any_gpu);
+    ojson bands = ojson::array();
+    for (const Band& b : f.bands)
+        bands.push_back({{"engine", b.engine}, {"family", b.family}, {"figure", figure_class_name(b.figure)}, {"p10", b.p10},
+                         {"p90", b.p90}, {"points", b.points}, {"basis", b.basis}});
+    j["bands"] = std::move(bands);
+    return j.dump(1) + "\n";
+}
+
+void apply_fit(EngineCatalog& catalog, const FittedParameters& fit) {
+    for (EngineProfile& p : catalog.profiles) {
+        if (const auto s = fit.step.find(p.id); s != fit.step.end()) {
+            p.step = s->second;
+            p.fitted = true;
+        }
+        if (const auto m = fit.memory.find(p.id); m != fit.memory.end()) {
+            p.memory.activation_scale = m->second.activation_scale;
+            p.memory.non_torch_bytes = m->second.non_torch_bytes;
+            p.memory.non_torch_bytes_per_extra_rank = m->second.non_torch_bytes_per_extra_rank;
+            p.memory.cuda_graph_bytes = m->second.cuda_graph_bytes;
+            p.fitted = true;
+        }
+    }
+    catalog.kernels = fit.kernels;
+    catalog.corpus_checksum = fit.corpus_checksum;
+    catalog.bands = fit.bands;
+}
+
+EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, const std::filesystem::path& fit_file) {
+    EngineCatalog c;
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(profiles_dir, ec))
+        if (entry.path().extension() == ".json") files.push_back(entry.path());
+    if (ec) throw Error(profiles_dir.string(), "cannot list the engine profiles: " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) c.profiles.push_back(parse_engine_profile(read_text(f, "engine profile"), f.filename().string()));
+    std::sort(c.profiles.begin(), c.profiles.end(), [](const EngineProfile& a, const EngineProfile& b) {
+        return a.engine != b.engine ? a.engine < b.engine : compare_versions(a.min_version, b.min_version) < 0;
+    });
+    if (std::filesystem::exists(fit_file, ec)) apply_fit(c, parse_fitted_parameters(read_text(fit_file, "fitted parameter file"), fit_file.filename().string()));
+    return c;
+}
+
+EngineChoice resolve_engine_profile(const EngineCatalog& catalog, std::string_view argument) {
+    EngineChoice choice;
+    choice.asked = std::string(argument);
+    const std::size_t at = argument.find('@');
+    choice.engine = std::string(argument.substr(0, at));
+    for (char& ch : choice.engine) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (at != std::string_view::npos) choice.version_asked = std::string(argument.substr(at + 1));
+    std::vector<const EngineProfile*> of_engine;
+    for (const EngineProfile& p : catalog.profiles)
+        if (p.engine == choice.engine) of_engine.push_back(&p);
+    if (of_engine.empty()) throw Error("--engine", "unknown engine '" + clip_text(choice.engine, 40) + "' (expected vllm or sglang, optionally @VERSION)");
+    if (choice.version_asked.empty()) {
+        choice.profile = of_engine.back();  // ordered by min_version: the newest
+        return choice;
+    }
+    const EngineVersion v = parse_engine_version(choice.version_asked, "--engine");
+    for (const EngineProfile* p : of_engine)
+        if (compare_versions(v, p->min_version) >= 0 && (!p->below_version || compare_versions(v, *p->below_version) < 0)) {
+            choice.profile = p;
+            return choice;
+        }
+    std::string ranges;
+    for (const EngineProfile* p : of_engine)
+        ranges += (ranges.empty() ? "" : ", ") + p->min_version.text + (p->below_version ? " to before " + p->below_version->text : " on");
+    throw Error("--engine", choice.engine + " " + choice.version_asked + " is covered by no profile (profiles cover " + ranges + ")");
+}
+
+}  // namespace quantplan::engine

@@ -1,0 +1,274 @@
+#pragma once
+// Engine profiles: how one serving engine over a range of versions budgets GPU memory and what a
+// step costs beyond the roofline (docs/fidelity.md).
+//
+// In: a profile document (assets/engines/profiles/*.json, hand-written from the engine's source,
+// each rule citing file, function and version) and the fitted parameter file
+// (assets/engines/fit/engine-fit.json, written by `quantplan --fit-engines` from the measurement
+// corpus). Out: an EngineProfile value that the step model (core/engine/step_model.h) prices with.
+// Prediction only reads these values; the fit (core/fidelity/) is the only thing that writes them.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <utility>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/scheme.h"
+
+namespace quantplan::engine {
+
+// A dotted engine version ("0.6.3", "0.4.6.post1", "0.10.1.1"), compared part by part as numbers;
+// a ".postN" suffix counts as one more part, "rcN"/"devN" suffixes are ignored.
+struct EngineVersion {
+    std::vector<std::int64_t> parts;
+    std::string text;
+};
+
+// Parses a version; throws Error(field) for text that has no leading number.
+EngineVersion parse_engine_version(std::string_view text, const std::string& field);
+
+// Negative, zero or positive as a is older than, equal to or newer than b (missing parts are 0).
+int compare_versions(const EngineVersion& a, const EngineVersion& b);
+
+// One citation of the engine source a rule encodes.
+struct SourceRef {
+    std::string repository;  // e.g. "vllm-project/vllm"
+    std::string file;        // e.g. "vllm/worker/worker.py"
+    std::string function;    // e.g. "Worker.determine_num_available_blocks"
+    std::string version;     // tag or commit read
+    std::string what;        // which rule it backs
+};
+
+// How the KV-cache budget is derived from the GPU's memory.
+enum class BudgetRule : std::uint8_t {
+    // vLLM: total x gpu_memory_utilization - (weights + profiled activation peak + non-torch memory
+    // [+ CUDA-graph memory where the version counts it]).
+    UtilizationOfTotal,
+    // SGLang: memory free after loading the weights - total x (1 - mem_fraction_static).
+    StaticFraction,
+};
+
+struct EngineProfile;
+
+// The settings an engine runs with when the user gives none (per profile).
+struct EngineDefaults {
+    double gpu_memory_utilization = 0.9;        // vLLM
+    double mem_fraction_static = 0.0;           // SGLang's fraction when given explicitly (0: by rule)
+    // SGLang's default fraction by tensor-parallel size: (minimum TP, fraction), largest TP first.
+    std::vector<std::pair<std::int64_t, double>> mem_fraction_static_by_tp;
+    std::int64_t max_num_seqs = 256;
+    std::int64_t max_num_batched_tokens = 8192; // tokens in one forward; V0 without chunked prefill: max(this, max_model_len)
+    bool chunked_prefill = true;
+    bool cuda_graphs = true;
+    std::int64_t block_size_tokens = 16;
+    std::int64_t cuda_graph_max_batch = 512;    // the largest captured decode batch
+    // vLLM V1 raises max_num_seqs and max_num_batched_tokens on large GPUs (EngineArgs defaults:
+    // total memory >= large_gpu_min_bytes and the GPU id not containing an excluded name).
+    std::uint64_t large_gpu_min_bytes = 0;      // 0: no large-GPU defaults
+    std::vector<std::string> large_gpu_exclude; // e.g. "a100"
+    std::int64_t large_gpu_max_num_seqs = 0;
+    std::int64_t large_gpu_max_num_batched_tokens = 0;
+    // SGLang's mem_fraction_static rules: the TP table applies on GPUs of at most
+    // by_tp_max_memory_bytes (0: always); above, (memory - above_reserve_bytes) / memory.
+    std::uint64_t by_tp_max_memory_bytes = 0;
+    std::uint64_t above_reserve_bytes = 0;
+    // Or a reserve by GPU-memory tier: the first tier whose below_bytes exceeds the GPU's memory
+    // gives reserve = max(base_bytes + per_tp_bytes x TP, min_bytes); fraction = (memory - reserve) / memory.
+    struct ReserveTier {
+        std::uint64_t below_bytes = 0;
+        std::uint64_t base_bytes = 0;
+        std::uint64_t per_tp_bytes = 0;
+        std::uint64_t min_bytes = 0;
+    };
+    std::vector<ReserveTier> reserve_tiers;
+};
+
+// The defaults a profile runs with on a GPU of `memory_bytes` named `gpu_id` (large-GPU values applied).
+EngineDefaults defaults_for_gpu(const EngineProfile& profile, const std::string& gpu_id, std::uint64_t memory_bytes);
+
+// The terms of the memory budget that the engine source fixes (rules) and the corpus fits (values).
+struct MemoryRules {
+    BudgetRule rule = BudgetRule::UtilizationOfTotal;
+    // The profiling forward runs max(max_num_batched_tokens, max_model_len) tokens when chunked
+    // prefill is off (vLLM V0); otherwise max_num_batched_tokens.
+    bool profile_covers_max_model_len_without_chunking = false;
+    bool sampler_in_profile = true;        // the dummy sampler run for max_num_seqs is in the peak
+    bool cuda_graph_counted = false;       // CUDA-graph memory is subtracted from the KV budget
+    // Fitted: activation peak = activation_scale x tokens x (2 x hidden + 3 x MLP width / TP) x 2 bytes.
+    double activation_scale = 1.0;
+    std::uint64_t non_torch_bytes = 0;                 // fitted: CUDA context, allocator slack (TP 1)
+    std::uint64_t non_torch_bytes_per_extra_rank = 0;  // fitted: NCCL buffers added per TP rank beyond 1
+    std::uint64_t cuda_graph_bytes = 0;                // fitted: what the captured graphs hold (per GPU)
+};
+
+// Kernel families the step model prices with their own efficiency curve.
+enum class KernelFamily : std::uint8_t {
+    Bf16Gemm,        // bf16 x bf16 GEMM/GEMV (cuBLAS)
+    W4A16,           // Marlin-class 4-bit weight-only GEMM
+    W8A16,           // Marlin-class 8-bit weight-only GEMM
+    Fp8W8A8,         // FP8 x FP8 GEMM (CUTLASS), per-channel or block scales
+    Int8W8A8,        // INT8 x INT8 GEMM
+    GenericDequant,  // dequantize then a bf16 GEMM
+    AttentionBf16,   // decode attention over a bf16/fp16 cache
+    AttentionFp8,    // decode attention over an fp8 cache
+};
+
+// "bf16_gemm", "w4a16", "w8a16", "fp8_w8a8", "int8_w8a8", "generic_dequant", "attention_bf16",
+// "attention_fp8"; parse throws Error(field) on anything else.
+const char* kernel_family_name(KernelFamily f);
+KernelFamily parse_kernel_family(std::string_view name, const std::string& field);
+
+// The kernel family that runs a scheme's quantized linears on a GPU with `compute_capability`
+// (e.g. "sm_90"): FP8 W8A8 without FP8 tensor cores runs as W8A16, as engines do.
+KernelFamily linear_family(const Scheme& scheme, bool gpu_has_matmul_type);
+
+// The scheme family a band is kept for: "bf16", "8bit", "4bit" (by weight bits).
+std::string scheme_family(const Scheme& scheme);
+
+// The key a profile's end-to-end kernel scale is kept under: the scheme family, with "-moe" for a
+// mixture-of-experts model (its experts run fused-MoE kernels, not the dense GEMMs), e.g. "4bit-moe".
+std::string kernel_scale_key(const Scheme& scheme, bool moe);
+
+// A kernel's achieved fraction of its roofline time as a function of M (rows of the activation:
+// the batch at decode): roofline time / measured time, at the measured M values, interpolated
+// linearly in log M and held flat outside. Fitted from the kernel corpus.
+struct EfficiencyCurve {
+    std::vector<std::int64_t> m;        // ascending
+    std::vector<double> fraction;       // in (0, 1.5]: of max(bytes / bandwidth, FLOP / peak)
+    // Seconds every call costs on top (decode attention: t = per_call_s + roofline / fraction,
+    // fitted as a line in the bytes read; 0 for GEMMs, whose curve in M already holds it).
+    double per_call_s = 0.0;
+    std::int64_t measured_points = 0;   // corpus points behind the curve
+    std::string basis;                  // e.g. "aiconfigurator h100-sxm vllm 0.10.1, 48 GEMMs"
+
+    double at(std::int64_t rows) const;
+    bool empty() const { return m.empty(); }
+};
+
+// Curves per GPU (id), per architecture ("sm_90") and over every GPU measured, by family. A lookup
+// tries the GPU, its architecture, then the all-GPU curve; a miss is uncovered and priced with the
+// realistic profile's constants.
+struct KernelEfficiencies {
+    std::map<std::string, std::map<KernelFamily, EfficiencyCurve>> by_gpu;
+    std::map<std::string, std::map<KernelFamily, EfficiencyCurve>> by_arch;
+    std::map<KernelFamily, EfficiencyCurve> any_gpu;
+};
+
+// What a lookup found: the curve, and whether it was measured on this GPU, only on its
+// architecture, or not at all.
+struct CurveLookup {
+    const EfficiencyCurve* curve = nullptr;  // null when uncovered
+    std::string coverage;                    // "gpu", "architecture", "other_gpus", "none"
+};
+CurveLookup find_curve(const KernelEfficiencies& k, const std::string& gpu_id, const std::string& compute_capability,
+                       KernelFamily family);
+
+// Per-step costs the roofline does not see, fitted on end-to-end points of this profile.
+struct StepTerms {
+    double fixed_step_s = 0.0;   // scheduler, sampler, launch: paid once per step
+    double per_layer_s = 0.0;    // norms, rotary, activation, residual adds, KV writes: per layer and step
+    // The kernels' time scaled per kernel_scale_key ("bf16", "8bit", "4bit", "4bit-moe", ...): what
+    // the engine's kernels reach end to end beyond the kernel corpus (its quantized and MoE paths,
+    // the GPU); 1 when not fitted (an MoE key falls back to its dense family's scale).
+    std::map<std::string, double> kernel_scale_by_family;
+    double kernel_scale(const std::string& key) const {
+        if (const auto it = kernel_scale_by_family.find(key); it != kernel_scale_by_family.end()) return it->second;
+        if (const std::size_t dash = key.find('-'); dash != std::string::npos) return kernel_scale(key.substr(0, dash));
+        return 1.0;
+    }
+    double ttft_overhead_s = 0.0;  // a served request's time to first token beyond its prefill steps
+                                   // (HTTP, tokenizer, scheduling): the median residual of TTFT points
+    std::int64_t fitted_points = 0;
+    std::string basis;           // which points the terms were fitted on
+};
+
+// One engine over a version range.
+struct EngineProfile {
+    std::string id;              // e.g. "vllm-v0"
+    std::string engine;          // "vllm" or "sglang"
+    std::string title;           // e.g. "vLLM V0 (0.5-0.6)"
+    EngineVersion min_version;   // first version covered
+    std::optional<EngineVersion> below_version;  // first version no longer covered (none: newest)
+    std::vector<SourceRef> sources;
+    EngineDefaults defaults;
+    MemoryRules memory;
+    StepTerms step;
+    bool fitted = false;         // fitted values were loaded for this profile
+};
+
+// Which class of figure a corpus point checks; error bands are kept per class.
+enum class FigureClass : std::uint8_t { Step, Ttft, KvTokens, Kernel, Other };
+// "step", "ttft", "kv_tokens", "kernel", "other"; parse throws Error(field) on anything else.
+const char* figure_class_name(FigureClass c);
+FigureClass parse_figure_class(std::string_view name, const std::string& field);
+
+// An error band: the p10 and p90 of the leave-one-out relative errors (predicted / measured - 1)
+// of one group of corpus points (engine x scheme family x figure class).
+struct Band {
+    std::string engine;       // "vllm", "sglang", or "*" (every engine)
+    std::string family;       // "bf16", "8bit", "4bit", or "*" (every family)
+    FigureClass figure = FigureClass::Step;
+    double p10 = 0;
+    double p90 = 0;
+    std::int64_t points = 0;
+    std::string basis;        // e.g. "leave-one-out p10-p90 of 34 vllm 4bit step points"
+};
+
+// The fewest points a group needs for a band of its own; smaller groups take the engine-wide band,
+// then the class-wide one.
+inline constexpr std::int64_t kMinBandPoints = 5;
+
+// The band for `engine` x `family` x `figure` with those fallbacks; nullopt when the class has none.
+std::optional<Band> find_band(const std::vector<Band>& bands, const std::string& engine, const std::string& family, FigureClass figure);
+
+// The fitted parameter file: per-profile memory and step terms, and the kernel curves (shared by
+// every profile: a kernel's speed is the GPU's), with the checksum of the corpus they came from.
+struct FittedParameters {
+    std::string corpus_checksum;            // corpus_checksum() of the corpus fitted
+    std::int64_t corpus_records = 0;
+    std::map<std::string, StepTerms> step;  // by profile id
+    std::map<std::string, MemoryRules> memory;  // fitted values by profile id (rules come from the profile)
+    KernelEfficiencies kernels;
+    std::vector<Band> bands;                // leave-one-out bands (evaluate_fidelity)
+};
+
+// A set of profiles with their fitted parameters.
+struct EngineCatalog {
+    std::vector<EngineProfile> profiles;   // ordered by engine, then min_version
+    KernelEfficiencies kernels;
+    std::string corpus_checksum;           // of the fit loaded ("" when none)
+    std::vector<Band> bands;
+};
+
+// Parses one profile document; throws Error naming the JSON path at fault.
+EngineProfile parse_engine_profile(std::string_view json_text, const std::string& source);
+
+// Parses a fitted parameter file; throws Error naming the JSON path at fault.
+FittedParameters parse_fitted_parameters(std::string_view json_text, const std::string& source);
+
+// Writes a fitted parameter file (stable key order, so a rerun of the fit gives the same bytes).
+std::string fitted_parameters_json(const FittedParameters& p);
+
+// Loads every profile under `profiles_dir` and overlays the fit file when it exists.
+EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, const std::filesystem::path& fit_file);
+
+// Applies fitted values to the catalog's profiles (the rules stay the profile's).
+void apply_fit(EngineCatalog& catalog, const FittedParameters& fit);
+
+// What `--engine NAME[@VERSION]` resolved to.
+struct EngineChoice {
+    std::string asked;            // the argument as given ("vllm", "vllm@0.6.3")
+    std::string engine;           // "vllm"
+    std::string version_asked;    // "0.6.3", or "" for the newest
+    const EngineProfile* profile = nullptr;
+};
+
+// Resolves NAME[@VERSION] against the catalog: NAME alone is the engine's newest profile; a version
+// picks the profile whose range covers it. Throws Error("--engine") for an unknown engine or a
+// version no profile covers (naming the ranges there are).
+EngineChoice resolve_engine_profile(const EngineCatalog& catalog, std::string_view argument);
+
+}  // namespace quantplan::engine

@@ -1,0 +1,222 @@
+#include "core/engine/step_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+
+namespace quantplan::engine {
+namespace {
+
+double d(std::uint64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) { return static_cast<double>(v); }
+std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The realistic profile's constants price what the kernel corpus does not cover (seed 003).
+const EfficiencyProfile& fallback_efficiency() {
+    static const EfficiencyProfile p = builtin_efficiency_profile("realistic");
+    return p;
+}
+
+std::uint64_t role_bytes(const CheckpointBudget& b, TensorRole role) {
+    for (const RoleBudget& r : b.by_role)
+        if (r.role == role) return r.total_bytes();
+    return 0;
+}
+
+MatmulType family_matmul(KernelFamily f) {
+    switch (f) {
+        case KernelFamily::Fp8W8A8: return MatmulType::Fp8;
+        case KernelFamily::Int8W8A8: return MatmulType::Int8;
+        default: return MatmulType::Bf16;
+    }
+}
+
+// Seconds for a kernel group moving `bytes` and doing `flop` at M = rows, in `calls` launches.
+double kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu,
+                     const EngineSetup& setup, std::string* coverage, std::int64_t calls = 1) {
+    const double peak = matmul_peak_flop_per_s(gpu, family_matmul(family));
+    const CurveLookup found = find_curve(setup.kernels, gpu.id, gpu.compute_capability, family);
+    if (coverage) *coverage = found.coverage;
+    if (found.curve) {
+        const double roofline = std::max(bytes / gpu.memory_bandwidth_bytes_per_s, peak > 0 ? flop / peak : 0.0);
+        return d(calls) * found.curve->per_call_s + roofline / found.curve->at(std::max<std::int64_t>(rows, 1));
+    }
+    const EfficiencyProfile& r = fallback_efficiency();
+    double rate = peak * r.compute_efficiency_for(family_matmul(family));
+    if (family == KernelFamily::W4A16 || family == KernelFamily::W8A16) rate *= r.fused_kernel_efficiency;
+    if (family == KernelFamily::GenericDequant) rate *= r.generic_kernel_efficiency;
+    return std::max(bytes / (gpu.memory_bandwidth_bytes_per_s * r.bandwidth_efficiency), rate > 0 ? flop / rate : 0.0);
+}
+
+KernelFamily attention_family(const KvFormat& kv) {
+    return dtype_bits(kv.quant.storage) <= 8 ? KernelFamily::AttentionFp8 : KernelFamily::AttentionBf16;
+}
+
+// Bytes and FLOPs of the lm_head (or the tied embedding read as one) per GPU for `rows` tokens.
+struct HeadCost {
+    double bytes = 0;
+    double flop = 0;
+};
+HeadCost lm_head_cost(const SchemeCosts& c, const ModelConfig& m, std::int64_t rows, std::int64_t tp) {
+    const std::uint64_t head = m.tie_word_embeddings ? role_bytes(c.budget, TensorRole::Embedding) : role_bytes(c.budget, TensorRole::LmHead);
+    return {d(head) / d(tp), 2.0 * d(rows) * d(m.vocab_size) * d(m.hidden_size) / d(tp)};
+}
+
+}  // namespace
+
+EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view argument, bool price_steps) {
+    EngineSetup s;
+    s.choice = resolve_engine_profile(catalog, argument);
+    s.profile = *s.choice.profile;
+    s.choice.profile = nullptr;
+    s.kernels = catalog.kernels;
+    s.bands = catalog.bands;
+    s.corpus_checksum = catalog.corpus_checksum;
+    s.price_steps = price_steps;
+    return s;
+}
+
+EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+                              const Workload& w, std::int64_t batch, std::int64_t context) {
+    assert(batch > 0 && context > 0);
+    EngineStep s;
+    s.roofline = decode_step(c, gpu, builtin_efficiency_profile("ideal"), w, batch, context);
+    const std::int64_t tp = w.tensor_parallel;
+    const HeadCost head = lm_head_cost(c, m, batch, tp);
+    s.family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
+    if (s.family == KernelFamily::W4A16 || s.family == KernelFamily::W8A16)
+        if (w.kernel == KernelQuality::Generic) s.family = KernelFamily::GenericDequant;
+    const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes);
+    const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop);
+    s.linear_s = kernel_time_s(linear_bytes, linear_flop, batch, s.family, gpu, setup, &s.linear_coverage);
+    s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
+    s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, attention_family(w.kv), gpu, setup,
+                                  &s.attention_coverage, m.num_layers);
+    s.communication_s = s.roofline.communication_time_s;
+    // The profile's end-to-end kernel scale for this scheme family (1 when not fitted).
+    const double scale = setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0));
+    s.linear_s *= scale;
+    s.lm_head_s *= scale;
+    s.attention_s *= scale;
+    s.fixed_s = setup.profile.step.fixed_step_s;
+    s.layers_s = d(m.num_layers) * setup.profile.step.per_layer_s;
+    s.time_s = s.fixed_s + s.layers_s + s.linear_s + s.lm_head_s + s.attention_s + s.communication_s;
+    return s;
+}
+
+PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+                             const Workload& w, std::int64_t prompt_tokens) {
+    assert(prompt_tokens > 0);
+    PrefillResult r;
+    r.prompt_tokens = prompt_tokens;
+    r.chunk_tokens = std::min(prompt_tokens, w.engine.max_num_batched_tokens);
+    const std::int64_t tp = w.tensor_parallel;
+    const KernelFamily family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
+    for (std::int64_t start = 0; start < prompt_tokens; start += r.chunk_tokens) {
+        const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);
+        // The roofline's bytes and FLOPs of this chunk: a decode step of n rows at the chunk's
+        // context prices the weights once and n tokens' linears; attention is causal.
+        const DecodeStep rows = decode_step(c, gpu, builtin_efficiency_profile("ideal"), w, n, std::max<std::int64_t>(start + n, 1));
+        const HeadCost head = lm_head_cost(c, m, 1, tp);  // only the last token's logits are sampled
+        const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
+        const double linear_flop = std::max(0.0, rows.linear_flop - 2.0 * d(n) * d(m.vocab_size) * d(m.hidden_size) / d(tp));
+        const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);
+        const double attention_flop = attended * c.attention_flop_per_token_per_context / d(tp);
+        const double kv_bytes = d(start + n) * d(c.kv_bytes_per_token) / d(tp);
+        const double kernels = kernel_time_s(linear_bytes, linear_flop, n, family, gpu, setup, nullptr) +
+                               kernel_time_s(head.bytes, head.flop, 1, KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
+                               kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
+        const double t = setup.profile.step.fixed_step_s + d(m.num_layers) * setup.profile.step.per_layer_s +
+                         setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0)) * kernels +
+                         allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), tp, gpu);
+        r.flop += linear_flop + attention_flop + head.flop;
+        r.bytes += static_cast<std::uint64_t>(linear_bytes + head.bytes + kv_bytes);
+        r.time_s += t;
+        ++r.chunks;
+        r.bound = linear_flop / std::max(1.0, matmul_peak_flop_per_s(gpu, c.matmul)) > linear_bytes / gpu.memory_bandwidth_bytes_per_s
+                      ? Bound::Compute
+                      : Bound::Memory;
+    }
+    r.time_s += setup.profile.step.ttft_overhead_s;
+    return r;
+}
+
+double sglang_mem_fraction_static(const EngineProfile& p, std::uint64_t memory, std::int64_t tp) {
+    const EngineDefaults& d = p.defaults;
+    if (d.mem_fraction_static > 0) return d.mem_fraction_static;
+    const double mem = static_cast<double>(memory);
+    if (!d.reserve_tiers.empty()) {
+        for (const EngineDefaults::ReserveTier& t : d.reserve_tiers)
+            if (memory < t.below_bytes || &t == &d.reserve_tiers.back()) {
+                const double reserve = std::max(static_cast<double>(t.base_bytes + t.per_tp_bytes * static_cast<std::uint64_t>(tp)),
+                                                static_cast<double>(t.min_bytes));
+                return std::round((mem - reserve) / mem * 1000.0) / 1000.0;  // server_args rounds to 3 places
+            }
+    }
+    if (d.by_tp_max_memory_bytes == 0 || memory <= d.by_tp_max_memory_bytes) {
+        for (const auto& [min_tp, fraction] : d.mem_fraction_static_by_tp)
+            if (tp >= min_tp) return fraction;
+    }
+    if (d.above_reserve_bytes > 0) return (mem - static_cast<double>(d.above_reserve_bytes)) / mem;
+    return 0.88;
+}
+
+Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+                           const Workload& w, std::int64_t max_model_len) {
+    const EngineProfile& p = setup.profile;
+    Admission a;
+    const std::int64_t tp = w.tensor_parallel;
+    if (max_model_len <= 0) max_model_len = w.context_tokens;
+    a.usable_memory_bytes = gpu.memory_usable_bytes;
+    a.weight_bytes = c.resident_weight_bytes / static_cast<std::uint64_t>(tp);
+    a.runtime_overhead_bytes = p.memory.non_torch_bytes + static_cast<std::uint64_t>(tp - 1) * p.memory.non_torch_bytes_per_extra_rank;
+    if (p.memory.cuda_graph_counted && p.defaults.cuda_graphs) a.runtime_overhead_bytes += p.memory.cuda_graph_bytes;
+    std::int64_t budget = 0;
+    if (p.memory.rule == BudgetRule::UtilizationOfTotal) {
+        a.gpu_memory_utilization = w.engine.gpu_memory_utilization;
+        a.engine_memory_bytes = static_cast<std::uint64_t>(w.engine.gpu_memory_utilization * d(gpu.memory_usable_bytes));
+        std::int64_t profiled_tokens = w.engine.max_num_batched_tokens;
+        if (p.memory.profile_covers_max_model_len_without_chunking && !p.defaults.chunked_prefill)
+            profiled_tokens = std::max(profiled_tokens, max_model_len);
+        a.activation_workspace_bytes =
+            static_cast<std::uint64_t>(p.memory.activation_scale * d(profiled_tokens) * profile_activation_bytes_per_token(c, m, tp));
+        if (p.memory.sampler_in_profile)
+            a.sampler_workspace_bytes = static_cast<std::uint64_t>(w.engine.max_num_seqs) * static_cast<std::uint64_t>(m.vocab_size) * 4;
+        budget = static_cast<std::int64_t>(a.engine_memory_bytes) - static_cast<std::int64_t>(a.weight_bytes) -
+                 static_cast<std::int64_t>(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes);
+    } else {
+        const double fraction = sglang_mem_fraction_static(p, gpu.memory_usable_bytes, tp);
+        a.gpu_memory_utilization = fraction;
+        a.engine_memory_bytes = static_cast<std::uint64_t>(fraction * d(gpu.memory_usable_bytes));
+        budget = static_cast<std::int64_t>(a.engine_memory_bytes) - static_cast<std::int64_t>(a.weight_bytes) -
+                 static_cast<std::int64_t>(a.runtime_overhead_bytes);
+    }
+    a.budget_bytes = budget;
+    const std::int64_t heads_per_gpu = cdiv(m.num_kv_heads, tp);
+    a.kv_bytes_per_token = c.kv_bytes_per_token / static_cast<std::uint64_t>(m.num_kv_heads) * static_cast<std::uint64_t>(heads_per_gpu);
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    char buf[160];
+    if (budget <= 0) {
+        std::snprintf(buf, sizeof buf, "weights need %.2f GiB per GPU but the %s leaves %.2f GiB for weights and KV cache",
+                      d(a.weight_bytes) / gib, p.title.c_str(),
+                      (d(a.engine_memory_bytes) - d(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes)) / gib);
+        a.reason = buf;
+        return a;
+    }
+    const std::int64_t block = std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
+    const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
+    a.kv_cache_blocks = static_cast<std::int64_t>(static_cast<std::uint64_t>(budget) / block_bytes);
+    a.kv_cache_tokens = a.kv_cache_blocks * block;
+    a.max_concurrency = d(a.kv_cache_tokens) / d(w.context_tokens);
+    a.max_sequences = a.kv_cache_blocks / cdiv(w.context_tokens, block);
+    a.fits = a.max_sequences >= 1;
+    if (!a.fits) {
+        std::snprintf(buf, sizeof buf, "one sequence of %lld tokens needs %.2f GiB of KV cache but the budget is %.2f GiB",
+                      static_cast<long long>(w.context_tokens), d(a.kv_bytes_per_token) * d(w.context_tokens) / gib, d(budget) / gib);
+        a.reason = buf;
+    }
+    return a;
+}
+
+}  // namespace quantplan::engine

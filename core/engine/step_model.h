@@ -1,0 +1,71 @@
+#pragma once
+// The step-time and memory model an engine profile parameterises (docs/fidelity.md).
+//
+// A decode step at batch B and context L on one GPU costs
+//   fixed_step_s + layers x per_layer_s
+//   + sum over linear groups of roofline(bytes, FLOP) / f_family(B)     (quantized linears, lm_head)
+//   + KV bytes / bandwidth / f_attention(B)
+//   + tensor-parallel all-reduce
+// where roofline(bytes, FLOP) = max(bytes / bandwidth, FLOP / peak of the family's matmul type)
+// and f is the kernel family's fitted fraction of its roofline at M = B (EfficiencyCurve). The
+// kernels run one after another, so their times add, where the `realistic` roofline takes one max
+// over the whole step. A prefill chunk of n tokens is priced the same way at M = n.
+// The KV budget follows the profile's memory rules (BudgetRule) with fitted terms.
+#include <cstdint>
+#include <string>
+
+#include "core/engine/engine_profile.h"
+#include "core/gpu.h"
+#include "core/model.h"
+#include "core/roofline.h"
+
+namespace quantplan::engine {
+
+// A profile and the kernel curves it prices with, as a plan carries them.
+struct EngineSetup {
+    EngineChoice choice;          // what was asked (choice.profile is cleared: `profile` is the copy)
+    EngineProfile profile;
+    KernelEfficiencies kernels;
+    std::vector<Band> bands;      // the fit's leave-one-out bands
+    std::string corpus_checksum;  // of the fit (empty: profile unfitted)
+    bool price_steps = false;     // the plan's step times come from this model (profile "engine")
+};
+
+// Resolves `argument` (NAME[@VERSION]) in `catalog` into a setup that owns its profile and curves.
+// Throws Error("--engine") as resolve_engine_profile does.
+EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view argument, bool price_steps);
+
+// A decode step's terms, per GPU.
+struct EngineStep {
+    DecodeStep roofline;                // bytes and FLOPs as the roofline counts them (times unused)
+    double fixed_s = 0;
+    double layers_s = 0;
+    double linear_s = 0;                // quantized block linears
+    double lm_head_s = 0;               // lm_head (or the tied embedding) in bf16
+    double attention_s = 0;
+    double communication_s = 0;
+    double time_s = 0;
+    KernelFamily family = KernelFamily::Bf16Gemm;
+    std::string linear_coverage;        // "gpu", "architecture" or "none" (find_curve)
+    std::string attention_coverage;
+};
+
+// Prices one decode step of `costs` at (batch, context) with `setup` on `gpu`.
+EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
+                              const Workload& w, std::int64_t batch, std::int64_t context);
+
+// Time to first token of one prompt of `prompt_tokens` (chunks of max_num_batched_tokens, each a
+// step of its own with the fixed and per-layer costs), plus the profile's per-request overhead.
+PrefillResult engine_prefill(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
+                             const Workload& w, std::int64_t prompt_tokens);
+
+// The KV-cache budget by the profile's rules. `max_model_len` is the engine's (for V0's profiling
+// forward); 0 means the workload's context.
+Admission engine_admission(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
+                           const Workload& w, std::int64_t max_model_len = 0);
+
+// SGLang's default mem_fraction_static for a GPU of `gpu_memory_bytes` at tensor-parallel `tp`
+// (the profile's explicit value when it has one).
+double sglang_mem_fraction_static(const EngineProfile& profile, std::uint64_t gpu_memory_bytes, std::int64_t tp);
+
+}  // namespace quantplan::engine

@@ -1,0 +1,687 @@
+#include "core/fidelity/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <Eigen/Dense>
+
+#include "core/engine/step_model.h"
+#include "core/error.h"
+#include "core/model_config_json.h"
+#include "core/roofline.h"
+
+namespace quantplan::fidelity {
+namespace {
+
+using engine::EngineCatalog;
+using engine::EngineProfile;
+using engine::EngineSetup;
+using engine::FigureClass;
+using engine::KernelFamily;
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::uint64_t v) { return static_cast<double>(v); }
+
+double quantile(std::vector<double> v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const double pos = q * d(static_cast<std::int64_t>(v.size()) - 1);
+    const std::size_t i = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t j = std::min(i + 1, v.size() - 1);
+    return v[i] + (pos - d(static_cast<std::int64_t>(i))) * (v[j] - v[i]);
+}
+
+// Non-negative least squares min |A x - c| over x >= 0 (Lawson and Hanson's active-set method;
+// a handful of unknowns).
+std::vector<double> nnls(const std::vector<std::vector<double>>& rows, const std::vector<double>& c) {
+    const std::size_t n = rows.empty() ? 0 : rows.front().size();
+    Eigen::MatrixXd A(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(n));
+    Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (std::size_t j = 0; j < n; ++j) A(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = rows[i][j];
+        b(static_cast<Eigen::Index>(i)) = c[i];
+    }
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
+    std::vector<bool> passive(n, false);
+    for (int outer = 0; outer < 3 * static_cast<int>(n) + 10; ++outer) {
+        const Eigen::VectorXd w = A.transpose() * (b - A * x);
+        Eigen::Index best = -1;
+        double best_w = 1e-12;
+        for (std::size_t j = 0; j < n; ++j)
+            if (!passive[j] && w(static_cast<Eigen::Index>(j)) > best_w) best_w = w(static_cast<Eigen::Index>(j)), best = static_cast<Eigen::Index>(j);
+        if (best < 0) break;
+        passive[static_cast<std::size_t>(best)] = true;
+        for (int inner = 0; inner < 3 * static_cast<int>(n) + 10; ++inner) {
+            std::vector<Eigen::Index> cols;
+            for (std::size_t j = 0; j < n; ++j)
+                if (passive[j]) cols.push_back(static_cast<Eigen::Index>(j));
+            Eigen::MatrixXd Ap(A.rows(), static_cast<Eigen::Index>(cols.size()));
+            for (std::size_t k = 0; k < cols.size(); ++k) Ap.col(static_cast<Eigen::Index>(k)) = A.col(cols[k]);
+            const Eigen::VectorXd zp = Ap.colPivHouseholderQr().solve(b);
+            Eigen::VectorXd z = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
+            for (std::size_t k = 0; k < cols.size(); ++k) z(cols[k]) = zp(static_cast<Eigen::Index>(k));
+            bool feasible = true;
+            for (Eigen::Index j : cols) feasible = feasible && z(j) > 0;
+            if (feasible) {
+                x = z;
+                break;
+            }
+            double alpha = 1.0;
+            for (Eigen::Index j : cols)
+                if (z(j) <= 0) alpha = std::min(alpha, x(j) / (x(j) - z(j)));
+            x += alpha * (z - x);
+            for (Eigen::Index j : cols)
+                if (x(j) <= 1e-15) passive[static_cast<std::size_t>(j)] = false, x(j) = 0;
+        }
+    }
+    return std::vector<double>(x.data(), x.data() + x.size());
+}
+
+// Bytes per stored weight of a kernel family's weight operand.
+double weight_bytes_per_element(KernelFamily f) {
+    switch (f) {
+        case KernelFamily::Bf16Gemm:
+        case KernelFamily::GenericDequant: return 2.0;
+        case KernelFamily::W4A16: return 0.5;
+        default: return 1.0;
+    }
+}
+
+MatmulType family_matmul(KernelFamily f) {
+    if (f == KernelFamily::Fp8W8A8) return MatmulType::Fp8;
+    if (f == KernelFamily::Int8W8A8) return MatmulType::Int8;
+    return MatmulType::Bf16;
+}
+
+const GpuProfile* find_gpu(const std::vector<GpuProfile>& gpus, const std::string& id) {
+    for (const GpuProfile& g : gpus)
+        if (g.id == id) return &g;
+    return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel curves.
+
+struct KernelSample {
+    std::string gpu;
+    std::string arch;
+    KernelFamily family;
+    std::int64_t m;
+    double fraction;           // GEMM: roofline / measured
+    double bytes;              // attention: bytes read; measured seconds in `time_s`
+    double time_s;
+    std::string engine;
+};
+
+std::vector<KernelSample> kernel_samples(const Corpus& corpus, const FitInputs& in) {
+    std::vector<KernelSample> out;
+    for (const Record& r : corpus.records) {
+        if (r.metric != Metric::KernelTimeS || r.value <= 0) continue;
+        const GpuProfile* gpu = find_gpu(in.gpus, r.setup.gpu);
+        if (!gpu) continue;
+        const RecordSetup& s = r.setup;
+        if (s.op == "gemm" && s.m && s.n && s.k) {
+            KernelFamily f;
+            try {
+                f = engine::parse_kernel_family(s.kernel_family, r.id);
+            } catch (const Error&) {
+                continue;  // a family the step model does not price (nvfp4)
+            }
+            const double bytes = d(*s.n) * d(*s.k) * weight_bytes_per_element(f) + 2.0 * d(*s.m) * (d(*s.k) + d(*s.n));
+            const double flop = 2.0 * d(*s.m) * d(*s.n) * d(*s.k);
+            const double peak = matmul_peak_flop_per_s(*gpu, family_matmul(f));
+            if (peak <= 0) continue;
+            const double roofline = std::max(bytes / gpu->memory_bandwidth_bytes_per_s, flop / peak);
+            out.push_back({gpu->id, gpu->compute_capability, f, *s.m, std::min(1.5, roofline / r.value), bytes, r.value, s.engine});
+        } else if (s.op == "generation_attention" && s.batch && s.kv_len && s.num_kv_heads && s.head_dim) {
+            const bool fp8 = s.kv_cache_dtype.find("fp8") != std::string::npos;
+            const double bytes = d(*s.batch) * d(*s.kv_len) * 2.0 * d(*s.num_kv_heads) * d(*s.head_dim) * (fp8 ? 1.0 : 2.0);
+            out.push_back({gpu->id, gpu->compute_capability, fp8 ? KernelFamily::AttentionFp8 : KernelFamily::AttentionBf16, *s.batch, 0.0,
+                           bytes, r.value, s.engine});
+        }
+    }
+    return out;
+}
+
+// A GEMM curve: the median fraction at each M over the samples given.
+engine::EfficiencyCurve gemm_curve(const std::vector<const KernelSample*>& samples, const std::string& basis) {
+    std::map<std::int64_t, std::vector<double>> by_m;
+    for (const KernelSample* s : samples) by_m[s->m].push_back(s->fraction);
+    engine::EfficiencyCurve c;
+    for (const auto& [m, fractions] : by_m) {
+        c.m.push_back(m);
+        c.fraction.push_back(std::clamp(quantile(fractions, 0.5), 1e-3, 1.5));
+    }
+    c.measured_points = static_cast<std::int64_t>(samples.size());
+    c.basis = basis;
+    return c;
+}
+
+// An attention line: time = per_call_s + bytes / (bandwidth x fraction), least squares (relative).
+engine::EfficiencyCurve attention_curve(const std::vector<const KernelSample*>& samples, const std::vector<GpuProfile>& gpus,
+                                        const std::string& basis) {
+    std::vector<std::vector<double>> rows;
+    for (const KernelSample* s : samples) {
+        const GpuProfile* g = find_gpu(gpus, s->gpu);
+        const double roofline = s->bytes / g->memory_bandwidth_bytes_per_s;
+        rows.push_back({1.0 / s->time_s, roofline / s->time_s});
+    }
+    const std::vector<double> x = nnls(rows, std::vector<double>(rows.size(), 1.0));
+    const double per_call = x[0], inverse_fraction = x[1];
+    engine::EfficiencyCurve curve;
+    curve.m = {1};
+    curve.fraction = {std::clamp(inverse_fraction > 0 ? 1.0 / inverse_fraction : 1.0, 1e-3, 1.5)};
+    curve.per_call_s = per_call;
+    curve.measured_points = static_cast<std::int64_t>(samples.size());
+    curve.basis = basis;
+    return curve;
+}
+
+engine::KernelEfficiencies fit_kernels(const std::vector<KernelSample>& samples, const FitInputs& in) {
+    engine::KernelEfficiencies k;
+    std::map<std::pair<std::string, KernelFamily>, std::vector<const KernelSample*>> by_gpu, by_arch;
+    std::map<KernelFamily, std::vector<const KernelSample*>> any;
+    for (const KernelSample& s : samples) {
+        by_gpu[{s.gpu, s.family}].push_back(&s);
+        by_arch[{s.arch, s.family}].push_back(&s);
+        any[s.family].push_back(&s);
+    }
+    const auto make = [&](const std::vector<const KernelSample*>& v, KernelFamily f, const std::string& where) {
+        std::set<std::string> engines;
+        for (const KernelSample* s : v) engines.insert(s->engine);
+        std::string basis = "aiconfigurator-core kernel tables, " + where + ", " + std::to_string(v.size()) + " points (";
+        for (auto it = engines.begin(); it != engines.end(); ++it) basis += (it == engines.begin() ? "" : ", ") + *it;
+        basis += ")";
+        return f == KernelFamily::AttentionBf16 || f == KernelFamily::AttentionFp8 ? attention_curve(v, in.gpus, basis) : gemm_curve(v, basis);
+    };
+    for (const auto& [key, v] : by_gpu) k.by_gpu[key.first][key.second] = make(v, key.second, key.first);
+    for (const auto& [key, v] : by_arch) k.by_arch[key.first][key.second] = make(v, key.second, key.first);
+    for (const auto& [f, v] : any) k.any_gpu[f] = make(v, f, "every GPU measured");
+    return k;
+}
+
+// ---------------------------------------------------------------------------------------------
+// End-to-end points: each priced once as base + n_fixed x fixed_step_s + n_layer x per_layer_s
+// (times) or as a KV budget linear in the memory terms.
+
+struct Resolved {
+    ModelConfig model;
+    GpuProfile gpu;
+    Scheme scheme;
+    KvFormat kv;
+    const EngineProfile* profile = nullptr;
+    Workload w;
+    SchemeCosts costs;
+    std::string note;
+};
+
+struct Point {
+    PricedPoint out;
+    // Times: predicted seconds = base_s + fixed_count x fixed + layer_count x per_layer.
+    double base_s = 0, fixed_count = 0, layer_count = 0, measured_s = 0;
+    double tokens = 0;   // speed records: tokens the speed counts (prediction = tokens / seconds)
+    std::string kernel_key;  // the profile's kernel scale this point's kernels take (kernel_scale_key)
+    // KV: predicted budget = free_bytes - activation_bytes x scale - non_torch; tokens from it.
+    double free_bytes = 0, activation_bytes = 0, measured_budget_bytes = 0;
+    double kv_bytes_per_token = 0;
+    std::int64_t block_tokens = 16;
+    double tokens_per_block_bytes = 0;
+};
+
+class Pricer {
+public:
+    explicit Pricer(const FitInputs& in) : in_(in) {}
+
+    const FitInputs& inputs() const { return in_; }
+
+    // Resolves a record's setup, or says why it cannot be priced.
+    std::optional<Resolved> resolve(const Record& r, std::string& why) {
+        const RecordSetup& s = r.setup;
+        if (s.engine != "vllm" && s.engine != "sglang") return why = "engine not vLLM or SGLang", std::nullopt;
+        if (s.engine_version.empty()) return why = "engine version not stated", std::nullopt;
+        const GpuProfile* gpu = find_gpu(in_.gpus, s.gpu);
+        if (s.gpu.empty()) return why = "GPU variant not stated", std::nullopt;
+        if (!gpu) return why = "GPU not bundled (" + s.gpu + ")", std::nullopt;
+        const ModelConfig* model = model_named(s.model);
+        if (!model) return why = "model config not bundled", std::nullopt;
+        Resolved out;
+        out.model = *model;
+        out.gpu = *gpu;
+        try {
+            out.scheme = parse_scheme(s.scheme.empty() ? "bf16" : s.scheme);
+        } catch (const Error&) {
+            return why = "scheme not priced (" + s.scheme + ")", std::nullopt;
+        }
+        const bool fp8_kv = s.kv_cache_dtype.find("fp8") != std::string::npos;
+        out.kv = parse_kv_format(fp8_kv ? "fp8" : "bf16");
+        try {
+            out.profile = engine::resolve_engine_profile(in_.catalog, s.engine + "@" + s.engine_version).profile;
+        } catch (const Error&) {
+            return why = "engine version covered by no profile", std::nullopt;
+        }
+        if (model->num_attention_heads % s.tp != 0 || s.tp > 8) return why = "tensor-parallel degree not priced", std::nullopt;
+        out.w.tensor_parallel = s.tp;
+        out.w.kv = out.kv;
+        const engine::EngineDefaults dflt = engine::defaults_for_gpu(*out.profile, gpu->id, gpu->memory_usable_bytes);
+        out.w.engine.gpu_memory_utilization = s.gpu_memory_utilization.value_or(dflt.gpu_memory_utilization);
+        out.w.engine.max_num_seqs = s.max_num_seqs.value_or(dflt.max_num_seqs);
+        out.w.engine.max_num_batched_tokens = s.max_num_batched_tokens.value_or(dflt.max_num_batched_tokens);
+        out.w.engine.kv_block_tokens = dflt.block_size_tokens;
+        out.costs = costs_of(*model, out.scheme, out.kv, *gpu);
+        return out;
+    }
+
+private:
+    const ModelConfig* model_named(const std::string& name) {
+        if (name.empty()) return nullptr;
+        if (const auto it = models_.find(name); it != models_.end()) return it->second ? &*it->second : nullptr;
+        std::optional<ModelConfig> m;
+        try {
+            m = resolve_model(name, in_.models_dir);
+        } catch (const Error&) {
+        }
+        return (models_[name] = std::move(m)) ? &*models_[name] : nullptr;
+    }
+
+    SchemeCosts costs_of(const ModelConfig& m, const Scheme& scheme, const KvFormat& kv, const GpuProfile& gpu) {
+        const std::string key = m.name + "|" + scheme_name(scheme) + "|" + kv_format_name(kv) + "|" + gpu.id;
+        if (const auto it = costs_.find(key); it != costs_.end()) return it->second;
+        if (inventories_.find(m.name) == inventories_.end()) inventories_[m.name] = compress_inventory(tensor_inventory(m));
+        return costs_[key] = scheme_costs(m, inventories_[m.name], scheme, kv, gpu);
+    }
+
+    const FitInputs& in_;
+    std::map<std::string, std::optional<ModelConfig>> models_;
+    std::map<std::string, std::vector<TensorInfo>> inventories_;
+    std::map<std::string, SchemeCosts> costs_;
+};
+
+// The setup with the profile's step terms zeroed, so a price splits into base + terms.
+EngineSetup zero_setup(const Resolved& r, const engine::KernelEfficiencies& k) {
+    EngineSetup s;
+    s.profile = *r.profile;
+    s.profile.step = {};
+    s.kernels = k;
+    s.price_steps = true;
+    return s;
+}
+
+FigureClass figure_of(Metric m) {
+    switch (m) {
+        case Metric::DecodeTokensPerS:
+        case Metric::TpotS:
+        case Metric::ItlS:
+        case Metric::E2eS: return FigureClass::Step;
+        case Metric::TtftS:
+        case Metric::PrefillS: return FigureClass::Ttft;
+        case Metric::KvCacheTokens:
+        case Metric::GpuBlocks:
+        case Metric::KvCacheBytes: return FigureClass::KvTokens;
+        case Metric::KernelTimeS: return FigureClass::Kernel;
+        default: return FigureClass::Other;
+    }
+}
+
+// Prices a record into a Point (out.usable false with the reason when it cannot be).
+Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficiencies& kernels) {
+    Point p;
+    PricedPoint& o = p.out;
+    o.id = r.id, o.file = r.file, o.source_key = r.source_key, o.metric = r.metric, o.figure = figure_of(r.metric);
+    o.engine = r.setup.engine, o.gpu = r.setup.gpu, o.model = r.setup.model, o.scheme = r.setup.scheme, o.measured = r.value;
+    const auto skip = [&](const std::string& why) {
+        o.usable = false;
+        o.skip_reason = why;
+        return p;
+    };
+    if (o.figure == FigureClass::Other) return skip(std::string(metric_name(r.metric)) + " is not fitted (a serving or memory-term figure)");
+    std::string why;
+    const std::optional<Resolved> res = pricer.resolve(r, why);
+    if (!res) return skip(why);
+    o.profile = res->profile->id;
+    o.family = engine::scheme_family(res->scheme);
+    p.kernel_key = engine::kernel_scale_key(res->scheme, res->model.is_moe());
+    const RecordSetup& s = r.setup;
+    EngineSetup setup = zero_setup(*res, kernels);
+    if (s.mem_fraction_static) setup.profile.defaults.mem_fraction_static = *s.mem_fraction_static;
+    if (s.chunked_prefill) setup.profile.defaults.chunked_prefill = *s.chunked_prefill;
+    if (s.cuda_graphs) setup.profile.defaults.cuda_graphs = *s.cuda_graphs;
+    Workload w = res->w;
+    if (o.figure == FigureClass::KvTokens) {
+        const std::int64_t max_model_len = s.max_model_len.value_or(res->model.max_position_embeddings);
+        w.context_tokens = std::max<std::int64_t>(1, max_model_len);
+        engine::EngineSetup unscaled = setup;
+        unscaled.profile.memory.activation_scale = 1.0;
+        unscaled.profile.memory.non_torch_bytes = 0;
+        unscaled.profile.memory.non_torch_bytes_per_extra_rank = 0;
+        const Admission a = engine::engine_admission(res->costs, res->model, res->gpu, unscaled, w, max_model_len);
+        p.activation_bytes = d(a.activation_workspace_bytes);
+        p.free_bytes = d(a.engine_memory_bytes) - d(a.weight_bytes) - d(a.sampler_workspace_bytes) - d(a.runtime_overhead_bytes);
+        p.kv_bytes_per_token = d(a.kv_bytes_per_token);
+        p.block_tokens = res->profile->defaults.block_size_tokens;
+        if (res->profile->memory.rule == engine::BudgetRule::StaticFraction) p.activation_bytes = 0;  // not part of SGLang's rule
+        double tokens = r.value;
+        if (r.metric == Metric::GpuBlocks) tokens = r.value * d(p.block_tokens);
+        p.measured_budget_bytes = r.metric == Metric::KvCacheBytes ? r.value : tokens * p.kv_bytes_per_token;
+        o.measured = r.metric == Metric::KvCacheBytes ? r.value / p.kv_bytes_per_token : tokens;  // compared as tokens
+        o.usable = p.measured_budget_bytes > 0 && p.kv_bytes_per_token > 0;
+        if (!o.usable) o.skip_reason = "no KV budget to compare";
+        return p;
+    }
+    // Times.
+    const std::int64_t batch = s.batch.value_or(s.concurrency.value_or(0));
+    if (batch != 1 && !(s.batch && (r.metric == Metric::TpotS || r.metric == Metric::ItlS || r.metric == Metric::E2eS)))
+        return skip("batch or concurrency above 1 needs the serving simulator");
+    if (s.concurrency && *s.concurrency > 1) return skip("concurrency above 1 needs the serving simulator");
+    if (s.request_rate) return skip("a request rate needs the serving simulator");
+    std::optional<std::int64_t> input = s.input_tokens, output = s.output_tokens;
+    if ((!input || !output) && s.num_prompts && *s.num_prompts > 0 && s.total_input_tokens && s.total_output_tokens &&
+        r.metric != Metric::DecodeTokensPerS && r.metric != Metric::E2eS) {
+        // One request at a time over a dataset: TPOT, ITL and TTFT at the dataset's mean lengths.
+        input = *s.total_input_tokens / *s.num_prompts;
+        output = *s.total_output_tokens / *s.num_prompts;
+        o.note = "priced at the dataset's mean lengths";
+    }
+    if (!input || !output) return skip("input or output length not stated");
+    const std::int64_t in_tokens = std::max<std::int64_t>(1, *input), out_tokens = std::max<std::int64_t>(1, *output);
+    const std::int64_t max_model_len = s.max_model_len.value_or(0);
+    if (max_model_len > 0 && in_tokens + out_tokens > max_model_len + 64) return skip("lengths beyond the stated max_model_len");
+    const double layers = d(res->model.num_layers);
+    w.batch = batch;
+    const PrefillResult pre = engine::engine_prefill(res->costs, res->model, res->gpu, setup, w, in_tokens * batch);
+    const std::int64_t mid_context = in_tokens + out_tokens / 2;
+    const engine::EngineStep step = engine::engine_decode_step(res->costs, res->model, res->gpu, setup, w, batch, mid_context);
+    if (step.linear_coverage != "gpu")
+        o.note += (o.note.empty() ? "" : "; ") + std::string("linear kernels priced from the ") + step.linear_coverage + " curve";
+    const double decode_steps = d(out_tokens - 1);
+    switch (r.metric) {
+        case Metric::DecodeTokensPerS:
+        case Metric::E2eS:
+            p.base_s = pre.time_s + decode_steps * step.time_s;
+            p.fixed_count = d(pre.chunks) + decode_steps;
+            if (r.metric == Metric::DecodeTokensPerS) {
+                p.tokens = d(out_tokens) + (r.speed_counts_prompt ? d(in_tokens) : 0.0);
+                p.measured_s = p.tokens / r.value;
+            } else {
+                p.measured_s = r.value;
+            }
+            break;
+        case Metric::TpotS:
+        case Metric::ItlS:
+            p.base_s = step.time_s;
+            p.fixed_count = 1;
+            p.measured_s = r.value;
+            break;
+        default:  // TTFT, prefill
+            p.base_s = pre.time_s;
+            p.fixed_count = d(pre.chunks);
+            p.measured_s = r.value;
+            break;
+    }
+    p.layer_count = p.fixed_count * layers;
+    o.usable = p.measured_s > 0;
+    if (!o.usable) o.skip_reason = "measured value is zero";
+    return p;
+}
+
+// Terms fitted on a set of points (step terms and memory terms per profile).
+struct Terms {
+    std::map<std::string, engine::StepTerms> step;
+    std::map<std::string, engine::MemoryRules> memory;
+};
+
+// Step terms of one group of points: kernel scale per kernel_scale_key, fixed and per-layer costs,
+// fitted on the relative residual (scale_f x base + fixed x a + per_layer x b) / measured - 1.
+engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string& basis) {
+    std::vector<std::string> families;  // kernel_scale_key values
+    for (const Point* p : v)
+        if (std::find(families.begin(), families.end(), p->kernel_key) == families.end()) families.push_back(p->kernel_key);
+    std::sort(families.begin(), families.end());
+    std::vector<std::vector<double>> rows;
+    std::vector<double> c;
+    for (const Point* p : v) {
+        std::vector<double> row(families.size() + 2, 0.0);
+        const std::size_t f = static_cast<std::size_t>(std::find(families.begin(), families.end(), p->kernel_key) - families.begin());
+        row[f] = p->base_s / p->measured_s;
+        row[families.size()] = p->fixed_count / p->measured_s;
+        row[families.size() + 1] = p->layer_count / p->measured_s;
+        rows.push_back(std::move(row));
+        c.push_back(1.0);
+    }
+    const std::vector<double> x = nnls(rows, c);
+    engine::StepTerms s;
+    for (std::size_t f = 0; f < families.size(); ++f) s.kernel_scale_by_family[families[f]] = std::clamp(x[f], 0.01, 100.0);
+    s.fixed_step_s = std::min(x[families.size()], 10.0);
+    s.per_layer_s = std::min(x[families.size() + 1], 1.0);
+    s.fitted_points = static_cast<std::int64_t>(v.size());
+    s.basis = std::to_string(v.size()) + " end-to-end points " + basis;
+    return s;
+}
+
+// Memory terms of one group (budget = free - scale x activation - non_torch, relative to the measured budget).
+engine::MemoryRules fit_memory(const std::vector<const Point*>& v) {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> c;
+    for (const Point* p : v) {
+        // Non-torch memory in GiB keeps the columns of one scale.
+        rows.push_back({p->activation_bytes / p->measured_budget_bytes, 1073741824.0 / p->measured_budget_bytes});
+        c.push_back(p->free_bytes / p->measured_budget_bytes - 1.0);
+    }
+    const std::vector<double> x = nnls(rows, c);
+    const double scale = x[0], non_torch_gib = x[1];
+    engine::MemoryRules m;
+    m.activation_scale = std::min(scale, 100.0);
+    m.non_torch_bytes = static_cast<std::uint64_t>(std::min(non_torch_gib, 64.0) * 1073741824.0);
+    return m;
+}
+
+// The catalog's profiles as (id, engine): a profile with no point of its own takes the terms fitted
+// on every point of its engine (then of every engine), and says so in its basis.
+using ProfileList = std::vector<std::pair<std::string, std::string>>;
+
+Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& include, const ProfileList& profiles) {
+    std::map<std::string, std::vector<const Point*>> time_points, kv_points;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const Point& p = points[i];
+        if (!include[i] || !p.out.usable) continue;
+        if (p.out.figure == FigureClass::KvTokens) kv_points[p.out.profile].push_back(&p);
+        else if (p.out.figure == FigureClass::Step || p.out.figure == FigureClass::Ttft) time_points[p.out.profile].push_back(&p);
+    }
+    Terms t;
+    // Step terms on the step points (decode speed, TPOT/ITL, E2E); TTFT points then fit only the
+    // per-request overhead on top (a served TTFT carries HTTP, tokenizer and scheduling time).
+    std::map<std::string, std::vector<const Point*>> step_only, ttft_only;
+    for (const auto& [profile, v] : time_points)
+        for (const Point* p : v) (p->out.figure == FigureClass::Ttft ? ttft_only : step_only)[profile].push_back(p);
+    for (const auto& [profile, v] : step_only) t.step[profile] = fit_step(v, "of this profile (decode speed, TPOT/ITL, E2E at batch or concurrency 1)");
+    for (const auto& [profile, v] : ttft_only)
+        if (t.step.find(profile) == t.step.end()) t.step[profile] = fit_step(v, "of this profile (TTFT only)");
+    for (const auto& [profile, v] : kv_points) t.memory[profile] = fit_memory(v);
+    // The TTFT overhead: the median of what the prefill steps leave unexplained, per profile.
+    const auto overhead = [&](const std::vector<const Point*>& v, const engine::StepTerms& st) {
+        std::vector<double> r;
+        for (const Point* p : v)
+            r.push_back(p->measured_s - (st.kernel_scale(p->kernel_key) * p->base_s + p->fixed_count * st.fixed_step_s + p->layer_count * st.per_layer_s));
+        return std::max(0.0, quantile(r, 0.5));
+    };
+    for (const auto& [profile, v] : ttft_only) t.step[profile].ttft_overhead_s = overhead(v, t.step[profile]);
+    // Pools for the profiles that have no points.
+    std::map<std::string, std::vector<const Point*>> time_by_engine, kv_by_engine;
+    std::vector<const Point*> time_all, kv_all;
+    for (const auto& [profile, v] : step_only)
+        for (const Point* p : v) time_by_engine[p->out.engine].push_back(p), time_all.push_back(p);
+    for (const auto& [profile, v] : kv_points)
+        for (const Point* p : v) kv_by_engine[p->out.engine].push_back(p), kv_all.push_back(p);
+    for (const auto& [id, engine] : profiles) {
+        if (t.step.find(id) == t.step.end()) {
+            const auto e = time_by_engine.find(engine);
+            if (e != time_by_engine.end()) t.step[id] = fit_step(e->second, "pooled over every " + engine + " profile (this one has none)");
+            else if (!time_all.empty()) t.step[id] = fit_step(time_all, "pooled over every engine (this one has none)");
+            std::vector<const Point*> ttft;
+            for (const auto& [profile, v] : ttft_only)
+                for (const Point* p : v)
+                    if (p->out.engine == engine) ttft.push_back(p);
+            if (!ttft.empty()) t.step[id].ttft_overhead_s = overhead(ttft, t.step[id]);
+        }
+        if (t.memory.find(id) == t.memory.end()) {
+            // Pooled within the engine only: SGLang's budget rule has no activation term.
+            const auto e = kv_by_engine.find(engine);
+            if (e != kv_by_engine.end()) t.memory[id] = fit_memory(e->second);
+        }
+    }
+    return t;
+}
+
+// A point's prediction with the given terms (the unit of the record: seconds, tokens/s or tokens).
+double predict(const Point& p, const Terms& t) {
+    if (p.out.figure == FigureClass::KvTokens) {
+        const auto m = t.memory.find(p.out.profile);
+        const double scale = m == t.memory.end() ? 1.0 : m->second.activation_scale;
+        const double non_torch = m == t.memory.end() ? 0.0 : d(m->second.non_torch_bytes);
+        const double budget = p.free_bytes - scale * p.activation_bytes - non_torch;
+        if (budget <= 0) return 0.0;
+        const double block_bytes = p.kv_bytes_per_token * d(p.block_tokens);
+        return std::floor(budget / block_bytes) * d(p.block_tokens);
+    }
+    const auto s = t.step.find(p.out.profile);
+    const double fixed = s == t.step.end() ? 0.0 : s->second.fixed_step_s;
+    const double per_layer = s == t.step.end() ? 0.0 : s->second.per_layer_s;
+    const double overhead = s == t.step.end() || p.out.figure != FigureClass::Ttft ? 0.0 : s->second.ttft_overhead_s;
+    const double scale = s == t.step.end() ? 1.0 : s->second.kernel_scale(p.kernel_key);
+    const double seconds = scale * p.base_s + p.fixed_count * fixed + p.layer_count * per_layer + overhead;
+    if (p.out.metric == Metric::DecodeTokensPerS) return p.tokens / seconds;
+    return seconds;
+}
+
+double relative_error(const PricedPoint& p, double predicted) {
+    if (p.measured <= 0 || predicted <= 0) return predicted <= 0 ? -1.0 : 0.0;
+    // Speeds are compared as the times they imply, so an error means the same for every metric.
+    if (p.metric == Metric::DecodeTokensPerS) return p.measured / predicted - 1.0;
+    return predicted / p.measured - 1.0;
+}
+
+ProfileList profile_list(const FitInputs& in) {
+    ProfileList out;
+    for (const EngineProfile& p : in.catalog.profiles) out.emplace_back(p.id, p.engine);
+    return out;
+}
+
+struct Pricing {
+    std::vector<Point> points;
+    std::int64_t kernel_records = 0;
+    engine::KernelEfficiencies kernels;
+    std::map<std::string, std::int64_t> skipped;
+};
+
+Pricing price_corpus(const Corpus& corpus, const FitInputs& in) {
+    Pricing out;
+    const std::vector<KernelSample> samples = kernel_samples(corpus, in);
+    out.kernel_records = static_cast<std::int64_t>(samples.size());
+    out.kernels = fit_kernels(samples, in);
+    Pricer pricer(in);
+    for (const Record& r : corpus.records) {
+        if (r.metric == Metric::KernelTimeS) continue;
+        Point p = price_point(r, pricer, out.kernels);
+        if (!p.out.usable) ++out.skipped[p.out.skip_reason];
+        out.points.push_back(std::move(p));
+    }
+    return out;
+}
+
+engine::FittedParameters parameters_of(const Corpus& corpus, const Pricing& pricing, const Terms& terms) {
+    engine::FittedParameters f;
+    f.corpus_checksum = corpus.checksum;
+    f.corpus_records = static_cast<std::int64_t>(corpus.records.size());
+    f.step = terms.step;
+    f.memory = terms.memory;
+    f.kernels = pricing.kernels;
+    return f;
+}
+
+}  // namespace
+
+double PricedPoint::error_fitted() const { return relative_error(*this, fitted); }
+double PricedPoint::error_loo() const { return relative_error(*this, loo); }
+double PricedPoint::error_loso() const { return relative_error(*this, loso); }
+
+engine::FittedParameters fit_engine_parameters(const Corpus& corpus, const FitInputs& in) {
+    const Pricing pricing = price_corpus(corpus, in);
+    return parameters_of(corpus, pricing, fit_terms(pricing.points, std::vector<bool>(pricing.points.size(), true), profile_list(in)));
+}
+
+FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
+    Pricing pricing = price_corpus(corpus, in);
+    std::vector<Point>& points = pricing.points;
+    const std::vector<bool> all(points.size(), true);
+    const ProfileList profiles = profile_list(in);
+    const Terms full = fit_terms(points, all, profiles);
+    FidelityReport report;
+    report.parameters = parameters_of(corpus, pricing, full);
+    report.kernel_records = pricing.kernel_records;
+    report.skipped = pricing.skipped;
+    // Points that can move one profile's terms: only those are refitted (the others' terms do not
+    // change when a point of another profile is held out).
+    std::vector<bool> include(points.size(), true);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        Point& p = points[i];
+        if (!p.out.usable) continue;
+        p.out.fitted = predict(p, full);
+        include[i] = false;
+        p.out.loo = predict(p, fit_terms(points, include, profiles));
+        include[i] = true;
+        std::vector<bool> other_sources(points.size(), true);
+        for (std::size_t j = 0; j < points.size(); ++j) other_sources[j] = points[j].out.source_key != p.out.source_key;
+        p.out.loso = predict(p, fit_terms(points, other_sources, profiles));
+    }
+    for (Point& p : points) report.points.push_back(p.out);
+
+    // Summaries: per metric x engine x family, per metric, per figure class.
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<const PricedPoint*>> groups;
+    for (const PricedPoint& p : report.points) {
+        if (!p.usable) continue;
+        groups[{metric_name(p.metric), p.engine, p.family}].push_back(&p);
+        groups[{metric_name(p.metric), "*", "*"}].push_back(&p);
+        groups[{std::string("class:") + engine::figure_class_name(p.figure), "*", "*"}].push_back(&p);
+    }
+    for (const auto& [key, v] : groups) {
+        ErrorSummary s;
+        std::tie(s.metric, s.engine, s.family) = key;
+        s.points = static_cast<std::int64_t>(v.size());
+        std::vector<double> ef, el, es;
+        for (const PricedPoint* p : v) {
+            ef.push_back(std::abs(p->error_fitted()));
+            el.push_back(std::abs(p->error_loo()));
+            es.push_back(std::abs(p->error_loso()));
+        }
+        s.median_fitted = quantile(ef, 0.5), s.p90_fitted = quantile(ef, 0.9);
+        s.median_loo = quantile(el, 0.5), s.p90_loo = quantile(el, 0.9);
+        s.median_loso = quantile(es, 0.5), s.p90_loso = quantile(es, 0.9);
+        report.summaries.push_back(s);
+    }
+
+    // Bands: p10-p90 of the leave-one-out errors per engine x family x class, engine x class, class.
+    std::map<std::tuple<std::string, std::string, FigureClass>, std::vector<double>> band_errors;
+    for (const PricedPoint& p : report.points) {
+        if (!p.usable || p.figure == FigureClass::Kernel || p.figure == FigureClass::Other) continue;
+        const double e = p.error_loo();
+        band_errors[{p.engine, p.family, p.figure}].push_back(e);
+        band_errors[{p.engine, "*", p.figure}].push_back(e);
+        band_errors[{"*", "*", p.figure}].push_back(e);
+    }
+    for (const auto& [key, v] : band_errors) {
+        engine::Band b;
+        std::tie(b.engine, b.family, b.figure) = key;
+        b.p10 = quantile(v, 0.1);
+        b.p90 = quantile(v, 0.9);
+        b.points = static_cast<std::int64_t>(v.size());
+        b.basis = "leave-one-out p10-p90 of " + std::to_string(v.size()) + " " + (b.engine == "*" ? "" : b.engine + " ") +
+                  (b.family == "*" ? "" : b.family + " ") + engine::figure_class_name(b.figure) + " points";
+        report.parameters.bands.push_back(b);
+    }
+    return report;
+}
+
+}  // namespace quantplan::fidelity

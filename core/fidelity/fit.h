@@ -1,0 +1,93 @@
+#pragma once
+// The fit of engine profiles to the measurement corpus, its honest test, and the error bands a
+// prediction carries (docs/fidelity.md).
+//
+// In: a Corpus (core/fidelity/corpus.h), the unfitted engine catalog (rules and defaults from the
+// engine source), the bundled models and GPUs. Out: FittedParameters (written as
+// assets/engines/fit/engine-fit.json) and a FidelityReport: every corpus point predicted with
+// the full fit, leave-one-out and leave-one-source-out, the median and p90 |error| per metric,
+// engine and scheme family, and the bands (p10-p90 of the leave-one-out residuals).
+//
+// The fit is a pure function of its inputs: the same corpus gives the same parameters.
+//  - Kernel curves: for every kernel record (aiconfigurator GEMMs and decode attention), the
+//    fraction of its roofline time the kernel reached; per GPU x family x M the median over
+//    shapes, and per architecture the median over that architecture's GPUs.
+//  - Step terms (fixed_step_s, per_layer_s) per engine profile: non-negative least squares on the
+//    relative time error of the end-to-end points (decode speed, TPOT, ITL, E2E, TTFT at batch 1
+//    or concurrency 1), with the kernel curves held fixed.
+//  - Memory terms (activation_scale, non_torch_bytes) per profile: least squares on the KV budget
+//    the logged KV-cache size implies.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_profile.h"
+#include "core/fidelity/corpus.h"
+#include "core/gpu.h"
+
+namespace quantplan::fidelity {
+
+// What the fit prices records with.
+struct FitInputs {
+    std::filesystem::path models_dir;           // bundled config.json files (models/)
+    std::vector<GpuProfile> gpus;               // bundled GPU profiles
+    engine::EngineCatalog catalog;              // profiles with their rules (fitted values ignored)
+};
+
+// One record as the fit sees it.
+struct PricedPoint {
+    std::string id;
+    std::string file;
+    std::string source_key;
+    Metric metric = Metric::DecodeTokensPerS;
+    engine::FigureClass figure = engine::FigureClass::Other;
+    std::string engine;             // "vllm", "sglang"
+    std::string profile;            // engine profile id
+    std::string family;             // scheme family "bf16", "8bit", "4bit"
+    std::string gpu;
+    std::string model;
+    std::string scheme;
+    double measured = 0;            // SI, as the record
+    double fitted = 0;              // prediction with every point in the fit
+    double loo = 0;                 // prediction with this point left out
+    double loso = 0;                // prediction with this point's source left out
+    bool usable = false;            // priced; false: `skip_reason` says why
+    std::string skip_reason;
+    std::string note;               // e.g. "kernel curve from the architecture only"
+    // Relative errors predicted / measured - 1 (times and token counts; speeds as their times).
+    double error_fitted() const;
+    double error_loo() const;
+    double error_loso() const;
+};
+
+// Median and p90 of |error| over a group of points.
+struct ErrorSummary {
+    std::string metric;       // metric name or figure class
+    std::string engine;
+    std::string family;
+    std::int64_t points = 0;
+    double median_fitted = 0, p90_fitted = 0;
+    double median_loo = 0, p90_loo = 0;
+    double median_loso = 0, p90_loso = 0;
+};
+
+// The whole evaluation.
+struct FidelityReport {
+    engine::FittedParameters parameters;   // fitted on every usable point
+    std::vector<PricedPoint> points;       // every corpus record that is not a kernel table row
+    std::int64_t kernel_records = 0;       // kernel rows the curves were fitted on
+    std::vector<ErrorSummary> summaries;   // per metric x engine x family, then per metric, then per class
+    std::map<std::string, std::int64_t> skipped;  // reason -> records
+};
+
+// Fits the parameters on the corpus (bands are left empty: they need the leave-one-out run of
+// evaluate_fidelity, which puts them into its parameters) (every usable record). Pure.
+engine::FittedParameters fit_engine_parameters(const Corpus& corpus, const FitInputs& in);
+
+// Fits, then predicts every record fitted, leave-one-out and leave-one-source-out, and summarises.
+FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in);
+
+}  // namespace quantplan::fidelity

@@ -1,0 +1,237 @@
+// Engine profiles: versions, resolution of --engine, the bundled profiles' rules (defaults by GPU,
+// SGLang's mem_fraction_static against the worked values of the engine source), the step model
+// and the KV budget each rule gives.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "core/engine/engine_profile.h"
+#include "core/engine/step_model.h"
+#include "core/error.h"
+#include "core/plan.h"
+#include "tests/core/test_support.h"
+
+using namespace quantplan;
+using namespace quantplan::engine;
+
+namespace {
+
+std::filesystem::path profiles_dir() { return test::source_dir() / "assets" / "engines" / "profiles"; }
+std::filesystem::path fit_file() { return test::source_dir() / "assets" / "engines" / "fit" / "engine-fit.json"; }
+
+const EngineCatalog& catalog() {
+    static const EngineCatalog c = load_engine_catalog(profiles_dir(), fit_file());
+    return c;
+}
+
+bool throws_naming(const std::function<void()>& f, const std::string& fragment) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return std::string(e.what()).find(fragment) != std::string::npos;
+    }
+    return false;
+}
+
+constexpr double kGiB = 1073741824.0;
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(engine_profiles)
+
+BOOST_AUTO_TEST_CASE(versions_compare_part_by_part) {
+    const auto v = [](const char* t) { return parse_engine_version(t, "v"); };
+    BOOST_TEST(compare_versions(v("0.4.6.post1"), v("0.4.6")) > 0);
+    BOOST_TEST(compare_versions(v("0.4.6.post1"), v("0.4.7")) < 0);
+    BOOST_TEST(compare_versions(v("v0.10.1.1"), v("0.10.1")) > 0);
+    BOOST_TEST(compare_versions(v("0.10.0"), v("0.9.2")) > 0);   // numbers, not text
+    BOOST_TEST(compare_versions(v("0.11"), v("0.11.0")) == 0);
+    BOOST_TEST(compare_versions(v("0.6.3+cu121"), v("0.6.3")) == 0);
+    BOOST_TEST(throws_naming([&] { v("latest"); }, "is not a version"));
+    BOOST_TEST(throws_naming([&] { v(""); }, "is not a version"));
+}
+
+BOOST_AUTO_TEST_CASE(engine_argument_picks_the_profile_covering_the_version) {
+    const struct {
+        const char* asked;
+        const char* profile;
+    } rows[] = {
+        {"vllm@0.6.3", "vllm-v0"},       {"vllm@0.4.2", "vllm-v0"},  {"vllm@0.7.2", "vllm-v0"},   // V0 is the default engine before 0.8
+        {"vllm@0.8.0", "vllm-v1"},       {"vllm@0.10.1", "vllm-v1"}, {"vllm@0.11.0", "vllm-v1"},  // graphs still outside the budget
+        {"vllm@0.20.0", "vllm-v1-cudagraph"}, {"vllm", "vllm-v1-cudagraph"},                       // the newest
+        {"VLLM@v0.9.1", "vllm-v1"},
+        {"sglang@0.4.6", "sglang-0.4"},  {"sglang@0.4.6.post1", "sglang-0.4"}, {"sglang@0.4.9", "sglang-0.4.8"},
+        {"sglang@0.5.3.post3", "sglang-0.5"}, {"sglang", "sglang-0.5"},
+    };
+    for (const auto& r : rows) BOOST_TEST(resolve_engine_profile(catalog(), r.asked).profile->id == r.profile, r.asked);
+    BOOST_TEST(throws_naming([] { resolve_engine_profile(catalog(), "trtllm"); }, "--engine: unknown engine 'trtllm'"));
+    BOOST_TEST(throws_naming([] { resolve_engine_profile(catalog(), "vllm@0.3.3"); }, "covered by no profile"));
+    BOOST_TEST(throws_naming([] { resolve_engine_profile(catalog(), "vllm@main"); }, "is not a version"));
+}
+
+BOOST_AUTO_TEST_CASE(every_bundled_profile_cites_its_source_and_is_fitted) {
+    BOOST_TEST(catalog().profiles.size() >= 4u);
+    for (const EngineProfile& p : catalog().profiles) {
+        BOOST_TEST(!p.sources.empty(), p.id);
+        for (const SourceRef& s : p.sources) BOOST_TEST((!s.file.empty() && !s.function.empty() && !s.version.empty()), p.id);
+        BOOST_TEST(p.fitted, p.id << " has no fitted values in engine-fit.json");
+    }
+    BOOST_TEST(!catalog().corpus_checksum.empty());
+    BOOST_TEST(!catalog().bands.empty());
+}
+
+BOOST_AUTO_TEST_CASE(malformed_profiles_name_the_field) {
+    const std::string good = R"({"format": "quantplan-engine-profile/1", "id": "x", "engine": "vllm", "title": "t",
+        "versions": {"from": "0.1"}, "sources": [{"repository": "r", "file": "f", "function": "g", "version": "v", "what": "w"}],
+        "defaults": {}, "memory": {"rule": "utilization_of_total"}})";
+    BOOST_TEST(parse_engine_profile(good, "p.json").id == "x");
+    const struct {
+        std::string text;
+        const char* fragment;
+    } bad[] = {
+        {R"({"format": "other"})", "p.json.format"},
+        {std::string(good).replace(good.find("\"vllm\""), 6, "\"tgi\""), "p.json.engine"},
+        {std::string(good).replace(good.find("utilization_of_total"), 20, "whatever"), "p.json.memory.rule"},
+        {std::string(good).replace(good.find("\"sources\": ["), 12, "\"sources\": [], \"x\": ["), "p.json.sources"},
+        {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("defaults": {"gpu_memory_utilization": 3})"),
+         "gpu_memory_utilization"},
+        {"{\"format\": ", "p.json"},
+    };
+    for (const auto& b : bad) BOOST_TEST(throws_naming([&] { parse_engine_profile(b.text, "p.json"); }, b.fragment), b.fragment);
+}
+
+BOOST_AUTO_TEST_CASE(v1_defaults_depend_on_the_gpu) {
+    const EngineProfile& v1 = *resolve_engine_profile(catalog(), "vllm@0.10.1").profile;
+    const GpuProfile h100 = test::bundled_gpu("h100-sxm"), a100 = test::bundled_gpu("a100-80gb"), l40s = test::bundled_gpu("l40s");
+    BOOST_TEST(defaults_for_gpu(v1, h100.id, h100.memory_usable_bytes).max_num_seqs == 1024);
+    BOOST_TEST(defaults_for_gpu(v1, h100.id, h100.memory_usable_bytes).max_num_batched_tokens == 8192);
+    BOOST_TEST(defaults_for_gpu(v1, a100.id, a100.memory_usable_bytes).max_num_seqs == 256);  // A100 excluded from 0.9.0
+    BOOST_TEST(defaults_for_gpu(v1, l40s.id, l40s.memory_usable_bytes).max_num_batched_tokens == 2048);
+    const EngineProfile& v0 = *resolve_engine_profile(catalog(), "vllm@0.6.3").profile;
+    BOOST_TEST(defaults_for_gpu(v0, h100.id, h100.memory_usable_bytes).max_num_seqs == 256);
+    BOOST_TEST(!v0.defaults.chunked_prefill);
+    BOOST_TEST(resolve_engine_profile(catalog(), "vllm@0.20.0").profile->defaults.gpu_memory_utilization == 0.92);
+}
+
+// The engine source's worked values (docs/fidelity.md, "Engine profiles"): H100 about 0.835 and
+// H200 about 0.907 for SGLang 0.5.3 on; 0.88 / 0.87 by TP for 0.4.6 on an 80 GB part.
+BOOST_AUTO_TEST_CASE(sglang_mem_fraction_static_rules) {
+    constexpr double kTolerance = 0.002;  // the worked values use nvidia-smi MiB, the profiles CUDA's total
+    const GpuProfile h100 = test::bundled_gpu("h100-sxm"), h200 = test::bundled_gpu("h200");
+    const EngineProfile& s04 = *resolve_engine_profile(catalog(), "sglang@0.4.6").profile;
+    BOOST_TEST(sglang_mem_fraction_static(s04, h100.memory_usable_bytes, 1) == 0.88);
+    BOOST_TEST(sglang_mem_fraction_static(s04, h100.memory_usable_bytes, 2) == 0.87);
+    BOOST_TEST(sglang_mem_fraction_static(s04, h100.memory_usable_bytes, 8) == 0.81);
+    BOOST_TEST(std::abs(sglang_mem_fraction_static(s04, h200.memory_usable_bytes, 1) - 0.907) < 0.01);
+    const EngineProfile& s05 = *resolve_engine_profile(catalog(), "sglang@0.5.4").profile;
+    BOOST_TEST(std::abs(sglang_mem_fraction_static(s05, h100.memory_usable_bytes, 1) - 0.835) < kTolerance);
+    BOOST_TEST(std::abs(sglang_mem_fraction_static(s05, h200.memory_usable_bytes, 1) - 0.907) < kTolerance + 0.003);
+    EngineProfile explicit_fraction = s05;
+    explicit_fraction.defaults.mem_fraction_static = 0.85;
+    BOOST_TEST(sglang_mem_fraction_static(explicit_fraction, h200.memory_usable_bytes, 1) == 0.85);
+}
+
+BOOST_AUTO_TEST_CASE(efficiency_curves_interpolate_in_log_m_and_hold_flat_outside) {
+    EfficiencyCurve c;
+    c.m = {1, 16, 256};
+    c.fraction = {0.4, 0.8, 0.6};
+    BOOST_TEST(c.at(1) == 0.4);
+    BOOST_TEST(c.at(0) == 0.4);
+    BOOST_TEST(c.at(4096) == 0.6);
+    BOOST_TEST(std::abs(c.at(4) - 0.6) < 1e-12);  // halfway between 1 and 16 in log M
+    BOOST_TEST(std::abs(c.at(64) - 0.7) < 1e-12);
+}
+
+// V0 profiles max_model_len tokens without chunked prefill, V1 max_num_batched_tokens: the same
+// model and GPU admit far fewer tokens under V0 at a long max_model_len (the 9.4 GiB activation
+// peak of the V0 log the issue quotes).
+BOOST_AUTO_TEST_CASE(v0_profiles_max_model_len_v1_does_not) {
+    const ModelConfig m = test::bundled_model("qwen2.5-7b-instruct");
+    const GpuProfile gpu = test::bundled_gpu("a100-80gb");
+    const auto inventory = compress_inventory(tensor_inventory(m));
+    const SchemeCosts c = scheme_costs(m, inventory, parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    Workload w;
+    w.context_tokens = 32768;
+    const EngineSetup v0 = make_engine_setup(catalog(), "vllm@0.6.3", true);
+    const EngineSetup v1 = make_engine_setup(catalog(), "vllm@0.10.1", true);
+    Workload w0 = w;
+    w0.engine.max_num_batched_tokens = v0.profile.defaults.max_num_batched_tokens;
+    const Admission a0 = engine_admission(c, m, gpu, v0, w0, 32768);
+    const Admission a1 = engine_admission(c, m, gpu, v1, w, 32768);
+    BOOST_TEST(a0.activation_workspace_bytes > 3 * a1.activation_workspace_bytes);
+    BOOST_TEST(a0.kv_cache_tokens < a1.kv_cache_tokens);
+    BOOST_TEST(a0.kv_cache_tokens % 16 == 0);
+    // SGLang's budget has no activation term at all.
+    const EngineSetup sg = make_engine_setup(catalog(), "sglang@0.4.6", true);
+    BOOST_TEST(engine_admission(c, m, gpu, sg, w).activation_workspace_bytes == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(step_model_adds_its_terms_and_grows_with_batch_and_context) {
+    const ModelConfig m = test::bundled_model("qwen3-8b");
+    const GpuProfile gpu = test::bundled_gpu("h100-sxm");
+    const auto inventory = compress_inventory(tensor_inventory(m));
+    const SchemeCosts c = scheme_costs(m, inventory, parse_scheme("w4a16-g128"), parse_kv_format("bf16"), gpu);
+    const EngineSetup s = make_engine_setup(catalog(), "vllm", true);
+    const Workload w;
+    const EngineStep a = engine_decode_step(c, m, gpu, s, w, 1, 4096);
+    BOOST_TEST(std::abs(a.time_s - (a.fixed_s + a.layers_s + a.linear_s + a.lm_head_s + a.attention_s + a.communication_s)) < 1e-15);
+    BOOST_TEST(std::string(kernel_family_name(a.family)) == "w4a16");
+    BOOST_TEST(engine_decode_step(c, m, gpu, s, w, 64, 4096).time_s > a.time_s);
+    BOOST_TEST(engine_decode_step(c, m, gpu, s, w, 1, 32768).time_s > a.time_s);
+    // A step can never beat the bytes it reads at the GPU's peak bandwidth.
+    BOOST_TEST(a.time_s > static_cast<double>(a.roofline.total_bytes()) / gpu.memory_bandwidth_bytes_per_s);
+    EngineSetup no_terms = s;
+    no_terms.profile.step = {};
+    BOOST_TEST(engine_decode_step(c, m, gpu, no_terms, w, 1, 4096).time_s < a.time_s + 1e-15);
+}
+
+BOOST_AUTO_TEST_CASE(plan_under_an_engine_profile_has_bands_around_its_figures) {
+    PlanRequest r;
+    r.model = test::bundled_model("qwen3-8b");
+    r.gpu = test::bundled_gpu("h100-sxm");
+    r.efficiency = builtin_efficiency_profile("realistic");
+    r.schemes = {parse_scheme("bf16"), parse_scheme("w4a16-g128")};
+    r.engine = make_engine_setup(catalog(), "vllm", true);
+    const PlanResult p = plan(r);
+    for (const SchemeResult& s : p.schemes) {
+        BOOST_TEST_REQUIRE(s.bands.has_value());
+        const SchemeBands& b = *s.bands;
+        BOOST_TEST(b.step_time_s.low <= b.step_time_s.high);
+        BOOST_TEST(b.throughput_tokens_per_s.low <= b.throughput_tokens_per_s.high);
+        BOOST_TEST(std::abs(b.throughput_tokens_per_s.low - static_cast<double>(s.decode.batch) / b.step_time_s.high) < 1e-9);
+        BOOST_TEST(b.kv_cache_tokens.low <= b.kv_cache_tokens.high);
+        BOOST_TEST(!b.basis.empty());
+        BOOST_TEST(s.decode.time_s > 0);
+    }
+    // Without an engine profile pricing the plan, no bands (the roofline profiles are not fitted).
+    r.engine->price_steps = false;
+    for (const SchemeResult& s : plan(r).schemes) BOOST_TEST(!s.bands.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(fitted_parameter_file_round_trips) {
+    std::ifstream in(fit_file());
+    std::stringstream text;
+    text << in.rdbuf();
+    const FittedParameters f = parse_fitted_parameters(text.str(), "engine-fit.json");
+    BOOST_TEST(fitted_parameters_json(f) == text.str());
+    BOOST_TEST(throws_naming([] { parse_fitted_parameters(R"({"format": "quantplan-engine-fit/1", "corpus_checksum": "x", "profiles": 3})", "f"); },
+                             "f.profiles"));
+}
+
+BOOST_AUTO_TEST_CASE(bands_fall_back_from_group_to_engine_to_class) {
+    std::vector<Band> bands = {
+        {"vllm", "4bit", FigureClass::Step, -0.2, 0.1, 3, "small"},
+        {"vllm", "*", FigureClass::Step, -0.3, 0.2, 12, "engine"},
+        {"*", "*", FigureClass::Step, -0.4, 0.3, 40, "class"},
+        {"vllm", "bf16", FigureClass::Step, -0.05, 0.05, 9, "own"},
+    };
+    BOOST_TEST(find_band(bands, "vllm", "bf16", FigureClass::Step)->basis == "own");
+    BOOST_TEST(find_band(bands, "vllm", "4bit", FigureClass::Step)->basis == "engine");  // 3 points: too few
+    BOOST_TEST(find_band(bands, "sglang", "4bit", FigureClass::Step)->basis == "class");
+    BOOST_TEST(!find_band(bands, "vllm", "bf16", FigureClass::Ttft).has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

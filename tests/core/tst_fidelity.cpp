@@ -1,0 +1,172 @@
+// The measurement corpus and the fit: the reader's units and errors, and the gate: the
+// leave-one-out medians recomputed from the bundled corpus are no worse than docs/fidelity.md
+// records, and the committed fit file is what the fit of the committed corpus writes.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <regex>
+#include <sstream>
+
+#include "core/engine/engine_profile.h"
+#include "core/error.h"
+#include "core/fidelity/corpus.h"
+#include "core/fidelity/fit.h"
+#include "tests/core/test_support.h"
+
+using namespace quantplan;
+using namespace quantplan::fidelity;
+
+namespace {
+
+std::string read(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+const FidelityReport& bundled_report() {
+    static const FidelityReport r = [] {
+        FitInputs in;
+        in.models_dir = test::models_dir();
+        in.gpus = load_gpu_profiles(test::gpus_dir());
+        in.catalog = engine::load_engine_catalog(test::source_dir() / "assets" / "engines" / "profiles", "");
+        return evaluate_fidelity(load_corpus(test::source_dir() / "assets" / "measurements"), in);
+    }();
+    return r;
+}
+
+bool throws_naming(const std::function<void()>& f, const std::string& fragment) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return std::string(e.what()).find(fragment) != std::string::npos;
+    }
+    return false;
+}
+
+const char* kOneRecord = R"({"format": "quantplan-measurements/1",
+  "source": {"repository": "a/b", "file": "f.md"},
+  "defaults": {"speed_counts_prompt": true, "setup": {"engine": "vllm", "engine_version": "v0.6.3", "gpu": "a100-80gb", "tp": 1}},
+  "records": [
+    {"id": "x/1", "metric": "ttft_s", "value": 59.01, "unit": "ms", "stat": "mean", "setup": {"model": "qwen3-8b", "tp": 2}},
+    {"id": "x/2", "metric": "kv_cache_bytes", "value": 2.5, "unit": "GiB", "source": {"issue": 10517}},
+    {"id": "x/3", "metric": "decode_tokens_per_s", "value": 84.28, "unit": "tokens/s", "setup": {"batch": 1, "input_tokens": 1}}
+  ]})";
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(fidelity_corpus)
+
+BOOST_AUTO_TEST_CASE(records_are_read_in_si_units_with_defaults_merged) {
+    const std::vector<Record> r = parse_corpus_file(kOneRecord, "t.json");
+    BOOST_TEST_REQUIRE(r.size() == 3u);
+    BOOST_TEST(std::abs(r[0].value - 0.05901) < 1e-12);
+    BOOST_TEST(r[0].value_as_published == 59.01);
+    BOOST_TEST(r[0].setup.engine_version == "0.6.3");  // the leading v dropped
+    BOOST_TEST(r[0].setup.tp == 2);                    // the record's own setting wins
+    BOOST_TEST(r[0].setup.gpu == "a100-80gb");         // the file's default
+    BOOST_TEST(r[0].stat == "mean");
+    BOOST_TEST(r[1].value == 2.5 * 1073741824.0);
+    BOOST_TEST(r[1].source_key == "t.json#10517");
+    BOOST_TEST(r[0].source_key == "t.json#a/b");
+    BOOST_TEST(r[2].speed_counts_prompt);
+    BOOST_TEST(*r[2].setup.input_tokens == 1);
+}
+
+BOOST_AUTO_TEST_CASE(bad_records_name_the_field) {
+    const std::string good = kOneRecord;
+    const auto with = [&](const std::string& from, const std::string& to) {
+        std::string t = good;
+        t.replace(t.find(from), from.size(), to);
+        return t;
+    };
+    const struct {
+        std::string text;
+        const char* fragment;
+    } bad[] = {
+        {with("\"unit\": \"ms\"", "\"unit\": \"GiB\""), "records[0].unit: 'GiB' does not measure ttft_s"},
+        {with("\"unit\": \"ms\"", "\"unit\": \"fortnights\""), "unknown unit"},
+        {with("\"metric\": \"ttft_s\"", "\"metric\": \"vibes\""), "unknown metric"},
+        {with("\"value\": 59.01", "\"value\": \"59\""), "records[0].value"},
+        {with("\"value\": 59.01", "\"value\": 1e400"), "t.json"},
+        {with("\"tp\": 2", "\"tp\": \"two\""), "records[0].setup.tp"},
+        {with("quantplan-measurements/1", "other"), "t.json.format"},
+        {with("\"id\": \"x/2\"", "\"id\": null"), "records[1].id"},
+    };
+    for (const auto& b : bad) BOOST_TEST(throws_naming([&] { parse_corpus_file(b.text, "t.json"); }, b.fragment), b.fragment);
+}
+
+BOOST_AUTO_TEST_CASE(the_bundled_corpus_meets_the_issue_s_breadth) {
+    const Corpus c = load_corpus(test::source_dir() / "assets" / "measurements");
+    std::int64_t speed = 0, kv = 0;
+    std::set<std::string> gpus, versions;
+    for (const Record& r : c.records) {
+        if (r.metric == Metric::KvCacheTokens || r.metric == Metric::GpuBlocks) ++kv;
+        if (r.metric == Metric::DecodeTokensPerS || r.metric == Metric::TpotS || r.metric == Metric::ItlS || r.metric == Metric::E2eS) ++speed;
+        if (!r.setup.gpu.empty()) gpus.insert(r.setup.gpu);
+        if (!r.setup.engine_version.empty()) versions.insert(r.setup.engine + "@" + r.setup.engine_version);
+    }
+    BOOST_TEST(speed >= 60);
+    BOOST_TEST(kv >= 25);
+    BOOST_TEST(gpus.size() >= 4u);
+    BOOST_TEST(versions.size() >= 3u);
+    // The checksum is a function of the files: the same corpus twice gives the same one.
+    BOOST_TEST(load_corpus(test::source_dir() / "assets" / "measurements").checksum == c.checksum);
+}
+
+// The gate: docs/fidelity.md records the leave-one-out median |error| per figure class in an HTML
+// comment; a change that makes a class's median worse than recorded fails here.
+BOOST_AUTO_TEST_CASE(leave_one_out_medians_are_no_worse_than_docs_fidelity_records) {
+    constexpr double kSlack = 1e-6;  // the doc prints 4 significant digits; the gate allows only rounding
+    const std::string doc = read(test::source_dir() / "docs" / "fidelity.md");
+    const std::regex gate("<!-- fidelity-gate:([^>]*)-->");
+    std::smatch m;
+    BOOST_TEST_REQUIRE(std::regex_search(doc, m, gate), "docs/fidelity.md has no fidelity-gate line");
+    std::map<std::string, double> recorded;
+    const std::string body = m[1];
+    const std::regex entry("([a-z_]+)=([0-9.eE+-]+)");
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), entry); it != std::sregex_iterator(); ++it)
+        recorded[(*it)[1]] = std::stod((*it)[2]);
+    BOOST_TEST_REQUIRE(recorded.count("step") == 1u);
+    BOOST_TEST_REQUIRE(recorded.count("kv_tokens") == 1u);
+    const FidelityReport& r = bundled_report();
+    for (const ErrorSummary& s : r.summaries) {
+        if (s.metric.rfind("class:", 0) != 0) continue;
+        const std::string cls = s.metric.substr(6);
+        const auto it = recorded.find(cls);
+        BOOST_TEST_REQUIRE((it != recorded.end()), "docs/fidelity.md records no median for " << cls);
+        // Recorded with 4 significant digits: allow that rounding.
+        const double allowed = it->second * (1.0 + 5e-4) + kSlack;
+        BOOST_TEST(s.median_loo <= allowed, cls << ": leave-one-out median " << s.median_loo << " > recorded " << it->second);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(the_committed_fit_file_is_the_fit_of_the_committed_corpus) {
+    const std::string committed = read(test::source_dir() / "assets" / "engines" / "fit" / "engine-fit.json");
+    BOOST_TEST(engine::fitted_parameters_json(bundled_report().parameters) == committed,
+               "assets/engines/fit/engine-fit.json is stale: rerun quantplan --fit-engines");
+}
+
+BOOST_AUTO_TEST_CASE(leave_one_out_differs_from_the_full_fit_and_is_not_better_overall) {
+    const FidelityReport& r = bundled_report();
+    double sum_fitted = 0, sum_loo = 0;
+    std::int64_t n = 0;
+    for (const PricedPoint& p : r.points) {
+        if (!p.usable || p.figure != engine::FigureClass::Step) continue;
+        sum_fitted += std::abs(p.error_fitted());
+        sum_loo += std::abs(p.error_loo());
+        ++n;
+    }
+    BOOST_TEST_REQUIRE(n > 20);
+    // Holding a point out can only make the least-squares fit worse for it on average.
+    BOOST_TEST(sum_loo >= sum_fitted);
+    for (const PricedPoint& p : r.points)
+        if (!p.usable) BOOST_TEST(!p.skip_reason.empty(), p.id);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
