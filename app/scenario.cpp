@@ -65,6 +65,8 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (o.kernel == defaults.kernel) o.kernel = text_value(value, at);
         } else if (key == "profile") {
             if (o.profile == defaults.profile) o.profile = text_value(value, at);
+        } else if (key == "engine") {
+            if (!o.engine_given) o.engine = text_value(value, at);
         } else if (key == "calibration") {
             // "" is the window's "no calibration file" (docs/gui.md).
             if (!o.calibration && !text_value(value, at).empty()) o.calibration = text_value(value, at);

@@ -43,25 +43,12 @@ const std::vector<TensorInfo>& inventory_of(const ModelConfig& model) {
 struct Pricer {
     const PlanRequest& r;
     bool engine() const { return r.engine && r.engine->price_steps; }
-    DecodeStep decode(const SchemeCosts& c, std::int64_t batch, std::int64_t context) const {
-        if (!engine()) return decode_step(c, r.gpu, r.efficiency, r.workload, batch, context);
-        const engine::EngineStep e = engine::engine_decode_step(c, r.model, r.gpu, *r.engine, r.workload, batch, context);
-        DecodeStep s = e.roofline;
-        s.memory_time_s = e.linear_s + e.lm_head_s + e.attention_s;  // the kernels, one after another
-        s.compute_time_s = s.total_flop() / std::max(1.0, matmul_peak_flop_per_s(r.gpu, c.matmul));
-        s.communication_time_s = e.communication_s;
-        s.bound = s.compute_time_s > d_bytes(s) / r.gpu.memory_bandwidth_bytes_per_s ? Bound::Compute : Bound::Memory;
-        s.time_s = e.time_s;
-        return s;
-    }
+    DecodeStep decode(const SchemeCosts& c, std::int64_t batch, std::int64_t context) const { return priced_decode_step(r, c, batch, context); }
     PrefillResult prefill(const SchemeCosts& c, std::int64_t tokens) const {
         if (!engine()) return quantplan::prefill(c, r.gpu, r.efficiency, r.workload, tokens);
         return engine::engine_prefill(c, r.model, r.gpu, *r.engine, r.workload, tokens);
     }
-    Admission admit(const SchemeCosts& c) const {
-        if (!engine()) return admission(c, r.model, r.gpu, r.workload);
-        return engine::engine_admission(c, r.model, r.gpu, *r.engine, r.workload);
-    }
+    Admission admit(const SchemeCosts& c) const { return priced_admission(r, c, r.workload); }
     std::vector<double> curve(const SchemeCosts& c, std::int64_t max_batch) const {
         if (!engine()) return step_times(c, r.gpu, r.efficiency, r.workload, max_batch);
         std::vector<double> t;
@@ -69,7 +56,6 @@ struct Pricer {
         for (std::int64_t b = 1; b <= max_batch; ++b) t.push_back(decode(c, b, r.workload.context_tokens).time_s);
         return t;
     }
-    static double d_bytes(const DecodeStep& s) { return static_cast<double>(s.total_bytes()); }
 };
 
 // A band [x / (1 + p90), x / (1 + p10)] for a predicted time or count (errors are predicted /
@@ -100,6 +86,8 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
     const auto get = [&](engine::FigureClass f) { return engine::find_band(q.engine->bands, eng, family, f); };
     if (const auto b = get(engine::FigureClass::Step)) {
         out.step_time_s = band_for(r.decode.time_s, *b, !out.covered);
+        out.step_low_factor = band_for(1.0, *b, !out.covered).low;
+        out.step_high_factor = band_for(1.0, *b, !out.covered).high;
         // Throughput is batch / step time: its band is the step's, inverted.
         const double batch = static_cast<double>(r.decode.batch);
         out.throughput_tokens_per_s = r.throughput_tokens_per_s > 0 ? FigureBand{batch / out.step_time_s.high, batch / out.step_time_s.low} : FigureBand{};
@@ -118,6 +106,23 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
 }
 
 }  // namespace
+
+DecodeStep priced_decode_step(const PlanRequest& r, const SchemeCosts& c, std::int64_t batch, std::int64_t context) {
+    if (!r.engine || !r.engine->price_steps) return decode_step(c, r.gpu, r.efficiency, r.workload, batch, context);
+    const engine::EngineStep e = engine::engine_decode_step(c, r.model, r.gpu, *r.engine, r.workload, batch, context);
+    DecodeStep s = e.roofline;
+    s.memory_time_s = e.linear_s + e.lm_head_s + e.attention_s;  // the kernels, one after another
+    s.compute_time_s = s.total_flop() / std::max(1.0, matmul_peak_flop_per_s(r.gpu, c.matmul));
+    s.communication_time_s = e.communication_s;
+    s.bound = s.compute_time_s > static_cast<double>(s.total_bytes()) / r.gpu.memory_bandwidth_bytes_per_s ? Bound::Compute : Bound::Memory;
+    s.time_s = e.time_s;
+    return s;
+}
+
+Admission priced_admission(const PlanRequest& r, const SchemeCosts& c, const Workload& w) {
+    if (!r.engine || !r.engine->price_steps) return admission(c, r.model, r.gpu, w);
+    return engine::engine_admission(c, r.model, r.gpu, *r.engine, w);
+}
 
 PlanResult plan(PlanRequest request) {
     validate_workload(request.workload);
@@ -154,6 +159,9 @@ PlanResult plan(PlanRequest request) {
         // No baseline when bf16 itself does not fit: the speedup is undefined (NaN, written as null).
         r.speedup_vs_bf16 = bf16_throughput > 0 ? r.throughput_tokens_per_s / bf16_throughput : std::nan("");
         r.bands = bands_of(r, request);
+        if (request.engine && request.engine->price_steps)  // evidence goes with the fitted figures
+            r.evidence = engine::nearest_points(request.engine->points, request.model.name, request.model.model_type, request.gpu.id,
+                                                request.gpu.compute_capability, engine::scheme_family(s), request.engine->profile.engine);
         any_fits = any_fits || r.admission.fits;
         out.schemes.push_back(std::move(r));
     }

@@ -56,6 +56,12 @@ struct PlanResult {
     Decision decision;
 };
 
+// One decode step and one admission of `costs` as the plan prices them: the engine profile's step
+// model and memory rules when request.engine prices steps, the roofline of request.efficiency
+// otherwise. Sweeps and charts price their points with these, so they draw what the plan computed.
+DecodeStep priced_decode_step(const PlanRequest& request, const SchemeCosts& costs, std::int64_t batch, std::int64_t context);
+Admission priced_admission(const PlanRequest& request, const SchemeCosts& costs, const Workload& workload);
+
 // Validates the request (batch, context, utilisation, TP) and prices every scheme. Throws Error
 // naming the option for impossible inputs, and when no scheme's weights fit on the GPU.
 PlanResult plan(PlanRequest request);

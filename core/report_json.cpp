@@ -183,6 +183,15 @@ json bands_json(const SchemeBands& b) {
             {"coverage_note", b.coverage_note}};
 }
 
+json evidence_json(const std::vector<engine::EvidencePoint>& points) {
+    json out = json::array();
+    for (const engine::EvidencePoint& p : points)
+        out.push_back({{"id", p.id}, {"metric", p.metric}, {"engine", p.engine}, {"engine_version", p.engine_version}, {"gpu", p.gpu},
+                       {"model", p.model}, {"scheme", p.scheme}, {"batch", p.batch}, {"input_tokens", p.input_tokens},
+                       {"output_tokens", p.output_tokens}, {"measured", p.measured}, {"fitted", p.fitted}, {"leave_one_out", p.loo}});
+    return out;
+}
+
 json engine_json(const engine::EngineSetup& e) {
     json sources = json::array();
     for (const engine::SourceRef& s : e.profile.sources)
@@ -221,6 +230,7 @@ json plan_json(const PlanResult& p) {
     for (const SchemeResult& r : p.schemes) {
         schemes.push_back(scheme_json(r));
         if (r.bands) schemes.back()["bands"] = bands_json(*r.bands);
+        if (q.engine && q.engine->price_steps) schemes.back()["evidence"] = evidence_json(r.evidence);
     }
     json crossovers = json::array(), closed = json::array(), ridges = json::array();
     for (const Crossover& c : p.crossovers) crossovers.push_back(to_json(c));

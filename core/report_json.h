@@ -33,6 +33,10 @@ nlohmann::json scheme_json(const SchemeResult& r);
 // A scheme's error bands (`bands` of a scheme entry under an engine profile).
 nlohmann::json bands_json(const SchemeBands& b);
 
+// A scheme's `evidence`: the nearest corpus points, each with its setup, the measured value and the
+// fit's prediction for it (SI units).
+nlohmann::json evidence_json(const std::vector<engine::EvidencePoint>& points);
+
 // The `engine` section: the engine asked for, the profile it resolved to, its sources and defaults.
 nlohmann::json engine_json(const engine::EngineSetup& e);
 

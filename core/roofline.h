@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/bytes.h"
+#include "core/engine/engine_profile.h"
 #include "core/gpu.h"
 #include "core/model.h"
 #include "core/scheme.h"
@@ -135,6 +136,10 @@ struct SchemeBands {
     FigureBand step_time_s;
     FigureBand ttft_s;
     FigureBand kv_cache_tokens;
+    // The step band as factors on a predicted step time, for a sweep's other batches: step time T
+    // has the band [T x step_low_factor, T x step_high_factor].
+    double step_low_factor = 1.0;
+    double step_high_factor = 1.0;
     std::string basis;          // which corpus points the bands come from, per figure
     bool covered = true;        // the corpus has kernel points for this GPU and scheme family
     std::string coverage_note;  // why not, and that the band was widened
@@ -150,6 +155,9 @@ struct SchemeResult {
     double throughput_tokens_per_s = 0;  // decode tokens/s at the admitted batch
     double speedup_vs_bf16 = 0;          // throughput / bf16's throughput at the same workload (NaN when bf16 does not fit)
     std::optional<SchemeBands> bands;    // under an engine profile with a fit (profile "engine")
+    // The measured corpus points nearest to this scheme's configuration (same model family and GPU
+    // architecture first), with what the fit predicts for each: the evidence behind the figures.
+    std::vector<engine::EvidencePoint> evidence;
 };
 
 // A batch size where two schemes swap order (step time at equal batch).

@@ -9,7 +9,7 @@ void add_points(const PlanResult& plan, const SchemeResult& r, const Admission& 
                 const std::vector<std::int64_t>& batches, std::vector<SweepPoint>& out) {
     const PlanRequest& q = plan.request;
     for (std::int64_t b : batches) {
-        const DecodeStep s = decode_step(r.costs, q.gpu, q.efficiency, q.workload, b, context);
+        const DecodeStep s = priced_decode_step(q, r.costs, b, context);
         SweepPoint p;
         p.scheme = scheme_name(r.costs.scheme);
         p.batch = b;
@@ -22,6 +22,10 @@ void add_points(const PlanResult& plan, const SchemeResult& r, const Admission& 
         p.max_sequences = adm.max_sequences;
         p.admitted = adm.fits && b <= adm.max_sequences;
         p.bytes = s.total_bytes();
+        if (r.bands) {
+            p.time_low_s = s.time_s * r.bands->step_low_factor;
+            p.time_high_s = s.time_s * r.bands->step_high_factor;
+        }
         out.push_back(std::move(p));
     }
 }
@@ -50,7 +54,7 @@ std::vector<SweepPoint> full_sweep(const PlanResult& plan, const std::vector<std
         for (std::int64_t l : contexts) {
             Workload w = plan.request.workload;
             w.context_tokens = l;
-            const Admission adm = admission(r.costs, plan.request.model, plan.request.gpu, w);
+            const Admission adm = priced_admission(plan.request, r.costs, w);
             add_points(plan, r, adm, l, batches, out);
         }
     return out;

@@ -22,6 +22,9 @@ struct SweepPoint {
     bool admitted = false;               // batch <= max sequences at this context
     std::int64_t max_sequences = 0;      // admission at this context
     std::uint64_t bytes = 0;             // total bytes moved by the step
+    // The step's band under an engine profile (SchemeBands' factors on time_s); 0 without one.
+    double time_low_s = 0;
+    double time_high_s = 0;
 };
 
 // Powers of two from `lo` to `hi` inclusive (1, 2, 4, ... 4096).

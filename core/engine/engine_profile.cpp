@@ -172,6 +172,31 @@ EngineDefaults defaults_for_gpu(const EngineProfile& p, const std::string& gpu_i
     return d;
 }
 
+std::vector<EvidencePoint> nearest_points(const std::vector<EvidencePoint>& points, const std::string& model,
+                                          const std::string& model_type, const std::string& gpu_id, const std::string& arch,
+                                          const std::string& family, const std::string& engine, std::size_t max_points) {
+    std::vector<std::pair<int, const EvidencePoint*>> scored;
+    for (const EvidencePoint& p : points) {
+        const int model_distance = p.model == model ? 0 : (!model_type.empty() && p.model_type == model_type) ? 1 : 9;
+        const int gpu_distance = p.gpu == gpu_id ? 0 : (!arch.empty() && p.arch == arch) ? 1 : 9;
+        if (model_distance == 9 && gpu_distance == 9) continue;
+        const int score = 4 * model_distance + 4 * gpu_distance + (p.family == family ? 0 : 3) + (p.engine == engine ? 0 : 1);
+        scored.emplace_back(score, &p);
+    }
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<EvidencePoint> out;
+    std::vector<std::string> seen;  // one point per setup and metric (a run's mean and median are twins)
+    for (std::size_t i = 0; i < scored.size() && out.size() < max_points; ++i) {
+        const EvidencePoint& p = *scored[i].second;
+        const std::string key = p.model + "|" + p.gpu + "|" + p.scheme + "|" + p.engine + p.engine_version + "|" + p.metric + "|" +
+                                std::to_string(p.batch) + "|" + std::to_string(p.input_tokens) + "|" + std::to_string(p.output_tokens);
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(key);
+        out.push_back(p);
+    }
+    return out;
+}
+
 EngineVersion parse_engine_version(std::string_view text, const std::string& field) {
     EngineVersion v;
     v.text = std::string(text);
@@ -388,6 +413,31 @@ FittedParameters parse_fitted_parameters(std::string_view text, const std::strin
             f.bands.push_back(std::move(band));
         }
     }
+    if (const auto pts = j.find("points"); pts != j.end()) {
+        if (!pts->is_array() || pts->size() > 100000) throw Error(source + ".points", "must be an array");
+        for (std::size_t i = 0; i < pts->size(); ++i) {
+            const json& e = (*pts)[i];
+            const std::string path = source + ".points[" + std::to_string(i) + "]";
+            EvidencePoint p;
+            p.id = text_of(e, "id", path);
+            p.metric = text_of(e, "metric", path);
+            p.engine = text_of(e, "engine", path);
+            p.engine_version = text_of(e, "engine_version", path, false);
+            p.family = text_of(e, "family", path);
+            p.gpu = text_of(e, "gpu", path);
+            p.arch = text_of(e, "arch", path, false);
+            p.model = text_of(e, "model", path);
+            p.model_type = text_of(e, "model_type", path, false);
+            p.scheme = text_of(e, "scheme", path, false);
+            p.batch = count_of(e, "batch", path, 1);
+            p.input_tokens = count_of(e, "input_tokens", path, 0);
+            p.output_tokens = count_of(e, "output_tokens", path, 0);
+            p.measured = number_of(e, "measured", path, 0, 0, 1e15);
+            p.fitted = number_of(e, "fitted", path, 0, 0, 1e15);
+            p.loo = number_of(e, "loo", path, 0, 0, 1e15);
+            f.points.push_back(std::move(p));
+        }
+    }
     return f;
 }
 
@@ -435,6 +485,13 @@ std::string fitted_parameters_json(const FittedParameters& f) {
         bands.push_back({{"engine", b.engine}, {"family", b.family}, {"figure", figure_class_name(b.figure)}, {"p10", b.p10},
                          {"p90", b.p90}, {"points", b.points}, {"basis", b.basis}});
     j["bands"] = std::move(bands);
+    ojson points = ojson::array();
+    for (const EvidencePoint& p : f.points)
+        points.push_back({{"id", p.id}, {"metric", p.metric}, {"engine", p.engine}, {"engine_version", p.engine_version},
+                          {"family", p.family}, {"gpu", p.gpu}, {"arch", p.arch}, {"model", p.model}, {"model_type", p.model_type},
+                          {"scheme", p.scheme}, {"batch", p.batch}, {"input_tokens", p.input_tokens}, {"output_tokens", p.output_tokens},
+                          {"measured", p.measured}, {"fitted", p.fitted}, {"loo", p.loo}});
+    j["points"] = std::move(points);
     return j.dump(1) + "\n";
 }
 
@@ -455,6 +512,7 @@ void apply_fit(EngineCatalog& catalog, const FittedParameters& fit) {
     catalog.kernels = fit.kernels;
     catalog.corpus_checksum = fit.corpus_checksum;
     catalog.bands = fit.bands;
+    catalog.points = fit.points;
 }
 
 EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, const std::filesystem::path& fit_file) {

@@ -224,6 +224,35 @@ inline constexpr std::int64_t kMinBandPoints = 5;
 // The band for `engine` x `family` x `figure` with those fallbacks; nullopt when the class has none.
 std::optional<Band> find_band(const std::vector<Band>& bands, const std::string& engine, const std::string& family, FigureClass figure);
 
+// A corpus point as the fit file keeps it, so a plan can show the measurements nearest to it
+// without reading the corpus: what was measured where, and what the fit predicts for it.
+struct EvidencePoint {
+    std::string id;            // the corpus record
+    std::string metric;        // corpus metric name
+    std::string engine;        // "vllm", "sglang"
+    std::string engine_version;
+    std::string family;        // scheme family
+    std::string gpu;           // GPU id
+    std::string arch;          // its compute capability ("sm_90")
+    std::string model;         // bundled model name
+    std::string model_type;    // config.json model_type ("qwen3", "llama")
+    std::string scheme;        // quantplan scheme name
+    std::int64_t batch = 1;
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
+    double measured = 0;       // SI units (tokens/s, seconds, tokens)
+    double fitted = 0;         // the fit's prediction for it
+    double loo = 0;            // the same with the point left out
+};
+
+// The points of `points` nearest to a plan of `model` (its `model_type`) on `gpu_id` / `arch` with
+// scheme family `family` and engine `engine`, at most `max_points`, nearest first: same model,
+// then same model family; same GPU, then same architecture; same scheme family; same engine.
+// A point that shares neither the model family nor the GPU architecture is never listed.
+std::vector<EvidencePoint> nearest_points(const std::vector<EvidencePoint>& points, const std::string& model,
+                                          const std::string& model_type, const std::string& gpu_id, const std::string& arch,
+                                          const std::string& family, const std::string& engine, std::size_t max_points = 5);
+
 // The fitted parameter file: per-profile memory and step terms, and the kernel curves (shared by
 // every profile: a kernel's speed is the GPU's), with the checksum of the corpus they came from.
 struct FittedParameters {
@@ -233,6 +262,7 @@ struct FittedParameters {
     std::map<std::string, MemoryRules> memory;  // fitted values by profile id (rules come from the profile)
     KernelEfficiencies kernels;
     std::vector<Band> bands;                // leave-one-out bands (evaluate_fidelity)
+    std::vector<EvidencePoint> points;      // every priced end-to-end point (evaluate_fidelity)
 };
 
 // A set of profiles with their fitted parameters.
@@ -241,6 +271,7 @@ struct EngineCatalog {
     KernelEfficiencies kernels;
     std::string corpus_checksum;           // of the fit loaded ("" when none)
     std::vector<Band> bands;
+    std::vector<EvidencePoint> points;
 };
 
 // Parses one profile document; throws Error naming the JSON path at fault.

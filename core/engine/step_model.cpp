@@ -72,6 +72,7 @@ EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view arg
     s.choice.profile = nullptr;
     s.kernels = catalog.kernels;
     s.bands = catalog.bands;
+    s.points = catalog.points;
     s.corpus_checksum = catalog.corpus_checksum;
     s.price_steps = price_steps;
     return s;

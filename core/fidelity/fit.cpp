@@ -343,6 +343,12 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     if (!res) return skip(why);
     o.profile = res->profile->id;
     o.family = engine::scheme_family(res->scheme);
+    o.model_type = res->model.model_type;
+    o.arch = res->gpu.compute_capability;
+    o.engine_version = r.setup.engine_version;
+    o.batch = r.setup.batch.value_or(r.setup.concurrency.value_or(1));
+    o.input_tokens = r.setup.input_tokens.value_or(0);
+    o.output_tokens = r.setup.output_tokens.value_or(0);
     p.kernel_key = engine::kernel_scale_key(res->scheme, res->model.is_moe());
     const RecordSetup& s = r.setup;
     EngineSetup setup = zero_setup(*res, kernels);
@@ -387,6 +393,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     }
     if (!input || !output) return skip("input or output length not stated");
     const std::int64_t in_tokens = std::max<std::int64_t>(1, *input), out_tokens = std::max<std::int64_t>(1, *output);
+    o.input_tokens = in_tokens, o.output_tokens = out_tokens;  // as priced (a dataset's means where so noted)
     const std::int64_t max_model_len = s.max_model_len.value_or(0);
     if (max_model_len > 0 && in_tokens + out_tokens > max_model_len + 64) return skip("lengths beyond the stated max_model_len");
     const double layers = d(res->model.num_layers);
@@ -482,55 +489,81 @@ engine::MemoryRules fit_memory(const std::vector<const Point*>& v) {
 // on every point of its engine (then of every engine), and says so in its basis.
 using ProfileList = std::vector<std::pair<std::string, std::string>>;
 
+// A profile fits its own fixed and per-layer costs only on this many step points of at least two
+// models; fewer (one model at several lengths cannot tell a per-layer cost from a kernel scale)
+// take its engine's.
+constexpr std::size_t kMinProfileStepPoints = 8;
+
+// The fixed and per-layer costs of `v` with the kernel scales of `scales` held: non-negative least
+// squares on the relative residual (scale x base + fixed x a + per_layer x b) / measured - 1.
+engine::StepTerms refit_costs(const std::vector<const Point*>& v, const engine::StepTerms& scales, const std::string& basis) {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> c;
+    for (const Point* p : v) {
+        rows.push_back({p->fixed_count / p->measured_s, p->layer_count / p->measured_s});
+        c.push_back(1.0 - scales.kernel_scale(p->kernel_key) * p->base_s / p->measured_s);
+    }
+    const std::vector<double> x = nnls(rows, c);
+    engine::StepTerms s = scales;
+    s.fixed_step_s = std::min(x[0], 10.0);
+    s.per_layer_s = std::min(x[1], 1.0);
+    s.fitted_points = static_cast<std::int64_t>(v.size());
+    s.basis = basis;
+    return s;
+}
+
 Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& include, const ProfileList& profiles) {
-    std::map<std::string, std::vector<const Point*>> time_points, kv_points;
+    // Step points (decode speed, TPOT/ITL, E2E) and TTFT points, per profile and per engine; the
+    // TTFT points fit only the per-request overhead on top (HTTP, tokenizer, scheduling).
+    std::map<std::string, std::vector<const Point*>> step_by_profile, ttft_by_profile, kv_by_profile;
+    std::map<std::string, std::vector<const Point*>> step_by_engine, ttft_by_engine, kv_by_engine;
+    std::vector<const Point*> step_all;
     for (std::size_t i = 0; i < points.size(); ++i) {
         const Point& p = points[i];
         if (!include[i] || !p.out.usable) continue;
-        if (p.out.figure == FigureClass::KvTokens) kv_points[p.out.profile].push_back(&p);
-        else if (p.out.figure == FigureClass::Step || p.out.figure == FigureClass::Ttft) time_points[p.out.profile].push_back(&p);
+        if (p.out.figure == FigureClass::KvTokens) {
+            kv_by_profile[p.out.profile].push_back(&p);
+            kv_by_engine[p.out.engine].push_back(&p);
+        } else if (p.out.figure == FigureClass::Ttft) {
+            ttft_by_profile[p.out.profile].push_back(&p);
+            ttft_by_engine[p.out.engine].push_back(&p);
+        } else if (p.out.figure == FigureClass::Step) {
+            step_by_profile[p.out.profile].push_back(&p);
+            step_by_engine[p.out.engine].push_back(&p);
+            step_all.push_back(&p);
+        }
     }
-    Terms t;
-    // Step terms on the step points (decode speed, TPOT/ITL, E2E); TTFT points then fit only the
-    // per-request overhead on top (a served TTFT carries HTTP, tokenizer and scheduling time).
-    std::map<std::string, std::vector<const Point*>> step_only, ttft_only;
-    for (const auto& [profile, v] : time_points)
-        for (const Point* p : v) (p->out.figure == FigureClass::Ttft ? ttft_only : step_only)[profile].push_back(p);
-    for (const auto& [profile, v] : step_only) t.step[profile] = fit_step(v, "of this profile (decode speed, TPOT/ITL, E2E at batch or concurrency 1)");
-    for (const auto& [profile, v] : ttft_only)
-        if (t.step.find(profile) == t.step.end()) t.step[profile] = fit_step(v, "of this profile (TTFT only)");
-    for (const auto& [profile, v] : kv_points) t.memory[profile] = fit_memory(v);
-    // The TTFT overhead: the median of what the prefill steps leave unexplained, per profile.
+    // The kernel scales are the engine's (its kernels, across its versions), with its pooled costs.
+    std::map<std::string, engine::StepTerms> engine_terms;
+    for (const auto& [engine, v] : step_by_engine)
+        engine_terms[engine] = fit_step(v, "pooled over every " + engine + " profile (decode speed, TPOT/ITL, E2E at batch or concurrency 1)");
+    const engine::StepTerms every_engine = step_all.empty() ? engine::StepTerms{} : fit_step(step_all, "pooled over every engine");
+    // The TTFT overhead: the median of what the prefill steps leave unexplained.
     const auto overhead = [&](const std::vector<const Point*>& v, const engine::StepTerms& st) {
         std::vector<double> r;
         for (const Point* p : v)
             r.push_back(p->measured_s - (st.kernel_scale(p->kernel_key) * p->base_s + p->fixed_count * st.fixed_step_s + p->layer_count * st.per_layer_s));
         return std::max(0.0, quantile(r, 0.5));
     };
-    for (const auto& [profile, v] : ttft_only) t.step[profile].ttft_overhead_s = overhead(v, t.step[profile]);
-    // Pools for the profiles that have no points.
-    std::map<std::string, std::vector<const Point*>> time_by_engine, kv_by_engine;
-    std::vector<const Point*> time_all, kv_all;
-    for (const auto& [profile, v] : step_only)
-        for (const Point* p : v) time_by_engine[p->out.engine].push_back(p), time_all.push_back(p);
-    for (const auto& [profile, v] : kv_points)
-        for (const Point* p : v) kv_by_engine[p->out.engine].push_back(p), kv_all.push_back(p);
+    Terms t;
     for (const auto& [id, engine] : profiles) {
-        if (t.step.find(id) == t.step.end()) {
-            const auto e = time_by_engine.find(engine);
-            if (e != time_by_engine.end()) t.step[id] = fit_step(e->second, "pooled over every " + engine + " profile (this one has none)");
-            else if (!time_all.empty()) t.step[id] = fit_step(time_all, "pooled over every engine (this one has none)");
-            std::vector<const Point*> ttft;
-            for (const auto& [profile, v] : ttft_only)
-                for (const Point* p : v)
-                    if (p->out.engine == engine) ttft.push_back(p);
-            if (!ttft.empty()) t.step[id].ttft_overhead_s = overhead(ttft, t.step[id]);
+        const auto e = engine_terms.find(engine);
+        engine::StepTerms terms = e != engine_terms.end() ? e->second : every_engine;
+        if (e == engine_terms.end() && !step_all.empty()) terms.basis = every_engine.basis + " (no " + engine + " point)";
+        const auto own = step_by_profile.find(id);
+        if (own != step_by_profile.end() && own->second.size() >= kMinProfileStepPoints) {
+            std::set<std::string> models;
+            for (const Point* p : own->second) models.insert(p->out.model);
+            if (models.size() >= 2)
+                terms = refit_costs(own->second, terms, std::to_string(own->second.size()) + " end-to-end points of this profile (" +
+                                                           std::to_string(models.size()) + " models), kernel scales of every " + engine + " profile");
         }
-        if (t.memory.find(id) == t.memory.end()) {
-            // Pooled within the engine only: SGLang's budget rule has no activation term.
-            const auto e = kv_by_engine.find(engine);
-            if (e != kv_by_engine.end()) t.memory[id] = fit_memory(e->second);
-        }
+        if (const auto tt = ttft_by_profile.find(id); tt != ttft_by_profile.end()) terms.ttft_overhead_s = overhead(tt->second, terms);
+        else if (const auto te = ttft_by_engine.find(engine); te != ttft_by_engine.end()) terms.ttft_overhead_s = overhead(te->second, terms);
+        if (!step_all.empty() || ttft_by_engine.count(engine) != 0) t.step[id] = terms;
+        // Memory: the profile's own points, else its engine's (SGLang's rule has no activation term).
+        if (const auto k = kv_by_profile.find(id); k != kv_by_profile.end()) t.memory[id] = fit_memory(k->second);
+        else if (const auto ke = kv_by_engine.find(engine); ke != kv_by_engine.end()) t.memory[id] = fit_memory(ke->second);
     }
     return t;
 }
@@ -636,7 +669,13 @@ FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
         for (std::size_t j = 0; j < points.size(); ++j) other_sources[j] = points[j].out.source_key != p.out.source_key;
         p.out.loso = predict(p, fit_terms(points, other_sources, profiles));
     }
-    for (Point& p : points) report.points.push_back(p.out);
+    for (Point& p : points) {
+        report.points.push_back(p.out);
+        const PricedPoint& o = p.out;
+        if (o.usable)
+            report.parameters.points.push_back({o.id, metric_name(o.metric), o.engine, o.engine_version, o.family, o.gpu, o.arch, o.model,
+                                                o.model_type, o.scheme, o.batch, o.input_tokens, o.output_tokens, o.measured, o.fitted, o.loo});
+    }
 
     // Summaries: per metric x engine x family, per metric, per figure class.
     std::map<std::tuple<std::string, std::string, std::string>, std::vector<const PricedPoint*>> groups;

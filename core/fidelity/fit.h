@@ -49,7 +49,13 @@ struct PricedPoint {
     std::string family;             // scheme family "bf16", "8bit", "4bit"
     std::string gpu;
     std::string model;
+    std::string model_type;         // of the bundled config
+    std::string arch;               // the GPU's compute capability
+    std::string engine_version;
     std::string scheme;
+    std::int64_t batch = 1;
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
     double measured = 0;            // SI, as the record
     double fitted = 0;              // prediction with every point in the fit
     double loo = 0;                 // prediction with this point left out

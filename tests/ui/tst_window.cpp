@@ -19,6 +19,8 @@
 #include <QtCharts/QLegend>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
+#include <QtCharts/QAreaSeries>
+#include <QtCharts/QAreaSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCore/QDir>
@@ -88,6 +90,8 @@ DataPaths source_data() {
     d.gpus_dir = kSource / "assets" / "gpus";
     d.scenarios_dir = kSource / "assets" / "scenarios";
     d.icon_file = kSource / "assets" / "icons" / "quantplan.svg";
+    d.engine_profiles_dir = kSource / "assets" / "engines" / "profiles";
+    d.engine_fit_file = kSource / "assets" / "engines" / "fit" / "engine-fit.json";
     return d;
 }
 
@@ -379,6 +383,43 @@ BOOST_FIXTURE_TEST_CASE(decision_panel_states_the_recommendation_reasons_and_war
     for (const std::string& r : expected.decision.reasons) BOOST_TEST(text.contains(QString::fromStdString(r)), r);
     for (const std::string& w : expected.decision.warnings) BOOST_TEST(text.contains(QString::fromStdString(w)), w);
     BOOST_TEST(window.decisionPanel()->model()->rowCount() == static_cast<int>(expected.decision.ranking.size()));
+}
+
+// The engine profile: the engine control picks it, the plan is priced by its fitted step model, the
+// crossover chart shades each scheme's p10-p90 band, and the decision panel lists the evidence.
+BOOST_FIXTURE_TEST_CASE(the_engine_profile_prices_the_plan_with_bands_and_evidence, WindowFixture) {
+    QComboBox* engine = window.controls()->engineBox();
+    BOOST_TEST_REQUIRE(engine->count() >= 6);  // vllm and sglang newest, then every bundled profile
+    BOOST_TEST(engine->findData(QStringLiteral("vllm@0.4.0")) >= 0);
+    BOOST_TEST(engine->findData(QStringLiteral("sglang")) >= 0);
+    BOOST_TEST(!find_series(window.crossoverPanel()->chartView()->chart(), QStringLiteral("bf16 (p10-p90)")));  // realistic: no band
+    engine->setCurrentIndex(engine->findData(QStringLiteral("vllm@0.8.0")));
+    window.controls()->profileBox()->setCurrentIndex(window.controls()->profileBox()->findData(QStringLiteral("engine")));
+    settle();
+    BOOST_TEST_REQUIRE(window.errorText().isEmpty(), window.errorText().toStdString());
+    const PlanResult& shown = *window.result();
+    BOOST_TEST_REQUIRE(shown.request.engine.has_value());
+    BOOST_TEST(shown.request.engine->profile.id == "vllm-v1");
+    BOOST_TEST(shown.request.engine->price_steps);
+    for (const SchemeResult& r : shown.schemes) BOOST_TEST(r.bands.has_value(), scheme_name(r.costs.scheme));
+    QChart* chart = window.crossoverPanel()->chartView()->chart();
+    auto* band = qobject_cast<QAreaSeries*>(find_series(chart, QStringLiteral("bf16 (p10-p90)")));
+    BOOST_TEST_REQUIRE(band != nullptr);
+    // The band's edges at batch 1 are the plan's step time times its band factors.
+    const SchemeResult& bf16 = shown.schemes.front();
+    BOOST_TEST(std::abs(band->upperSeries()->at(0).y() - bf16.decode.time_s * bf16.bands->step_high_factor * 1e3) < 1e-6 * bf16.decode.time_s * 1e3);
+    BOOST_TEST(std::abs(band->lowerSeries()->at(0).y() - bf16.decode.time_s * bf16.bands->step_low_factor * 1e3) < 1e-6 * bf16.decode.time_s * 1e3);
+    window.tabs()->setCurrentWidget(window.decisionPanel());
+    settle();
+    const QString text = window.decisionPanel()->text()->toPlainText();
+    BOOST_TEST(text.contains(QStringLiteral("Engine profile and evidence")), text.toStdString());
+    BOOST_TEST(text.contains(QStringLiteral("qwen3-8b")));
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "engine-profile.png").string())));
+    window.tabs()->setCurrentWidget(window.crossoverPanel());
+    settle();
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "engine-profile-crossover.png").string())));
+    // The setup carries the engine, as a scenario step and a saved file do.
+    BOOST_TEST(setup_to_json(window.setup()).value(QStringLiteral("engine")).toString() == QStringLiteral("vllm@0.8.0"));
 }
 
 BOOST_FIXTURE_TEST_CASE(lecture_mode_walks_the_seed_scenario, WindowFixture) {

@@ -58,6 +58,9 @@ struct CrossoverChartOptions {
 // Step time (or tokens/s) against batch on a log2 axis, one line per scheme of `plan`, from the
 // points of `sweep` (core's batch_sweep of the same plan; points of schemes not in the plan are
 // ignored). Series, by name:
+//   "<scheme> (p10-p90)"           QAreaSeries, the scheme's error band under an engine profile (sweep
+//                                  points with time_low_s/time_high_s), translucent, before its curve,
+//                                  not in the legend
 //   "<scheme>"                     QLineSeries, the admitted points (batch <= max sequences)
 //   "<scheme> (not admitted)"      QLineSeries, dashed, same colour: batches the KV budget refuses
 //                                  (joined to the last admitted point so the curve is continuous)

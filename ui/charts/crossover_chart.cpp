@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 
+#include <QtCharts/QAreaSeries>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QLogValueAxis>
@@ -56,6 +57,8 @@ struct SeriesSpec {
     qreal marker_size = 10;                                                 // scatter series
     QString labels_format;                                                  // scatter point labels; empty: none
     bool in_legend = true;
+    bool area = false;       // a shaded band: `points` its upper edge, `lower` its lower edge, filled with `color`
+    QList<QPointF> lower;
 };
 
 // The whole chart as data.
@@ -108,6 +111,16 @@ ChartSpec crossover_spec(const PlanResult& plan, const std::vector<SweepPoint>& 
     }
     for (auto& [name, points] : by_scheme)
         std::stable_sort(points.begin(), points.end(), [](const SweepPoint* a, const SweepPoint* b) { return a->batch < b->batch; });
+    // The band's edges in the chart's metric: step time low-high, or tokens/s batch/high-batch/low.
+    const auto band_edges = [&](const SweepPoint& p) -> std::pair<double, double> {
+        if (!(p.time_low_s > 0) || !(p.time_high_s > 0)) return {0, 0};
+        if (options.metric == CrossoverMetric::StepTimeMs) return {p.time_low_s * detail::kMsPerS, p.time_high_s * detail::kMsPerS};
+        const double b = static_cast<double>(p.batch);
+        return {b / p.time_high_s, b / p.time_low_s};
+    };
+    for (const auto& [name, points] : by_scheme)
+        for (const SweepPoint* p : points)
+            if (const auto [lo, hi] = band_edges(*p); lo > 0) min_value = std::min(min_value, lo), max_value = std::max(max_value, hi);
     if (!(max_batch > 0)) {
         spec.title += QStringLiteral(" (no sweep points)");
         return spec;
@@ -131,6 +144,19 @@ ChartSpec crossover_spec(const PlanResult& plan, const std::vector<SweepPoint>& 
         refused.name = detail::qstr(name) + QStringLiteral(" (not admitted)");
         refused.pen = QPen(color, 1.6, Qt::DashLine);
         refused.in_legend = false;
+        // The p10-p90 band under an engine profile, drawn first so the curves stay on top.
+        SeriesSpec band;
+        band.name = detail::qstr(name) + QStringLiteral(" (p10-p90)");
+        band.area = true;
+        band.color = color;
+        band.color.setAlpha(48);
+        band.in_legend = false;
+        for (const SweepPoint* p : by_scheme[name])
+            if (const auto [lo, hi] = band_edges(*p); lo > 0) {
+                band.points.append(QPointF(static_cast<double>(p->batch), hi));
+                band.lower.append(QPointF(static_cast<double>(p->batch), lo));
+            }
+        if (!band.points.isEmpty()) spec.series.push_back(std::move(band));
         std::vector<QPointF>& curve = curves[name];
         for (const SweepPoint* p : by_scheme[name]) {
             const QPointF point(static_cast<double>(p->batch), metric_value(*p, options.metric));
@@ -254,6 +280,22 @@ QChart* make_crossover_chart(const PlanResult& plan, const std::vector<SweepPoin
     chart->addAxis(x_axis, Qt::AlignBottom);
     chart->addAxis(y_axis, Qt::AlignLeft);
     for (const SeriesSpec& s : spec.series) {
+        if (s.area) {
+            auto* area = new QAreaSeries();
+            auto* upper = new QLineSeries(area);  // the area series does not own its edges: parent them to it
+            auto* lower = new QLineSeries(area);
+            upper->append(s.points);
+            lower->append(s.lower);
+            area->setUpperSeries(upper);
+            area->setLowerSeries(lower);
+            area->setName(s.name);
+            area->setProperty(kKeyProperty, key_of(s));
+            area->setBrush(s.color);
+            area->setPen(Qt::NoPen);
+            detail::add_series(chart, area, {x_axis, y_axis});
+            if (!s.in_legend) detail::hide_legend_entry(chart, area);
+            continue;
+        }
         QXYSeries* series = s.scatter ? static_cast<QXYSeries*>(new QScatterSeries()) : static_cast<QXYSeries*>(new QLineSeries());
         series->setName(s.name);
         series->setProperty(kKeyProperty, key_of(s));
@@ -278,7 +320,9 @@ bool update_crossover_chart(QChart* chart, const PlanResult& plan, const std::ve
     for (qsizetype i = 0; i < series.size(); ++i) {
         const SeriesSpec& s = spec.series[static_cast<std::size_t>(i)];
         const bool is_scatter = qobject_cast<QScatterSeries*>(series[i]) != nullptr;
-        if (series[i]->property(kKeyProperty).toString() != key_of(s) || is_scatter != s.scatter || !qobject_cast<QXYSeries*>(series[i])) return false;
+        const bool is_area = qobject_cast<QAreaSeries*>(series[i]) != nullptr;
+        if (series[i]->property(kKeyProperty).toString() != key_of(s) || is_scatter != s.scatter || is_area != s.area) return false;
+        if (!is_area && !qobject_cast<QXYSeries*>(series[i])) return false;
     }
     if (chart->title() != spec.title) chart->setTitle(spec.title);
     if (y_axis->titleText() != spec.y_title) y_axis->setTitleText(spec.y_title);
@@ -290,6 +334,14 @@ bool update_crossover_chart(QChart* chart, const PlanResult& plan, const std::ve
     range(y_axis, spec.y_lo, spec.y_hi);
     for (qsizetype i = 0; i < series.size(); ++i) {
         const SeriesSpec& s = spec.series[static_cast<std::size_t>(i)];
+        if (auto* area = qobject_cast<QAreaSeries*>(series[i])) {
+            if (area->name() != s.name) area->setName(s.name);
+            if (area->brush().color() != s.color) area->setBrush(s.color);
+            if (area->upperSeries()->points() != s.points) area->upperSeries()->replace(s.points);
+            if (area->lowerSeries()->points() != s.lower) area->lowerSeries()->replace(s.lower);
+            show_in_legend(chart, area, s.in_legend);
+            continue;
+        }
         auto* xy = qobject_cast<QXYSeries*>(series[i]);
         if (xy->name() != s.name) xy->setName(s.name);
         apply_style(xy, s);

@@ -52,7 +52,8 @@ constexpr int kCalibrationLabelWidthPx = 110;
 
 }  // namespace
 
-ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std::vector<GpuProfile>& gpus, QWidget* parent)
+ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std::vector<GpuProfile>& gpus,
+                             const std::vector<std::pair<QString, QString>>& engines, QWidget* parent)
     : QWidget(parent) {
     // Model and GPU.
     model_ = new QComboBox(this);
@@ -141,7 +142,18 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     qobject_cast<QLabel*>(workload_form->labelForField(kernel_))->setBuddy(kernel_);
 
     // Engine.
-    profile_ = combo_of({"realistic", "ideal", "measured"}, "profile", this);
+    profile_ = combo_of({"realistic", "ideal", "measured", "engine"}, "profile", this);
+    engine_ = new QComboBox(this);
+    engine_->setToolTip(glossary("engine"));
+    engine_->setObjectName(QStringLiteral("engine"));
+    if (engines.empty()) engine_->addItem(QStringLiteral("vllm"), QStringLiteral("vllm"));
+    for (const auto& [label, argument] : engines) {
+        engine_->addItem(label, argument);
+        engine_->setItemData(engine_->count() - 1, label, Qt::ToolTipRole);
+    }
+    // Profile titles are long: the box keeps the panel's width and elides, the list shows them whole.
+    engine_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    engine_->setMinimumContentsLength(16);
     calibration_ = new QLabel(tr("none"), this);
     calibration_->setToolTip(glossary("calibration"));
     calibration_->setObjectName(QStringLiteral("calibration"));
@@ -167,6 +179,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     auto* engine = new QGroupBox(tr("Engine"), this);
     auto* engine_form = new QFormLayout(engine);
     engine_form->addRow(term_label(tr("Efficiency &profile"), "profile", this), profile_);
+    engine_form->addRow(term_label(tr("E&ngine"), "engine", this), engine_);
     auto* calibration_row = new QHBoxLayout;
     calibration_row->addWidget(calibration_, 1);
     calibration_row->addWidget(open_calibration_);
@@ -174,7 +187,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     engine_form->addRow(term_label(tr("Calibration"), "calibration", this), calibration_row);
     engine_form->addRow(term_label(tr("gpu_memory_&utilization"), "gpu_mem_util", this), gpu_mem_util_);
     engine_form->addRow(term_label(tr("&Tensor parallel"), "tp", this), tp_);
-    for (QWidget* w : std::initializer_list<QWidget*>{profile_, gpu_mem_util_, tp_})
+    for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_})
         qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
 
     // Goal.
@@ -195,7 +208,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     layout->addWidget(engine);
     layout->addWidget(goal);
 
-    for (QComboBox* box : {model_, gpu_, kv_, kernel_, profile_, goal_, accuracy_})
+    for (QComboBox* box : {model_, gpu_, kv_, kernel_, profile_, engine_, goal_, accuracy_})
         connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { emit changed(); });
     connect(batch_, &LogSlider::valueChanged, this, [this] { emit changed(); });
     connect(context_, &LogSlider::valueChanged, this, [this] { emit changed(); });
@@ -277,7 +290,7 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label, bo
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {
-    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, gpu_mem_util_, tp_, goal_, accuracy_, reasoning_};
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, goal_, accuracy_, reasoning_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
@@ -311,6 +324,10 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     }
     select_data(kernel_, s.kernel);
     select_data(profile_, s.profile);
+    if (!select_data(engine_, s.engine)) {  // a version the list does not name as such ("vllm@0.6.3")
+        engine_->addItem(s.engine, s.engine);
+        select_data(engine_, s.engine);
+    }
     gpu_mem_util_->setValue(s.gpu_memory_utilization);
     tp_->setValue(static_cast<int>(s.tensor_parallel));
     select_data(goal_, s.goal);
@@ -331,6 +348,7 @@ PlannerSetup ControlsPanel::setup() const {
     s.kv = kv_->currentData().toString();
     s.kernel = kernel_->currentData().toString();
     s.profile = profile_->currentData().toString();
+    s.engine = engine_->currentData().toString();
     s.gpu_memory_utilization = gpu_mem_util_->value();
     s.tensor_parallel = tp_->value();
     s.goal = goal_->currentData().toString();

@@ -2,6 +2,7 @@
 // The left-hand controls of the planner window: model, GPU, schemes, batch, context, KV-cache
 // dtype, kernel quality, efficiency profile, gpu_memory_utilization, tensor parallelism and the
 // goal. It holds no logic: it shows a PlannerSetup and reports edits as one.
+#include <utility>
 #include <vector>
 
 #include <QtWidgets/QWidget>
@@ -30,7 +31,9 @@ class LogSlider;
 class ControlsPanel : public QWidget {
     Q_OBJECT
 public:
-    ControlsPanel(const std::vector<BundledModel>& models, const std::vector<GpuProfile>& gpus, QWidget* parent = nullptr);
+    // `engines`: the engine control's entries as (label, --engine argument); empty: "vllm" alone.
+    ControlsPanel(const std::vector<BundledModel>& models, const std::vector<GpuProfile>& gpus,
+                  const std::vector<std::pair<QString, QString>>& engines = {}, QWidget* parent = nullptr);
 
     // Shows `setup` (adding model, GPU or scheme entries it names that the lists lack).
     void setSetup(const PlannerSetup& setup);
@@ -55,6 +58,7 @@ public:
     QComboBox* kvBox() const { return kv_; }
     QComboBox* kernelBox() const { return kernel_; }
     QComboBox* profileBox() const { return profile_; }
+    QComboBox* engineBox() const { return engine_; }
     QDoubleSpinBox* memoryUtilizationBox() const { return gpu_mem_util_; }
     QSpinBox* tensorParallelBox() const { return tp_; }
     QComboBox* goalBox() const { return goal_; }
@@ -96,6 +100,7 @@ private:
     QComboBox* kv_ = nullptr;
     QComboBox* kernel_ = nullptr;
     QComboBox* profile_ = nullptr;
+    QComboBox* engine_ = nullptr;
     QLabel* calibration_ = nullptr;
     QToolButton* open_calibration_ = nullptr;
     QToolButton* clear_calibration_ = nullptr;

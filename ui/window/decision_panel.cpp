@@ -48,6 +48,31 @@ QString decision_html(const PlanResult& plan) {
             notes += QStringLiteral("<li><b>%1</b> does not fit: %2</li>").arg(esc(scheme_name(r.costs.scheme)), esc(r.admission.reason));
     }
     if (!notes.isEmpty()) html += QStringLiteral("<h3>Scheme notes</h3><ul>%1</ul>").arg(notes);
+    // Under the engine profile: each scheme's bands and the measured corpus points nearest to it.
+    if (plan.request.engine && plan.request.engine->price_steps) {
+        const engine::EngineSetup& e = *plan.request.engine;
+        html += QStringLiteral("<h3>Engine profile and evidence</h3><p>%1 (%2), fitted on corpus %3; bands are p10-p90 of the fit's "
+                               "leave-one-out errors (docs/fidelity.md).</p><table border=\"1\" cellspacing=\"0\" cellpadding=\"3\">"
+                               "<tr><th>scheme</th><th>tokens/s (p10-p90)</th><th>nearest measured points: measured / fit predicts</th></tr>")
+                    .arg(esc(e.profile.title), esc(e.profile.id), esc(e.corpus_checksum));
+        for (const SchemeResult& r : plan.schemes) {
+            QString band = QString::number(r.throughput_tokens_per_s, 'f', 0);
+            if (r.bands)
+                band += QStringLiteral(" (%1-%2)%3")
+                            .arg(r.bands->throughput_tokens_per_s.low, 0, 'f', 0)
+                            .arg(r.bands->throughput_tokens_per_s.high, 0, 'f', 0)
+                            .arg(r.bands->covered ? QString() : QStringLiteral("<br><i>%1</i>").arg(esc(r.bands->coverage_note)));
+            QString points;
+            for (const engine::EvidencePoint& p : r.evidence)
+                points += QStringLiteral("%1 %2, %3 on %4 (%5 %6): %7 / %8<br>")
+                              .arg(esc(p.model), esc(p.scheme), esc(p.metric), esc(p.gpu), esc(p.engine), esc(p.engine_version))
+                              .arg(p.measured, 0, 'g', 4)
+                              .arg(p.fitted, 0, 'g', 4);
+            html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td></tr>")
+                        .arg(esc(scheme_name(r.costs.scheme)), band, points.isEmpty() ? QStringLiteral("none near") : points);
+        }
+        html += QStringLiteral("</table>");
+    }
     return html;
 }
 

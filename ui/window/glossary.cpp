@@ -25,7 +25,12 @@ constexpr Entry kEntries[] = {
     {"kernel", "Weight-only kernel quality: fused dequantizes in registers (Marlin class); generic dequantizes to 16-bit "
                "first and runs an ordinary GEMM. Matters only when compute-bound."},
     {"profile", "Efficiency applied to the datasheet peaks: ideal (100%), realistic (80% of bandwidth, 55% of tensor-core "
-                "peak, as in seed 003), or measured (fitted by quantplan --validate on a real GPU; needs a calibration file)."},
+                "peak, as in seed 003), measured (fitted by quantplan --validate on a real GPU; needs a calibration file), or "
+                "engine: the engine profile's step model fitted to published measurements, with p10-p90 error bands "
+                "(docs/fidelity.md)."},
+    {"engine", "The serving engine and version whose memory rules, defaults and fitted step model price the plan under the "
+               "engine profile: vLLM V0 (0.4-0.7), V1 (0.8-0.19), V1 from 0.20 (CUDA-graph memory counted), SGLang 0.3-0.4.7, "
+               "0.4.8-0.5.2, 0.5.3 on."},
     {"calibration", "A calibration file written by quantplan --validate on a real GPU: its measured decode steps are drawn as "
                     "triangles over the crossover chart, and it supplies the measured efficiency profile."},
     {"gpu_mem_util", "gpu_memory_utilization: the fraction of the GPU's usable memory the engine may take; the KV cache gets "

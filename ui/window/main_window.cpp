@@ -96,6 +96,13 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
         load_error = QString::fromUtf8(e.what());
     }
     for (const GpuProfile& g : bundled_gpus_) gpu_cache_[QString::fromStdString(g.id)] = g;
+    if (!options_.data.engine_profiles_dir.empty()) {
+        try {
+            engine_catalog_ = engine::load_engine_catalog(options_.data.engine_profiles_dir, options_.data.engine_fit_file);
+        } catch (const std::exception& e) {
+            load_error = QString::fromUtf8(e.what());
+        }
+    }
 
     what_if_job_ = new BackgroundJob(this);
     checkpoint_job_ = new BackgroundJob(this);
@@ -124,7 +131,19 @@ MainWindow::~MainWindow() {
 // --- Layout -----------------------------------------------------------------------------------
 
 void MainWindow::buildLayout() {
-    controls_ = new ControlsPanel(bundled_models_, bundled_gpus_, this);
+    // The engine control's entries: each engine's newest profile, then every profile by its range.
+    std::vector<std::pair<QString, QString>> engines;
+    if (engine_catalog_) {
+        for (const char* name : {"vllm", "sglang"})
+            for (auto it = engine_catalog_->profiles.rbegin(); it != engine_catalog_->profiles.rend(); ++it)
+                if (it->engine == name) {
+                    engines.emplace_back(QString::fromLatin1(name) + tr(" (newest: %1)").arg(QString::fromStdString(it->title)), QString::fromLatin1(name));
+                    break;
+                }
+        for (const engine::EngineProfile& p : engine_catalog_->profiles)
+            engines.emplace_back(QString::fromStdString(p.title), QString::fromStdString(p.engine + "@" + p.min_version.text));
+    }
+    controls_ = new ControlsPanel(bundled_models_, bundled_gpus_, engines, this);
     auto* scroll = new QScrollArea(this);
     controls_scroll_ = scroll;
     scroll->setWidget(controls_);
@@ -417,7 +436,7 @@ void MainWindow::replanNow() {
         const ModelConfig& model = resolvedModel(s.model);
         const GpuProfile& gpu = resolvedGpu(s.gpu);
         const Calibration* calibration = s.calibration.isEmpty() ? nullptr : &resolvedCalibration(s.calibration);
-        PlanResult result = plan(plan_request(s, model, gpu, calibration));
+        PlanResult result = plan(plan_request(s, model, gpu, calibration, engine_catalog_ ? &*engine_catalog_ : nullptr));
         std::vector<SweepPoint> sweep = batch_sweep(result, crossover_sweep_batches(result));
         if (calibration) {
             measured = measured_step_points(*calibration, result);

@@ -52,6 +52,8 @@ struct DataPaths {
     std::filesystem::path gpus_dir;       // assets/gpus/
     std::filesystem::path scenarios_dir;  // assets/scenarios/
     std::filesystem::path icon_file;      // assets/icons/quantplan.svg
+    std::filesystem::path engine_profiles_dir;  // assets/engines/profiles/ (empty: no engine profiles)
+    std::filesystem::path engine_fit_file;      // assets/engines/fit/engine-fit.json
 };
 
 // How the window starts.
@@ -181,6 +183,7 @@ private:
     std::unique_ptr<QSettings> settings_;
     std::vector<BundledModel> bundled_models_;
     std::vector<GpuProfile> bundled_gpus_;
+    std::optional<engine::EngineCatalog> engine_catalog_;  // the bundled engine profiles and their fit
     std::map<QString, ModelConfig> model_cache_;
     std::map<QString, GpuProfile> gpu_cache_;
     std::map<QString, Calibration> calibration_cache_;

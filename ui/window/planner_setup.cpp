@@ -24,7 +24,7 @@ const std::set<QString>& descriptive_keys() {
 const std::set<QString>& setup_keys() {
     static const std::set<QString> keys = {
         QStringLiteral("model"), QStringLiteral("gpu"), QStringLiteral("schemes"), QStringLiteral("batch"),
-        QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"),
+        QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"), QStringLiteral("engine"),
         QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("goal"), QStringLiteral("accuracy"),
         QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
@@ -111,6 +111,7 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("kv"), s.kv);
     o.insert(QStringLiteral("kernel"), s.kernel);
     o.insert(QStringLiteral("profile"), s.profile);
+    o.insert(QStringLiteral("engine"), s.engine);
     o.insert(QStringLiteral("calibration"), s.calibration);
     o.insert(QStringLiteral("gpu_mem_util"), s.gpu_memory_utilization);
     o.insert(QStringLiteral("tp"), static_cast<double>(s.tensor_parallel));
@@ -142,6 +143,7 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
     if (has("kv")) s.kv = string_value(json, QStringLiteral("kv"), where);
     if (has("kernel")) s.kernel = string_value(json, QStringLiteral("kernel"), where);
     if (has("profile")) s.profile = string_value(json, QStringLiteral("profile"), where);
+    if (has("engine")) s.engine = string_value(json, QStringLiteral("engine"), where);
     if (has("calibration")) s.calibration = string_value(json, QStringLiteral("calibration"), where);
     if (has("gpu_mem_util")) s.gpu_memory_utilization = number_value(json, QStringLiteral("gpu_mem_util"), where);
     if (has("tp")) s.tensor_parallel = integer_value(json, QStringLiteral("tp"), where);
@@ -205,9 +207,10 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
     if (s.profile == QStringLiteral("measured")) {
         if (s.calibration.isEmpty())
             throw Error(field_name(where, QStringLiteral("profile")), "'measured' needs a calibration file (File > Open calibration, written by quantplan --validate)");
-    } else {
+    } else if (s.profile != QStringLiteral("engine")) {
         rethrow_as("profile", [&] { (void)builtin_efficiency_profile(s.profile.toStdString()); });
     }
+    if (s.engine.isEmpty()) throw Error(field_name(where, QStringLiteral("engine")), "must name an engine (vllm, sglang, optionally @VERSION)");
     rethrow_as("goal", [&] { (void)parse_goal(s.goal.toStdString()); });
     rethrow_as("accuracy", [&] { (void)parse_accuracy_tolerance(s.accuracy.toStdString()); });
     if (!s.error_lab.weight_formats.isEmpty())
@@ -220,12 +223,18 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
     if (s.error_lab.seed < 0) throw Error(field_name(where, QStringLiteral("errorsim_seed")), "must not be negative");
 }
 
-PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const GpuProfile& gpu, const Calibration* calibration) {
+PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const GpuProfile& gpu, const Calibration* calibration,
+                         const engine::EngineCatalog* engines) {
     validate_setup(s);
     PlanRequest r;
     r.model = model;
     r.gpu = gpu;
-    if (s.profile == QStringLiteral("measured")) {
+    const bool engine_priced = s.profile == QStringLiteral("engine");
+    if (engine_priced) {
+        if (!engines) throw Error("profile", "'engine' needs the bundled engine profiles (assets/engines/profiles/)");
+        r.efficiency = builtin_efficiency_profile("realistic");  // the ridges' textbook roofline
+        r.efficiency.name = "engine";
+    } else if (s.profile == QStringLiteral("measured")) {
         if (!calibration) throw Error("profile", "'measured' needs a calibration file (File > Open calibration)");
         r.efficiency = calibration->profile;
     } else {
@@ -244,6 +253,24 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     r.goal.tolerance = parse_accuracy_tolerance(s.accuracy.toStdString());
     r.goal.reasoning_heavy = s.reasoning_heavy;
     r.crossover_max_batch = kMaxBatch;
+    if (engines) {
+        try {
+            r.engine = engine::make_engine_setup(*engines, s.engine.toStdString(), engine_priced);
+        } catch (const Error& e) {
+            throw Error("engine", e.what());
+        }
+        r.engine->profile.defaults = engine::defaults_for_gpu(r.engine->profile, gpu.id, gpu.memory_usable_bytes);
+        if (engine_priced) {
+            if (!r.engine->profile.fitted) throw Error("profile", "'engine' needs a fitted parameter file (run quantplan --fit-engines)");
+            // The profile's defaults where the setup leaves the engine settings at the window's defaults.
+            const engine::EngineDefaults& d = r.engine->profile.defaults;
+            const PlannerSetup defaults;
+            if (s.gpu_memory_utilization == defaults.gpu_memory_utilization) r.workload.engine.gpu_memory_utilization = d.gpu_memory_utilization;
+            if (s.max_num_seqs == defaults.max_num_seqs) r.workload.engine.max_num_seqs = d.max_num_seqs;
+            if (s.max_num_batched_tokens == defaults.max_num_batched_tokens) r.workload.engine.max_num_batched_tokens = d.max_num_batched_tokens;
+            r.workload.engine.kv_block_tokens = d.block_size_tokens;
+        }
+    }
     validate_workload(r.workload);
     return r;
 }

@@ -50,7 +50,8 @@ struct PlannerSetup {
     std::int64_t context_tokens = 4096;           // tokens in each sequence's KV cache
     QString kv = QStringLiteral("bf16");          // KV-cache dtype (kv_format_names())
     QString kernel = QStringLiteral("fused");     // weight-only kernel quality: fused | generic
-    QString profile = QStringLiteral("realistic");  // efficiency profile: ideal | realistic | measured (needs `calibration`)
+    QString profile = QStringLiteral("realistic");  // efficiency profile: ideal | realistic | measured (needs `calibration`) | engine
+    QString engine = QStringLiteral("vllm");       // engine profile, as --engine: NAME[@VERSION]
     QString calibration;                          // a --validate calibration file; empty: none (its points overlay the crossover chart)
     double gpu_memory_utilization = 0.9;          // fraction of usable GPU memory the engine takes
     std::int64_t tensor_parallel = 1;             // GPUs the model is split over
@@ -83,7 +84,10 @@ void validate_setup(const PlannerSetup& setup, const QString& where = {});
 // Core's request for `setup`, with the model and GPU already resolved (the window caches them),
 // and the calibration file loaded when the setup names one (the `measured` profile needs it).
 // Throws Error naming the option for values core refuses.
+// With `engines` (the bundled engine profiles and their fit) the request carries the engine profile
+// of `setup.engine` (its nearest corpus points, and under profile "engine" its step model, defaults
+// and bands); without, profile "engine" is refused.
 PlanRequest plan_request(const PlannerSetup& setup, const ModelConfig& model, const GpuProfile& gpu,
-                         const Calibration* calibration = nullptr);
+                         const Calibration* calibration = nullptr, const engine::EngineCatalog* engines = nullptr);
 
 }  // namespace quantplan::ui
