@@ -29,6 +29,7 @@ nlohmann::json inputs_json(const CliOptions& o) {
                         {"kv", o.kv},
                         {"kernel", o.kernel},
                         {"profile", o.profile},
+                        {"engine", o.engine},
                         {"gpu_mem_util", o.gpu_mem_util},
                         {"tp", o.tp},
                         {"goal", o.goal},
