@@ -12,6 +12,7 @@
 #include "core/calibration.h"
 #include "core/measured_overlay.h"
 #include "core/error.h"
+#include "core/fidelity/fit.h"
 #include "core/errorsim/errorsim_json.h"
 #include "core/model_config_json.h"
 #include "core/report_json.h"
@@ -161,6 +162,9 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
         if (o.max_num_seqs == CliOptions{}.max_num_seqs) r.workload.engine.max_num_seqs = d.max_num_seqs;
         if (o.max_num_batched_tokens == CliOptions{}.max_num_batched_tokens) r.workload.engine.max_num_batched_tokens = d.max_num_batched_tokens;
         r.workload.engine.kv_block_tokens = d.block_size_tokens;
+        // A calibration file measured on this GPU replaces the fitted kernel curves it covers.
+        if (const std::optional<Calibration> c = calibration_from_options(o); c && c->gpu_profile == r.gpu.id)
+            r.engine->kernels = fidelity::calibrated_kernels(r.engine->kernels, *c, r.gpu);
     }
     if (o.schemes) r.schemes = parse_scheme_list(*o.schemes);
     r.goal.goal = parse_goal(o.goal);

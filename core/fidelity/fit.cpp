@@ -636,6 +636,39 @@ engine::FittedParameters parameters_of(const Corpus& corpus, const Pricing& pric
 
 }  // namespace
 
+engine::KernelEfficiencies calibrated_kernels(const engine::KernelEfficiencies& fitted, const Calibration& c, const GpuProfile& gpu,
+                                              std::vector<std::string>* replaced) {
+    static const std::map<std::string, KernelFamily> kFamilies = {
+        {"gemm_bf16", KernelFamily::Bf16Gemm},       {"w4a16_fused", KernelFamily::W4A16},       {"w4a16_generic", KernelFamily::GenericDequant},
+        {"w8a8_int8", KernelFamily::Int8W8A8},       {"w8a8_fp8", KernelFamily::Fp8W8A8},        {"attention_bf16", KernelFamily::AttentionBf16},
+        {"attention_fp8", KernelFamily::AttentionFp8},
+    };
+    std::vector<KernelSample> samples;
+    for (const KernelMeasurement& m : c.measurements) {
+        const auto f = kFamilies.find(m.kernel);
+        if (f == kFamilies.end() || !(m.measured_time_s > 0) || m.bytes == 0) continue;
+        KernelSample s{gpu.id, gpu.compute_capability, f->second, std::max<std::int64_t>(m.batch, 1), 0.0, d(m.bytes), m.measured_time_s, "calibration"};
+        if (f->second != KernelFamily::AttentionBf16 && f->second != KernelFamily::AttentionFp8) {
+            const double peak = matmul_peak_flop_per_s(gpu, family_matmul(f->second));
+            if (peak <= 0) continue;
+            s.fraction = std::min(1.5, std::max(d(m.bytes) / gpu.memory_bandwidth_bytes_per_s, m.flop / peak) / m.measured_time_s);
+        }
+        samples.push_back(s);
+    }
+    std::map<KernelFamily, std::vector<const KernelSample*>> by_family;
+    for (const KernelSample& s : samples) by_family[s.family].push_back(&s);
+    engine::KernelEfficiencies out = fitted;
+    const std::vector<GpuProfile> gpus = {gpu};
+    for (const auto& [family, v] : by_family) {
+        const std::string basis = "calibration file of " + c.device.name + " (" + c.created_by + "), " + std::to_string(v.size()) + " points";
+        out.by_gpu[gpu.id][family] = family == KernelFamily::AttentionBf16 || family == KernelFamily::AttentionFp8
+                                         ? attention_curve(v, gpus, basis)
+                                         : gemm_curve(v, basis);
+        if (replaced) replaced->push_back(engine::kernel_family_name(family));
+    }
+    return out;
+}
+
 double PricedPoint::error_fitted() const { return relative_error(*this, fitted); }
 double PricedPoint::error_loo() const { return relative_error(*this, loo); }
 double PricedPoint::error_loso() const { return relative_error(*this, loso); }

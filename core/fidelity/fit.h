@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/calibration.h"
 #include "core/engine/engine_profile.h"
 #include "core/fidelity/corpus.h"
 #include "core/gpu.h"
@@ -95,5 +96,13 @@ engine::FittedParameters fit_engine_parameters(const Corpus& corpus, const FitIn
 
 // Fits, then predicts every record fitted, leave-one-out and leave-one-source-out, and summarises.
 FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in);
+
+// The kernel curves with a --validate calibration file layered on top: for `gpu` (the GPU the file
+// was measured on), every kernel family the file timed gets a curve made from its measurements
+// the same way the corpus curves are made (roofline / measured time, median per M; attention as a
+// line in the bytes read), replacing the fitted one; the other GPUs and families keep theirs.
+// `replaced` (optional) receives the family names replaced.
+engine::KernelEfficiencies calibrated_kernels(const engine::KernelEfficiencies& fitted, const Calibration& calibration,
+                                              const GpuProfile& gpu, std::vector<std::string>* replaced = nullptr);
 
 }  // namespace quantplan::fidelity

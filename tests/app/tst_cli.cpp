@@ -243,6 +243,21 @@ BOOST_AUTO_TEST_CASE(calibration_adds_measured_steps) {
     BOOST_TEST_REQUIRE(fitted.exit_code == 0, fitted.err);
     BOOST_TEST(nlohmann::json::parse(fitted.out)["profile"]["name"] == "measured");
 
+    // Under the engine profile, the file's measured kernels replace the fitted curves of its GPU:
+    // W4A16 on an H100 (no weight-only GEMM in the kernel corpus) becomes covered, and its step
+    // follows the file (25% slower linears than the realistic roofline).
+    const auto engine_plan = [&](bool with_file) {
+        std::vector<std::string> args{"--schemes", "bf16,w4a16-g128", "--profile", "engine", "--json", "-"};
+        if (with_file) args.insert(args.end(), {"--calibration", path});
+        const RunResult r = run_headless(args);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        return nlohmann::json::parse(r.out);
+    };
+    const nlohmann::json without = engine_plan(false), with = engine_plan(true);
+    BOOST_TEST(without["schemes"][1]["bands"]["covered"] == false);
+    BOOST_TEST(with["schemes"][1]["bands"]["covered"] == true);
+    BOOST_TEST(with["schemes"][1]["decode"]["time_s"].get<double>() != without["schemes"][1]["decode"]["time_s"].get<double>());
+
     const RunResult missing = run_headless({"--calibration", "/nonexistent/calibration.json"});
     BOOST_TEST(missing.exit_code == 1);
     BOOST_TEST(missing.err.find("--calibration") != std::string::npos);

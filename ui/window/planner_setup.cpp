@@ -8,6 +8,7 @@
 
 #include "core/decision.h"
 #include "core/error.h"
+#include "core/fidelity/fit.h"
 #include "core/errorsim/errorsim_request.h"
 #include "core/scheme.h"
 
@@ -269,6 +270,9 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
             if (s.max_num_seqs == defaults.max_num_seqs) r.workload.engine.max_num_seqs = d.max_num_seqs;
             if (s.max_num_batched_tokens == defaults.max_num_batched_tokens) r.workload.engine.max_num_batched_tokens = d.max_num_batched_tokens;
             r.workload.engine.kv_block_tokens = d.block_size_tokens;
+            // A calibration file measured on this GPU replaces the fitted kernel curves it covers.
+            if (calibration && calibration->gpu_profile == gpu.id)
+                r.engine->kernels = fidelity::calibrated_kernels(r.engine->kernels, *calibration, gpu);
         }
     }
     validate_workload(r.workload);
