@@ -18,6 +18,12 @@ const EfficiencyProfile& fallback_efficiency() {
     return p;
 }
 
+// The ideal profile: the roofline's bytes and FLOPs of a step without its times' efficiencies.
+const EfficiencyProfile& ideal_efficiency() {
+    static const EfficiencyProfile p = builtin_efficiency_profile("ideal");
+    return p;
+}
+
 std::uint64_t role_bytes(const CheckpointBudget& b, TensorRole role) {
     for (const RoleBudget& r : b.by_role)
         if (r.role == role) return r.total_bytes();
@@ -82,7 +88,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
                               const Workload& w, std::int64_t batch, std::int64_t context) {
     assert(batch > 0 && context > 0);
     EngineStep s;
-    s.roofline = decode_step(c, gpu, builtin_efficiency_profile("ideal"), w, batch, context);
+    s.roofline = decode_step(c, gpu, ideal_efficiency(), w, batch, context);
     const std::int64_t tp = w.tensor_parallel;
     const HeadCost head = lm_head_cost(c, m, batch, tp);
     s.family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
@@ -118,7 +124,7 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
         const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);
         // The roofline's bytes and FLOPs of this chunk: a decode step of n rows at the chunk's
         // context prices the weights once and n tokens' linears; attention is causal.
-        const DecodeStep rows = decode_step(c, gpu, builtin_efficiency_profile("ideal"), w, n, std::max<std::int64_t>(start + n, 1));
+        const DecodeStep rows = decode_step(c, gpu, ideal_efficiency(), w, n, std::max<std::int64_t>(start + n, 1));
         const HeadCost head = lm_head_cost(c, m, 1, tp);  // only the last token's logits are sampled
         const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
         const double linear_flop = std::max(0.0, rows.linear_flop - 2.0 * d(n) * d(m.vocab_size) * d(m.hidden_size) / d(tp));

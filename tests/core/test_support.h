@@ -1,8 +1,10 @@
 #pragma once
 // Shared fixtures of the core tests: bundled models and GPU profiles from the source tree.
 #include <filesystem>
+#include <functional>
 #include <string>
 
+#include "core/error.h"
 #include "core/gpu.h"
 #include "core/model_config_json.h"
 
@@ -17,5 +19,15 @@ inline ModelConfig bundled_model(const std::string& name) { return resolve_model
 
 // A bundled GPU profile by id.
 inline GpuProfile bundled_gpu(const std::string& id) { return resolve_gpu(id, gpus_dir()); }
+
+// True when `f` throws quantplan::Error whose message contains `fragment` (the field it names).
+inline bool throws_naming(const std::function<void()>& f, const std::string& fragment) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return std::string(e.what()).find(fragment) != std::string::npos;
+    }
+    return false;
+}
 
 }  // namespace quantplan::test

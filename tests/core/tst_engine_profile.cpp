@@ -27,16 +27,6 @@ const EngineCatalog& catalog() {
     return c;
 }
 
-bool throws_naming(const std::function<void()>& f, const std::string& fragment) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return std::string(e.what()).find(fragment) != std::string::npos;
-    }
-    return false;
-}
-
-constexpr double kGiB = 1073741824.0;
 
 }  // namespace
 
@@ -50,8 +40,8 @@ BOOST_AUTO_TEST_CASE(versions_compare_part_by_part) {
     BOOST_TEST(compare_versions(v("0.10.0"), v("0.9.2")) > 0);   // numbers, not text
     BOOST_TEST(compare_versions(v("0.11"), v("0.11.0")) == 0);
     BOOST_TEST(compare_versions(v("0.6.3+cu121"), v("0.6.3")) == 0);
-    BOOST_TEST(throws_naming([&] { v("latest"); }, "is not a version"));
-    BOOST_TEST(throws_naming([&] { v(""); }, "is not a version"));
+    BOOST_TEST(test::throws_naming([&] { v("latest"); }, "is not a version"));
+    BOOST_TEST(test::throws_naming([&] { v(""); }, "is not a version"));
 }
 
 BOOST_AUTO_TEST_CASE(engine_argument_picks_the_profile_covering_the_version) {
@@ -67,9 +57,9 @@ BOOST_AUTO_TEST_CASE(engine_argument_picks_the_profile_covering_the_version) {
         {"sglang@0.5.3.post3", "sglang-0.5"}, {"sglang", "sglang-0.5"},
     };
     for (const auto& r : rows) BOOST_TEST(resolve_engine_profile(catalog(), r.asked).profile->id == r.profile, r.asked);
-    BOOST_TEST(throws_naming([] { resolve_engine_profile(catalog(), "trtllm"); }, "--engine: unknown engine 'trtllm'"));
-    BOOST_TEST(throws_naming([] { resolve_engine_profile(catalog(), "vllm@0.3.3"); }, "covered by no profile"));
-    BOOST_TEST(throws_naming([] { resolve_engine_profile(catalog(), "vllm@main"); }, "is not a version"));
+    BOOST_TEST(test::throws_naming([] { resolve_engine_profile(catalog(), "trtllm"); }, "--engine: unknown engine 'trtllm'"));
+    BOOST_TEST(test::throws_naming([] { resolve_engine_profile(catalog(), "vllm@0.3.3"); }, "covered by no profile"));
+    BOOST_TEST(test::throws_naming([] { resolve_engine_profile(catalog(), "vllm@main"); }, "is not a version"));
 }
 
 BOOST_AUTO_TEST_CASE(every_bundled_profile_cites_its_source_and_is_fitted) {
@@ -100,7 +90,7 @@ BOOST_AUTO_TEST_CASE(malformed_profiles_name_the_field) {
          "gpu_memory_utilization"},
         {"{\"format\": ", "p.json"},
     };
-    for (const auto& b : bad) BOOST_TEST(throws_naming([&] { parse_engine_profile(b.text, "p.json"); }, b.fragment), b.fragment);
+    for (const auto& b : bad) BOOST_TEST(test::throws_naming([&] { parse_engine_profile(b.text, "p.json"); }, b.fragment), b.fragment);
 }
 
 BOOST_AUTO_TEST_CASE(v1_defaults_depend_on_the_gpu) {
@@ -217,7 +207,7 @@ BOOST_AUTO_TEST_CASE(fitted_parameter_file_round_trips) {
     text << in.rdbuf();
     const FittedParameters f = parse_fitted_parameters(text.str(), "engine-fit.json");
     BOOST_TEST(fitted_parameters_json(f) == text.str());
-    BOOST_TEST(throws_naming([] { parse_fitted_parameters(R"({"format": "quantplan-engine-fit/1", "corpus_checksum": "x", "profiles": 3})", "f"); },
+    BOOST_TEST(test::throws_naming([] { parse_fitted_parameters(R"({"format": "quantplan-engine-fit/1", "corpus_checksum": "x", "profiles": 3})", "f"); },
                              "f.profiles"));
 }
 

@@ -40,15 +40,6 @@ const FidelityReport& bundled_report() {
     return r;
 }
 
-bool throws_naming(const std::function<void()>& f, const std::string& fragment) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return std::string(e.what()).find(fragment) != std::string::npos;
-    }
-    return false;
-}
-
 const char* kOneRecord = R"({"format": "quantplan-measurements/1",
   "source": {"repository": "a/b", "file": "f.md"},
   "defaults": {"speed_counts_prompt": true, "setup": {"engine": "vllm", "engine_version": "v0.6.3", "gpu": "a100-80gb", "tp": 1}},
@@ -98,7 +89,7 @@ BOOST_AUTO_TEST_CASE(bad_records_name_the_field) {
         {with("quantplan-measurements/1", "other"), "t.json.format"},
         {with("\"id\": \"x/2\"", "\"id\": null"), "records[1].id"},
     };
-    for (const auto& b : bad) BOOST_TEST(throws_naming([&] { parse_corpus_file(b.text, "t.json"); }, b.fragment), b.fragment);
+    for (const auto& b : bad) BOOST_TEST(test::throws_naming([&] { parse_corpus_file(b.text, "t.json"); }, b.fragment), b.fragment);
 }
 
 BOOST_AUTO_TEST_CASE(the_bundled_corpus_meets_the_issue_s_breadth) {
