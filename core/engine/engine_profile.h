@@ -170,12 +170,15 @@ CurveLookup find_curve(const KernelEfficiencies& k, const std::string& gpu_id, c
 struct StepTerms {
     double fixed_step_s = 0.0;   // scheduler, sampler, launch: paid once per step
     double per_layer_s = 0.0;    // norms, rotary, activation, residual adds, KV writes: per layer and step
-    // The kernels' time scaled per kernel_scale_key ("bf16", "8bit", "4bit", "4bit-moe", ...): what
+    // The kernels' time scaled per kernel_scale_key ("bf16", "8bit", "4bit", "4bit-moe", ...), and at
+    // prefill per "<key>/prefill": what
     // the engine's kernels reach end to end beyond the kernel corpus (its quantized and MoE paths,
     // the GPU); 1 when not fitted (an MoE key falls back to its dense family's scale).
     std::map<std::string, double> kernel_scale_by_family;
+    // A prefill key ("4bit-moe/prefill") falls back to its decode key, an MoE key to its family.
     double kernel_scale(const std::string& key) const {
         if (const auto it = kernel_scale_by_family.find(key); it != kernel_scale_by_family.end()) return it->second;
+        if (const std::size_t slash = key.find('/'); slash != std::string::npos) return kernel_scale(key.substr(0, slash));
         if (const std::size_t dash = key.find('-'); dash != std::string::npos) return kernel_scale(key.substr(0, dash));
         return 1.0;
     }

@@ -135,7 +135,7 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
                                kernel_time_s(head.bytes, head.flop, 1, KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
                                kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
         const double t = setup.profile.step.fixed_step_s + d(m.num_layers) * setup.profile.step.per_layer_s +
-                         setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0)) * kernels +
+                         setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0) + "/prefill") * kernels +
                          allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), tp, gpu);
         r.flop += linear_flop + attention_flop + head.flop;
         r.bytes += static_cast<std::uint64_t>(linear_bytes + head.bytes + kv_bytes);

@@ -221,8 +221,9 @@ struct Resolved {
 
 struct Point {
     PricedPoint out;
-    // Times: predicted seconds = base_s + fixed_count x fixed + layer_count x per_layer.
-    double base_s = 0, fixed_count = 0, layer_count = 0, measured_s = 0;
+    // Times: predicted seconds = s_decode x decode_s + s_prefill x prefill_s + fixed_count x fixed
+    // + layer_count x per_layer, with the kernel scales s of kernel_key and kernel_key + "/prefill".
+    double decode_s = 0, prefill_s = 0, fixed_count = 0, layer_count = 0, measured_s = 0;
     double tokens = 0;   // speed records: tokens the speed counts (prediction = tokens / seconds)
     std::string kernel_key;  // the profile's kernel scale this point's kernels take (kernel_scale_key)
     // KV: predicted budget = free_bytes - activation_bytes x scale - non_torch; tokens from it.
@@ -407,7 +408,8 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     switch (r.metric) {
         case Metric::DecodeTokensPerS:
         case Metric::E2eS:
-            p.base_s = pre.time_s + decode_steps * step.time_s;
+            p.prefill_s = pre.time_s;
+            p.decode_s = decode_steps * step.time_s;
             p.fixed_count = d(pre.chunks) + decode_steps;
             if (r.metric == Metric::DecodeTokensPerS) {
                 p.tokens = d(out_tokens) + (r.speed_counts_prompt ? d(in_tokens) : 0.0);
@@ -418,12 +420,12 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
             break;
         case Metric::TpotS:
         case Metric::ItlS:
-            p.base_s = step.time_s;
+            p.decode_s = step.time_s;
             p.fixed_count = 1;
             p.measured_s = r.value;
             break;
         default:  // TTFT, prefill
-            p.base_s = pre.time_s;
+            p.prefill_s = pre.time_s;
             p.fixed_count = d(pre.chunks);
             p.measured_s = r.value;
             break;
@@ -443,29 +445,43 @@ struct Terms {
 // Step terms of one group of points: kernel scale per kernel_scale_key, fixed and per-layer costs,
 // fitted on the relative residual (scale_f x base + fixed x a + per_layer x b) / measured - 1.
 engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string& basis) {
-    std::vector<std::string> families;  // kernel_scale_key values
-    for (const Point* p : v)
-        if (std::find(families.begin(), families.end(), p->kernel_key) == families.end()) families.push_back(p->kernel_key);
-    std::sort(families.begin(), families.end());
+    // One scale per kernel key at decode and one at prefill ("<key>/prefill"): a kernel reaches a
+    // different share of its roofline at M = batch than at M = a prefill chunk.
+    std::vector<std::string> keys;
+    const auto column = [&](const std::string& key) {
+        const auto it = std::find(keys.begin(), keys.end(), key);
+        if (it != keys.end()) return static_cast<std::size_t>(it - keys.begin());
+        keys.push_back(key);
+        return keys.size() - 1;
+    };
+    for (const Point* p : v) {
+        if (p->decode_s > 0) column(p->kernel_key);
+        if (p->prefill_s > 0) column(p->kernel_key + "/prefill");
+    }
     std::vector<std::vector<double>> rows;
     std::vector<double> c;
     for (const Point* p : v) {
-        std::vector<double> row(families.size() + 2, 0.0);
-        const std::size_t f = static_cast<std::size_t>(std::find(families.begin(), families.end(), p->kernel_key) - families.begin());
-        row[f] = p->base_s / p->measured_s;
-        row[families.size()] = p->fixed_count / p->measured_s;
-        row[families.size() + 1] = p->layer_count / p->measured_s;
+        std::vector<double> row(keys.size() + 2, 0.0);
+        if (p->decode_s > 0) row[column(p->kernel_key)] = p->decode_s / p->measured_s;
+        if (p->prefill_s > 0) row[column(p->kernel_key + "/prefill")] = p->prefill_s / p->measured_s;
+        row[keys.size()] = p->fixed_count / p->measured_s;
+        row[keys.size() + 1] = p->layer_count / p->measured_s;
         rows.push_back(std::move(row));
         c.push_back(1.0);
     }
     const std::vector<double> x = nnls(rows, c);
     engine::StepTerms s;
-    for (std::size_t f = 0; f < families.size(); ++f) s.kernel_scale_by_family[families[f]] = std::clamp(x[f], 0.01, 100.0);
-    s.fixed_step_s = std::min(x[families.size()], 10.0);
-    s.per_layer_s = std::min(x[families.size() + 1], 1.0);
+    for (std::size_t f = 0; f < keys.size(); ++f) s.kernel_scale_by_family[keys[f]] = std::clamp(x[f], 0.01, 100.0);
+    s.fixed_step_s = std::min(x[keys.size()], 10.0);
+    s.per_layer_s = std::min(x[keys.size() + 1], 1.0);
     s.fitted_points = static_cast<std::int64_t>(v.size());
     s.basis = std::to_string(v.size()) + " end-to-end points " + basis;
     return s;
+}
+
+// The kernel part of a point's time under `st` (its decode and prefill scales).
+double scaled_kernels_s(const Point& p, const engine::StepTerms& st) {
+    return st.kernel_scale(p.kernel_key) * p.decode_s + st.kernel_scale(p.kernel_key + "/prefill") * p.prefill_s;
 }
 
 // Memory terms of one group (budget = free - scale x activation - non_torch, relative to the measured budget).
@@ -501,7 +517,7 @@ engine::StepTerms refit_costs(const std::vector<const Point*>& v, const engine::
     std::vector<double> c;
     for (const Point* p : v) {
         rows.push_back({p->fixed_count / p->measured_s, p->layer_count / p->measured_s});
-        c.push_back(1.0 - scales.kernel_scale(p->kernel_key) * p->base_s / p->measured_s);
+        c.push_back(1.0 - scaled_kernels_s(*p, scales) / p->measured_s);
     }
     const std::vector<double> x = nnls(rows, c);
     engine::StepTerms s = scales;
@@ -542,7 +558,7 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
     const auto overhead = [&](const std::vector<const Point*>& v, const engine::StepTerms& st) {
         std::vector<double> r;
         for (const Point* p : v)
-            r.push_back(p->measured_s - (st.kernel_scale(p->kernel_key) * p->base_s + p->fixed_count * st.fixed_step_s + p->layer_count * st.per_layer_s));
+            r.push_back(p->measured_s - (scaled_kernels_s(*p, st) + p->fixed_count * st.fixed_step_s + p->layer_count * st.per_layer_s));
         return std::max(0.0, quantile(r, 0.5));
     };
     Terms t;
@@ -583,8 +599,8 @@ double predict(const Point& p, const Terms& t) {
     const double fixed = s == t.step.end() ? 0.0 : s->second.fixed_step_s;
     const double per_layer = s == t.step.end() ? 0.0 : s->second.per_layer_s;
     const double overhead = s == t.step.end() || p.out.figure != FigureClass::Ttft ? 0.0 : s->second.ttft_overhead_s;
-    const double scale = s == t.step.end() ? 1.0 : s->second.kernel_scale(p.kernel_key);
-    const double seconds = scale * p.base_s + p.fixed_count * fixed + p.layer_count * per_layer + overhead;
+    const double kernels = s == t.step.end() ? p.decode_s + p.prefill_s : scaled_kernels_s(p, s->second);
+    const double seconds = kernels + p.fixed_count * fixed + p.layer_count * per_layer + overhead;
     if (p.out.metric == Metric::DecodeTokensPerS) return p.tokens / seconds;
     return seconds;
 }
