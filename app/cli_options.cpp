@@ -38,9 +38,10 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--json", [&](const std::string& v) { o.json_path = v; }},
         {"--out", [&](const std::string& v) { o.out_dir = v; }},
         {"--inspect", [&](const std::string& v) { o.inspect_path = v; }},
-        {"--model", [&](const std::string& v) { o.model = v; }},
+        {"--model", [&](const std::string& v) { o.model = v; o.model_given = true; }},
+        {"--check", [&](const std::string& v) { o.check_path = v; }},
         {"--schemes", [&](const std::string& v) { o.schemes = v; }},
-        {"--gpu", [&](const std::string& v) { o.gpu = v; }},
+        {"--gpu", [&](const std::string& v) { o.gpu = v; o.gpu_given = true; }},
         {"--batch", [&](const std::string& v) { o.batch = to_int("--batch", v); }},
         {"--context", [&](const std::string& v) { o.context = to_int("--context", v); }},
         {"--kv", [&](const std::string& v) { o.kv = v; }},
@@ -128,6 +129,10 @@ Usage:
   quantplan --headless --inspect PATH      read a checkpoint's headers and compare with the prediction
                                            (PATH: a folder, a config.json or a .safetensors file;
                                            --gpu for the engines' kernels; docs/inspector.md)
+  quantplan --headless --check FILE [--model M] [--gpu G] [--engine E] [--json -]
+                                           read a vLLM or SGLang startup log, price the same setup and
+                                           show every logged memory term beside its prediction
+                                           (docs/check.md)
   quantplan --fit-engines [--fit-out FILE] [--fidelity-out FILE] [--corpus FILE]...
                                            fit the engine profiles to the measurement corpus
                                            (assets/measurements/), with leave-one-out errors

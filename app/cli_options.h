@@ -18,6 +18,9 @@ struct CliOptions {
     bool validate = false;                  // --validate : kernel validation on a GPU
     std::optional<double> validate_seconds; // --validate-seconds S : cap on --validate's timing phase [300]
     std::string model = "qwen3-8b";
+    bool model_given = false;               // --model was on the command line
+    bool gpu_given = false;                 // --gpu was on the command line
+    std::optional<std::string> check_path;  // --check FILE: a startup log checked against the prediction
     std::optional<std::string> schemes;     // comma-separated; default serving set
     std::string gpu = "h100-sxm";
     std::int64_t batch = 1;

@@ -27,6 +27,9 @@ fidelity::FidelityReport run_fidelity(const CliOptions& options, fidelity::Corpu
 // The fidelity tables as Markdown (docs/fidelity.md quotes them), with the gate line the test reads.
 std::string fidelity_markdown(const fidelity::FidelityReport& report, const fidelity::Corpus& corpus);
 
+// --check FILE: a startup log against the prediction (check_command.cpp).
+int run_check(const CliOptions& options, std::ostream& out, std::ostream& err);
+
 // True when this build has the planner window.
 bool gui_available();
 

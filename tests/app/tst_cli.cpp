@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -161,6 +162,35 @@ BOOST_AUTO_TEST_CASE(bad_engine_arguments_are_one_line) {
         BOOST_TEST(rc == 1, args << " -> " << rc);
         BOOST_TEST(output.find(fragment) != std::string::npos, args << " -> " << output);
         BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, args << " -> " << output);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(check_json_contract_and_bad_files) {
+    const std::string log = std::string(QUANTPLAN_SOURCE_DIR) + "/tests/data/logs/vllm-0.11.2-llama-3-8b-h200-tp1.log";
+    const auto [rc, out] = run_binary("--headless --check " + log + " --gpu h200 --json -");
+    BOOST_TEST_REQUIRE(rc == 0, out);
+    const auto doc = nlohmann::json::parse(out);
+    const auto& c = doc["check"];
+    for (const char* key : {"model", "gpu", "engine", "version", "tp", "gpu_memory_utilization", "max_model_len", "kv_cache_dtype", "quantization", "from"})
+        BOOST_TEST(c["identified"].contains(key), key);
+    BOOST_TEST(c["identified"]["version"] == "0.11.2");
+    BOOST_TEST(c["identified"]["from"]["gpu"] == "option");
+    std::set<std::string> quantities;
+    for (const auto& r : c["rows"]) {
+        for (const char* key : {"quantity", "logged", "predicted", "unit", "error_fraction"}) BOOST_TEST(r.contains(key), key);
+        quantities.insert(r["quantity"].get<std::string>());
+    }
+    for (const char* q : {"weights_bytes", "kv_cache_bytes", "kv_cache_tokens", "max_concurrency"}) BOOST_TEST(quantities.count(q) == 1u, q);
+    // The table names the largest difference.
+    const auto [rc2, table] = run_binary("--headless --check " + log + " --gpu h200");
+    BOOST_TEST(rc2 == 0);
+    BOOST_TEST(table.find("largest difference:") != std::string::npos, table);
+    // A file that is no startup log, and one that does not exist: one line each, exit 1.
+    for (const std::string& bad : {std::string(QUANTPLAN_SOURCE_DIR) + "/README.md", std::string("/nonexistent.log")}) {
+        const auto [rc3, msg] = run_binary("--headless --check " + bad);
+        BOOST_TEST(rc3 == 1, bad);
+        BOOST_TEST(std::count(msg.begin(), msg.end(), '\n') == 1, msg);
+        BOOST_TEST(msg.find("--check") != std::string::npos, msg);
     }
 }
 

@@ -1,0 +1,111 @@
+// quantplan --headless --check FILE: reads a startup log (core/check/startup_log.h), checks it
+// against the prediction (core/check/check.h) and prints the rows as a table or as the JSON
+// `check` section. docs/check.md.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/data_paths.h"
+#include "app/headless.h"
+#include "core/atomic_file.h"
+#include "core/check/check.h"
+#include "core/error.h"
+
+namespace quantplan::app {
+namespace {
+
+std::string read_log(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("--check", "cannot read " + path);
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size > static_cast<std::streamoff>(check::kMaxLogBytes))
+        throw Error("--check", path + " is larger than " + std::to_string(check::kMaxLogBytes >> 20) + " MiB; pass the startup part of the log");
+    in.seekg(0);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string shown(double v, const std::string& unit) {
+    char buf[48];
+    if (unit == "bytes") std::snprintf(buf, sizeof buf, "%.2f GiB", v / 1073741824.0);
+    else if (unit == "x") std::snprintf(buf, sizeof buf, "%.2fx", v);
+    else std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+}
+
+nlohmann::json check_json(const check::CheckResult& r, const std::string& file) {
+    const check::Identified& i = r.identified;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const check::CheckRow& row : r.rows)
+        rows.push_back({{"quantity", row.quantity},
+                        {"logged", row.logged},
+                        {"as_logged", row.as_logged},
+                        {"predicted", row.predicted ? nlohmann::json(*row.predicted) : nlohmann::json(nullptr)},
+                        {"unit", row.unit},
+                        {"error_fraction", row.error_fraction ? nlohmann::json(*row.error_fraction) : nlohmann::json(nullptr)},
+                        {"note", row.note}});
+    return {{"file", file},
+            {"identified",
+             {{"model", i.model}, {"gpu", i.gpu}, {"engine", i.engine}, {"version", i.version}, {"profile", i.profile}, {"tp", i.tp},
+              {"gpu_memory_utilization", i.gpu_memory_utilization}, {"max_model_len", i.max_model_len}, {"kv_cache_dtype", i.kv_cache_dtype},
+              {"quantization", i.quantization}, {"scheme", i.scheme}, {"from", i.from}}},
+            {"rows", rows},
+            {"largest_difference", r.largest_difference},
+            {"unresolved", r.unresolved},
+            {"notes", r.notes}};
+}
+
+}  // namespace
+
+int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
+    try {
+        const std::string text = read_log(*o.check_path);
+        const check::StartupLog log = check::read_startup_log(text, *o.check_path);
+        check::CheckOptions options;
+        if (o.model_given) options.model = o.model;
+        if (o.gpu_given) options.gpu = o.gpu;
+        if (o.engine_given) options.engine = o.engine;
+        check::CheckInputs in;
+        in.models_dir = models_dir();
+        in.gpus_dir = gpus_dir();
+        in.gpus = load_gpu_profiles(gpus_dir());
+        in.catalog = &engine_catalog();
+        const check::CheckResult r = check::check_startup_log(log, options, in);
+        if (o.json_path) {
+            const std::string doc = nlohmann::json{{"check", check_json(r, *o.check_path)}}.dump(2) + "\n";
+            if (*o.json_path == "-") out << doc;
+            else write_file_atomically(*o.json_path, doc);
+            return 0;
+        }
+        const check::Identified& i = r.identified;
+        out << *o.check_path << ": " << (i.engine.empty() ? "?" : i.engine) << " " << (i.version.empty() ? "(no version line)" : i.version)
+            << " [profile " << (i.profile.empty() ? "?" : i.profile) << "], model " << (i.model.empty() ? "?" : i.model) << " (" << i.scheme
+            << "), GPU " << (i.gpu.empty() ? "?" : i.gpu) << ", TP " << i.tp << ", max_model_len " << i.max_model_len << ", KV " << i.kv_cache_dtype
+            << "\n\n";
+        out << std::left << std::setw(24) << "quantity" << std::right << std::setw(16) << "logged" << std::setw(16) << "predicted" << std::setw(9)
+            << "error" << "\n";
+        for (const check::CheckRow& row : r.rows) {
+            char error[24] = "-";
+            if (row.error_fraction) std::snprintf(error, sizeof error, "%+.1f%%", *row.error_fraction * 100.0);
+            out << std::left << std::setw(24) << row.quantity << std::right << std::setw(16) << shown(row.logged, row.unit) << std::setw(16)
+                << (row.predicted ? shown(*row.predicted, row.unit) : std::string("-")) << std::setw(9) << error << "\n";
+        }
+        if (!r.largest_difference.empty()) out << "\nlargest difference: " << r.largest_difference << "\n";
+        for (const std::string& u : r.unresolved) out << "not identified: " << u << "\n";
+        for (const std::string& n : r.notes) out << "note: " << n << "\n";
+        return 0;
+    } catch (const Error& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace quantplan::app

@@ -1,0 +1,255 @@
+#include "core/check/check.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "core/engine/step_model.h"
+#include "core/error.h"
+#include "core/model_config_json.h"
+#include "core/roofline.h"
+
+namespace quantplan::check {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+// A logged total memory matches a bundled GPU when within this fraction of its usable memory
+// (nvidia-smi MiB and CUDA's total differ by under 1%; GPUs of one size class differ by more).
+constexpr double kMemoryMatchTolerance = 0.02;
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) { return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0; }
+
+std::string gib(double bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
+    return buf;
+}
+
+// The bundled model a logged model argument names: the argument itself (a bundled name, a
+// repository id of the catalog, a path to a config), then its last path component, then that name
+// without the suffixes of derivatives (-Instruct, -AWQ, -GPTQ-Int4, -FP8, ...).
+std::optional<ModelConfig> model_from_name(const std::string& argument, const std::filesystem::path& models_dir, std::string* matched) {
+    std::vector<std::string> candidates = {argument};
+    std::string last = argument;
+    while (!last.empty() && last.back() == '/') last.pop_back();
+    if (const std::size_t slash = last.find_last_of('/'); slash != std::string::npos) {
+        // "Qwen/Qwen3-8B" is a repository id; "/home/x/Qwen/QwQ-32B" a local path whose last two folders may be one.
+        const std::size_t prev = last.find_last_of('/', slash - 1);
+        candidates.push_back(last.substr(prev == std::string::npos ? 0 : prev + 1));
+        last = last.substr(slash + 1);
+    }
+    std::string stem = lower(last);
+    candidates.push_back(stem);
+    static const char* suffixes[] = {"-awq", "-gptq-int4", "-gptq-int8", "-gptq", "-fp8-dynamic", "-fp8", "-int4", "-int8",
+                                     "-w4a16", "-w8a8", "-w8a16", "-instruct", "-chat", "-hf", "-quantized.w4a16", "-quantized.w8a8"};
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const char* s : suffixes)
+            if (ends_with(stem, s)) {
+                stem = stem.substr(0, stem.size() - std::string(s).size());
+                candidates.push_back(stem);
+                changed = true;
+            }
+    }
+    for (const std::string& c : candidates) {
+        try {
+            ModelConfig m = resolve_model(c, models_dir);
+            if (matched) *matched = c;
+            return m;
+        } catch (const Error&) {
+        }
+    }
+    return std::nullopt;
+}
+
+const GpuProfile* gpu_by_memory(const std::vector<GpuProfile>& gpus, double total_bytes) {
+    const GpuProfile* best = nullptr;
+    double best_distance = kMemoryMatchTolerance;
+    for (const GpuProfile& g : gpus) {
+        const double distance = std::abs(static_cast<double>(g.memory_usable_bytes) - total_bytes) / static_cast<double>(g.memory_usable_bytes);
+        if (distance <= best_distance) best_distance = distance, best = &g;
+    }
+    return best;
+}
+
+void add_row(CheckResult& r, const std::string& quantity, const std::optional<LoggedQuantity>& logged, std::optional<double> predicted,
+             const std::string& unit, const std::string& note = "") {
+    if (!logged) return;
+    CheckRow row;
+    row.quantity = quantity;
+    row.logged = logged->value;
+    row.as_logged = logged->as_logged;
+    row.predicted = predicted;
+    row.unit = unit;
+    row.note = note;
+    if (predicted && logged->value != 0) row.error_fraction = (*predicted - logged->value) / std::abs(logged->value);
+    r.rows.push_back(std::move(row));
+}
+
+}  // namespace
+
+std::optional<std::string> scheme_from_quantization(const std::string& model_name, const std::string& quantization) {
+    const std::string q = lower(quantization), name = lower(model_name);
+    const bool int8 = name.find("int8") != std::string::npos || name.find("w8a16") != std::string::npos;
+    if (q.empty() || q == "none") {
+        if (name.find("-awq") != std::string::npos) return "w4a16-g128";
+        if (name.find("gptq") != std::string::npos) return int8 ? "w8a16-int8" : "w4a16-g128-sym";
+        if (name.find("-fp8") != std::string::npos) return std::nullopt;  // per-channel or 128x128 blocks: the config says which
+        return "bf16";
+    }
+    if (q == "awq" || q == "awq_marlin") return "w4a16-g128";
+    if (q == "gptq" || q == "gptq_marlin") return int8 ? "w8a16-int8" : "w4a16-g128-sym";
+    if (q == "fp8") return name.find("qwen3") != std::string::npos ? "w8a8-fp8-block128" : "w8a8-fp8";
+    return std::nullopt;
+}
+
+CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options, const CheckInputs& in) {
+    CheckResult r;
+    Identified& id = r.identified;
+    r.notes = log.notes;
+
+    // Engine and version: the profile.
+    std::string engine_argument = log.engine;
+    if (!log.version.empty()) engine_argument += "@" + log.version;
+    id.engine = log.engine;
+    id.version = log.version;
+    id.from["engine"] = "log";
+    if (options.engine) {
+        engine_argument = *options.engine;
+        id.from["engine"] = "option";
+    } else if (log.version.empty()) {
+        // No version line: the log's wording tells V0 from V1, not the version.
+        if (log.engine == "vllm" && log.engine_generation == "v0") engine_argument = "vllm@0.6.3";
+        else if (log.engine == "vllm" && log.engine_generation == "v1") engine_argument = "vllm@0.10.1";
+        r.unresolved.push_back("engine version: the log has no version line; priced with " + engine_argument +
+                               (log.engine_generation.empty() ? "" : " (its " + log.engine_generation + " wording)") + "; pass --engine NAME@VERSION");
+        id.from["engine"] = "log wording";
+    }
+    if (!in.catalog) throw Error("--check", "no engine profiles (assets/engines/profiles/)");
+    std::optional<engine::EngineSetup> setup;
+    try {
+        setup = engine::make_engine_setup(*in.catalog, engine_argument, true);
+    } catch (const Error& e) {
+        if (options.engine) throw;
+        r.unresolved.push_back(std::string("engine profile: ") + e.what() + "; pass --engine NAME@VERSION");
+    }
+    if (setup) id.profile = setup->profile.id;
+
+    // Model and scheme.
+    std::optional<ModelConfig> model;
+    std::string matched;
+    if (options.model) {
+        model = resolve_model(*options.model, in.models_dir);
+        id.from["model"] = "option";
+    } else if (!log.model.empty()) {
+        model = model_from_name(log.model, in.models_dir, &matched);
+        id.from["model"] = "log";
+    }
+    if (model) id.model = model->name;
+    else r.unresolved.push_back("model: '" + (log.model.empty() ? std::string("(not in the log)") : log.model) +
+                                "' is not a bundled model or one of its derivatives; pass --model NAME|PATH (a config.json)");
+    id.quantization = log.quantization.value_or("");
+    const std::optional<std::string> scheme = scheme_from_quantization(log.model, id.quantization);
+    if (scheme) id.scheme = *scheme;
+    else r.unresolved.push_back("scheme: quantization '" + id.quantization + "' of '" + log.model + "' is not mapped to a quantplan scheme");
+    id.from["quantization"] = log.quantization ? "log" : "model name";
+
+    // GPU.
+    std::optional<GpuProfile> gpu;
+    if (options.gpu) {
+        gpu = resolve_gpu(*options.gpu, in.gpus_dir);
+        id.from["gpu"] = "option";
+    } else if (log.total_memory_bytes) {
+        if (const GpuProfile* g = gpu_by_memory(in.gpus, log.total_memory_bytes->value)) {
+            gpu = *g;
+            id.from["gpu"] = "total memory";
+            r.notes.push_back("GPU " + g->id + " by the logged total memory " + log.total_memory_bytes->as_logged +
+                              " (GPUs of equal memory cannot be told apart: pass --gpu)");
+        }
+    }
+    if (gpu) id.gpu = gpu->id;
+    else r.unresolved.push_back("GPU: the log states no total memory that matches a bundled GPU; pass --gpu ID|FILE");
+
+    // Settings.
+    id.tp = log.tensor_parallel.value_or(1);
+    id.from["tp"] = log.tensor_parallel ? "log" : "engine default";
+    id.kv_cache_dtype = log.kv_cache_dtype && log.kv_cache_dtype->find("fp8") != std::string::npos ? "fp8" : "bf16";
+    id.from["kv_cache_dtype"] = log.kv_cache_dtype ? "log" : "engine default";
+    id.max_model_len = log.max_model_len.value_or(log.max_concurrency_tokens.value_or(model ? model->max_position_embeddings : 0));
+    id.from["max_model_len"] = log.max_model_len ? "log" : log.max_concurrency_tokens ? "log (concurrency line)" : "model config";
+
+    // Price what can be priced.
+    std::optional<Admission> a;
+    if (setup && model && gpu && scheme) {
+        const engine::EngineDefaults d = engine::defaults_for_gpu(setup->profile, gpu->id, gpu->memory_usable_bytes);
+        setup->profile.defaults = d;
+        if (log.mem_fraction_static) setup->profile.defaults.mem_fraction_static = *log.mem_fraction_static;
+        if (log.chunked_prefill) setup->profile.defaults.chunked_prefill = *log.chunked_prefill;
+        if (log.enforce_eager) setup->profile.defaults.cuda_graphs = !*log.enforce_eager;
+        Workload w;
+        w.tensor_parallel = id.tp;
+        w.kv = parse_kv_format(id.kv_cache_dtype);
+        w.engine.gpu_memory_utilization = log.gpu_memory_utilization.value_or(d.gpu_memory_utilization);
+        w.engine.max_num_seqs = log.max_num_seqs.value_or(d.max_num_seqs);
+        w.engine.max_num_batched_tokens = log.max_num_batched_tokens.value_or(d.max_num_batched_tokens);
+        w.engine.kv_block_tokens = d.block_size_tokens;
+        w.context_tokens = std::max<std::int64_t>(1, id.max_model_len);
+        id.gpu_memory_utilization = log.engine == "sglang" ? engine::sglang_mem_fraction_static(setup->profile, gpu->memory_usable_bytes, id.tp)
+                                                           : w.engine.gpu_memory_utilization;
+        id.from["gpu_memory_utilization"] = (log.gpu_memory_utilization || log.mem_fraction_static) ? "log" : "engine default";
+        if (model->num_attention_heads % id.tp != 0) throw Error("--check", "TP " + std::to_string(id.tp) + " does not divide the model's heads");
+        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
+        const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
+        a = engine::engine_admission(c, *model, *gpu, *setup, w, id.max_model_len);
+    }
+    const auto p = [&](double v) -> std::optional<double> { return a ? std::optional<double>(v) : std::nullopt; };
+    add_row(r, "weights_bytes", log.weights_bytes, a ? p(static_cast<double>(a->weight_bytes)) : std::nullopt, "bytes");
+    add_row(r, "activation_peak_bytes", log.activation_peak_bytes,
+            a ? p(static_cast<double>(a->activation_workspace_bytes + a->sampler_workspace_bytes)) : std::nullopt, "bytes");
+    add_row(r, "non_torch_bytes", log.non_torch_bytes, a ? p(static_cast<double>(a->runtime_overhead_bytes)) : std::nullopt, "bytes",
+            "predicted: the profile's fitted non-torch memory (with CUDA graphs where the version counts them)");
+    add_row(r, "cuda_graph_bytes", log.cuda_graph_bytes, a && setup && setup->profile.memory.cuda_graph_counted ? p(static_cast<double>(setup->profile.memory.cuda_graph_bytes)) : std::nullopt,
+            "bytes", setup && !setup->profile.memory.cuda_graph_counted ? "outside the KV budget in this version: not predicted" : "");
+    add_row(r, "kv_cache_bytes", log.kv_cache_bytes, a ? p(static_cast<double>(std::max<std::int64_t>(a->budget_bytes, 0))) : std::nullopt, "bytes");
+    std::optional<LoggedQuantity> tokens = log.kv_cache_tokens;
+    if (!tokens && log.gpu_blocks && setup) {
+        tokens = *log.gpu_blocks;
+        tokens->value *= static_cast<double>(setup->profile.defaults.block_size_tokens);
+        tokens->as_logged = log.gpu_blocks->as_logged + " blocks x " + std::to_string(setup->profile.defaults.block_size_tokens);
+    }
+    add_row(r, "kv_cache_tokens", tokens, a ? p(static_cast<double>(a->kv_cache_tokens)) : std::nullopt, "tokens");
+    add_row(r, "max_concurrency", log.max_concurrency,
+            a && id.max_model_len > 0 ? p(static_cast<double>(a->kv_cache_tokens) / static_cast<double>(log.max_concurrency_tokens.value_or(id.max_model_len))) : std::nullopt,
+            "x");
+
+    // The memory term that differs most, with its cause.
+    const CheckRow* worst = nullptr;
+    for (const CheckRow& row : r.rows)
+        if (row.unit == "bytes" && row.quantity != "kv_cache_bytes" && row.predicted &&
+            (!worst || std::abs(*row.predicted - row.logged) > std::abs(*worst->predicted - worst->logged)))
+            worst = &row;
+    if (worst) {
+        std::string cause;
+        if (worst->quantity == "activation_peak_bytes" && setup && setup->profile.memory.profile_covers_max_model_len_without_chunking &&
+            !setup->profile.defaults.chunked_prefill)
+            cause = ": this V0 version profiles max(max_num_batched_tokens, max_model_len) tokens in one forward";
+        else if (worst->quantity == "activation_peak_bytes")
+            cause = ": the profiling forward's peak (max_num_batched_tokens tokens and the sampler)";
+        else if (worst->quantity == "weights_bytes")
+            cause = ": the checkpoint's resident bytes per GPU (a different checkpoint or scheme than identified, or weights kept in another dtype)";
+        else if (worst->quantity == "non_torch_bytes")
+            cause = ": CUDA context, NCCL and allocator memory outside PyTorch (fitted, not derived)";
+        else if (worst->quantity == "cuda_graph_bytes")
+            cause = ": the captured graphs (not modelled beyond the fitted constant)";
+        r.largest_difference = worst->quantity + " logged " + gib(worst->logged) + ", predicted " + gib(*worst->predicted) + cause;
+    }
+    return r;
+}
+
+}  // namespace quantplan::check

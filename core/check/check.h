@@ -1,0 +1,82 @@
+#pragma once
+// `quantplan --check`: a startup log read into a StartupLog (core/check/startup_log.h) is
+// identified (model, GPU, engine and version, TP, utilisation, max_model_len, KV dtype,
+// quantization), the same setup is priced with the engine profile the version picks, and every
+// logged quantity is put beside its prediction (docs/check.md).
+//
+// In: the StartupLog, the bundled models, GPUs and engine catalog, and what the user's options
+// settle. Out: a CheckResult value; no I/O.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/check/startup_log.h"
+#include "core/engine/engine_profile.h"
+#include "core/gpu.h"
+
+namespace quantplan::check {
+
+// What the user's options settle (each wins over the log).
+struct CheckOptions {
+    std::optional<std::string> model;    // --model NAME|PATH
+    std::optional<std::string> gpu;      // --gpu ID|FILE
+    std::optional<std::string> engine;   // --engine NAME[@VERSION]
+};
+
+// What a check prices with.
+struct CheckInputs {
+    std::filesystem::path models_dir;
+    std::filesystem::path gpus_dir;
+    std::vector<GpuProfile> gpus;            // bundled profiles (the log's total memory is matched against them)
+    const engine::EngineCatalog* catalog = nullptr;
+};
+
+// The setup the check identified, and where each value came from: "log", "option", "model name",
+// "engine default" or "total memory".
+struct Identified {
+    std::string model;
+    std::string gpu;
+    std::string engine;
+    std::string version;
+    std::string profile;
+    std::int64_t tp = 1;
+    double gpu_memory_utilization = 0;   // vLLM; SGLang: mem_fraction_static
+    std::int64_t max_model_len = 0;
+    std::string kv_cache_dtype;          // quantplan KV format ("bf16", "fp8")
+    std::string quantization;            // as the log names it ("" for none)
+    std::string scheme;                  // the quantplan scheme priced
+    std::map<std::string, std::string> from;
+};
+
+// One logged quantity beside its prediction.
+struct CheckRow {
+    std::string quantity;          // "weights_bytes", "activation_peak_bytes", "kv_cache_tokens", ...
+    double logged = 0;             // SI units
+    std::string as_logged;         // as printed
+    std::optional<double> predicted;
+    std::string unit;              // "bytes", "tokens", "x"
+    std::optional<double> error_fraction;  // (predicted - logged) / logged
+    std::string note;
+};
+
+// The whole check.
+struct CheckResult {
+    Identified identified;
+    std::vector<CheckRow> rows;
+    std::string largest_difference;          // the memory term that differs most, with its cause
+    std::vector<std::string> unresolved;     // what could not be identified, and the option that settles it
+    std::vector<std::string> notes;          // the reader's and the check's remarks
+};
+
+// Checks `log` against the prediction. Throws Error("--check" or the option) only for options that
+// are wrong; what the log does not settle goes into `unresolved`, and the rows it can price are kept.
+CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options, const CheckInputs& inputs);
+
+// The quantplan scheme of a checkpoint whose name and declared quantization are given
+// ("Qwen2.5-7B-Instruct-AWQ", "awq" -> w4a16-g128); nullopt when it cannot tell.
+std::optional<std::string> scheme_from_quantization(const std::string& model_name, const std::string& quantization);
+
+}  // namespace quantplan::check
