@@ -36,6 +36,8 @@ std::string read_log(const std::string& path) {
 std::string shown(double v, const std::string& unit) {
     char buf[48];
     if (unit == "bytes") std::snprintf(buf, sizeof buf, "%.2f GiB", v / 1073741824.0);
+    else if (unit == "s") std::snprintf(buf, sizeof buf, "%.2f ms", v * 1e3);
+    else if (unit == "tokens/s" || unit == "requests/s") std::snprintf(buf, sizeof buf, "%.2f", v);
     else if (unit == "x") std::snprintf(buf, sizeof buf, "%.2fx", v);
     else std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
@@ -68,7 +70,6 @@ nlohmann::json check_json(const check::CheckResult& r, const std::string& file) 
 int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
     try {
         const std::string text = read_log(*o.check_path);
-        const check::StartupLog log = check::read_startup_log(text, *o.check_path);
         check::CheckOptions options;
         if (o.model_given) options.model = o.model;
         if (o.gpu_given) options.gpu = o.gpu;
@@ -78,7 +79,9 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         in.gpus_dir = gpus_dir();
         in.gpus = load_gpu_profiles(gpus_dir());
         in.catalog = &engine_catalog();
-        const check::CheckResult r = check::check_startup_log(log, options, in);
+        const check::CheckResult r = check::looks_like_json(text)
+                                         ? check::check_bench_result(check::read_bench_result(text, *o.check_path), options, in)
+                                         : check::check_startup_log(check::read_startup_log(text, *o.check_path), options, in);
         if (o.json_path) {
             const std::string doc = nlohmann::json{{"check", check_json(r, *o.check_path)}}.dump(2) + "\n";
             if (*o.json_path == "-") out << doc;

@@ -252,4 +252,85 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     return r;
 }
 
+CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options, const CheckInputs& in) {
+    CheckResult r;
+    Identified& id = r.identified;
+    id.engine = b.engine;
+    if (!in.catalog) throw Error("--check", "no engine profiles (assets/engines/profiles/)");
+    std::string engine_argument = options.engine.value_or(b.engine);
+    id.from["engine"] = options.engine ? "option" : "backend";
+    if (!options.engine)
+        r.unresolved.push_back("engine version: a benchmark result does not name it; priced with the newest " + b.engine +
+                               " profile; pass --engine NAME@VERSION");
+    engine::EngineSetup setup = engine::make_engine_setup(*in.catalog, engine_argument, true);
+    id.profile = setup.profile.id;
+    id.version = setup.choice.version_asked;
+    std::optional<ModelConfig> model;
+    if (options.model) model = resolve_model(*options.model, in.models_dir), id.from["model"] = "option";
+    else if (!b.model.empty()) model = model_from_name(b.model, in.models_dir, nullptr), id.from["model"] = "result";
+    if (model) id.model = model->name;
+    else r.unresolved.push_back("model: '" + b.model + "' is not a bundled model or one of its derivatives; pass --model NAME|PATH");
+    const std::optional<std::string> scheme = scheme_from_quantization(b.model, "");
+    if (scheme) id.scheme = *scheme;
+    else r.unresolved.push_back("scheme: the checkpoint's format cannot be told from '" + b.model + "'");
+    std::optional<GpuProfile> gpu;
+    if (options.gpu) gpu = resolve_gpu(*options.gpu, in.gpus_dir), id.gpu = gpu->id, id.from["gpu"] = "option";
+    else r.unresolved.push_back("GPU: a benchmark result does not name it; pass --gpu ID|FILE");
+    id.kv_cache_dtype = "bf16";
+
+    const std::int64_t in_tokens = static_cast<std::int64_t>(std::llround(b.mean_input_tokens.value_or(0)));
+    const std::int64_t out_tokens = static_cast<std::int64_t>(std::llround(b.mean_output_tokens.value_or(0)));
+    std::optional<std::int64_t> concurrency = b.max_concurrency;
+    if (!concurrency && !b.request_rate && b.num_prompts) concurrency = b.num_prompts;  // every request at once
+    std::optional<double> step_s, ttft_s, e2e_s;
+    std::int64_t batch = 0;
+    std::string note = "steady-state approximation (a decode step at the run's concurrency and mean context); the traffic "
+                       "simulator of the capacity-planning issue will replace it";
+    if (b.request_rate && !b.max_concurrency) note = "a run at a request rate needs the traffic simulator: not predicted";
+    if (model && gpu && scheme && concurrency && in_tokens > 0 && out_tokens > 0 && !(b.request_rate && !b.max_concurrency)) {
+        setup.profile.defaults = engine::defaults_for_gpu(setup.profile, gpu->id, gpu->memory_usable_bytes);
+        Workload w;
+        w.engine.gpu_memory_utilization = setup.profile.defaults.gpu_memory_utilization;
+        w.engine.max_num_seqs = setup.profile.defaults.max_num_seqs;
+        w.engine.max_num_batched_tokens = setup.profile.defaults.max_num_batched_tokens;
+        w.engine.kv_block_tokens = setup.profile.defaults.block_size_tokens;
+        w.context_tokens = in_tokens + out_tokens;
+        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
+        const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
+        const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
+        batch = std::max<std::int64_t>(1, std::min({*concurrency, w.engine.max_num_seqs, a.fits ? a.max_sequences : std::int64_t{1}}));
+        step_s = engine::engine_decode_step(c, *model, *gpu, setup, w, batch, in_tokens + out_tokens / 2).time_s;
+        const double prefill_s = engine::engine_prefill(c, *model, *gpu, setup, w, in_tokens).time_s;
+        if (batch == 1) ttft_s = prefill_s;
+        e2e_s = prefill_s + static_cast<double>(out_tokens - 1) * *step_s;
+        id.gpu_memory_utilization = w.engine.gpu_memory_utilization;
+        id.max_model_len = w.context_tokens;
+        r.notes.push_back("priced at concurrency " + std::to_string(batch) + ", " + std::to_string(in_tokens) + " input and " +
+                          std::to_string(out_tokens) + " output tokens (the run's means)");
+    }
+    const auto logged = [&](const std::string& key) -> std::optional<LoggedQuantity> {
+        const auto it = b.metrics.find(key);
+        if (it == b.metrics.end()) return std::nullopt;
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6g", it->second);
+        return LoggedQuantity{it->second, buf, ""};
+    };
+    for (const char* metric : {"ttft_s", "tpot_s", "itl_s", "e2e_s"})
+        for (const char* stat : {"mean", "p50", "p99"}) {
+            const std::string key = std::string(metric) + "_" + stat;
+            std::optional<double> predicted;
+            if (std::string(stat) != "p99") {
+                if (std::string(metric) == "ttft_s") predicted = ttft_s;
+                else if (std::string(metric) == "e2e_s") predicted = e2e_s;
+                else predicted = step_s;
+            }
+            add_row(r, key, logged(key), predicted, "s", predicted ? note : std::string("p99 needs the traffic simulator: not predicted"));
+        }
+    add_row(r, "output_tokens_per_s", logged("output_tokens_per_s"),
+            e2e_s ? std::optional<double>(static_cast<double>(batch * out_tokens) / *e2e_s) : std::nullopt, "tokens/s", note);
+    add_row(r, "requests_per_s", logged("requests_per_s"), e2e_s ? std::optional<double>(static_cast<double>(batch) / *e2e_s) : std::nullopt,
+            "requests/s", note);
+    return r;
+}
+
 }  // namespace quantplan::check

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/check/bench_result.h"
 #include "core/check/startup_log.h"
 #include "core/engine/engine_profile.h"
 #include "core/gpu.h"
@@ -74,6 +75,13 @@ struct CheckResult {
 // Checks `log` against the prediction. Throws Error("--check" or the option) only for options that
 // are wrong; what the log does not settle goes into `unresolved`, and the rows it can price are kept.
 CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options, const CheckInputs& inputs);
+
+// Checks a benchmark result against the engine profile's step model: TPOT and ITL as a decode step
+// at the run's concurrency and mean context, TTFT as the prefill of the mean prompt (at
+// concurrency 1), E2E, output tokens/s and requests/s from those: a steady-state approximation
+// until the traffic simulator of the capacity-planning issue replaces it (each row says so). A run
+// by request rate without a concurrency cap is listed without predictions.
+CheckResult check_bench_result(const BenchResult& bench, const CheckOptions& options, const CheckInputs& inputs);
 
 // The quantplan scheme of a checkpoint whose name and declared quantization are given
 // ("Qwen2.5-7B-Instruct-AWQ", "awq" -> w4a16-g128); nullopt when it cannot tell.

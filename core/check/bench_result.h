@@ -1,0 +1,37 @@
+#pragma once
+// Reading a serving benchmark's result file into a value struct: the JSON `vllm bench serve
+// --save-result` (and benchmarks/benchmark_serving.py) writes, and the JSON line SGLang's
+// bench_serving appends to its --output-file. The reader at the edge for `quantplan --check`.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace quantplan::check {
+
+// What a benchmark result says. Latencies in seconds (the files hold milliseconds).
+struct BenchResult {
+    std::string engine;                       // "vllm" or "sglang" (by the file's keys and backend)
+    std::string backend;                      // as written ("vllm", "openai-chat", "sglang", ...)
+    std::string model;                        // model_id / model / tokenizer as written
+    std::optional<std::int64_t> num_prompts;
+    std::optional<std::int64_t> completed;
+    std::optional<double> request_rate;       // requests/s; absent for "inf" (all at once)
+    std::optional<std::int64_t> max_concurrency;
+    std::optional<double> duration_s;
+    std::optional<double> mean_input_tokens;  // total_input_tokens / completed, or the random input length
+    std::optional<double> mean_output_tokens;
+    // "ttft_s_mean", "ttft_s_p50", "ttft_s_p99", "tpot_s_...", "itl_s_...", "e2e_s_..." (seconds),
+    // "output_tokens_per_s", "requests_per_s".
+    std::map<std::string, double> metrics;
+};
+
+// Parses `text` (a JSON object, or JSON lines: the last object is taken). Throws Error("--check")
+// when it is JSON but not a benchmark result (naming the keys expected).
+BenchResult read_bench_result(std::string_view text, const std::string& source);
+
+// True when `text` looks like JSON (its first non-blank character is '{').
+bool looks_like_json(std::string_view text);
+
+}  // namespace quantplan::check
