@@ -20,6 +20,8 @@
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QAreaSeries>
+#include <QtWidgets/QDialog>
+#include <QtWidgets/QTableWidget>
 #include <QtCharts/QAreaSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QStackedBarSeries>
@@ -420,6 +422,29 @@ BOOST_FIXTURE_TEST_CASE(the_engine_profile_prices_the_plan_with_bands_and_eviden
     BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "engine-profile-crossover.png").string())));
     // The setup carries the engine, as a scenario step and a saved file do.
     BOOST_TEST(setup_to_json(window.setup()).value(QStringLiteral("engine")).toString() == QStringLiteral("vllm@0.8.0"));
+}
+
+// File > Check against a log: a published vLLM startup log checked in a dialog, term by term.
+BOOST_FIXTURE_TEST_CASE(a_startup_log_is_checked_in_a_dialog, WindowFixture) {
+    window.controls()->gpuBox()->setCurrentIndex(window.controls()->gpuBox()->findData(QStringLiteral("l4")));
+    settle();
+    const QString log = QString::fromStdString((kSource / "tests" / "data" / "logs" / "vllm-0.11.0-llama-3.1-8b-l4-tp1.log").string());
+    BOOST_REQUIRE(window.openCheckPath(log));
+    BOOST_TEST_REQUIRE(window.lastCheck().has_value());
+    const check::CheckResult& r = *window.lastCheck();
+    BOOST_TEST(r.identified.model == "llama-3.1-8b");
+    BOOST_TEST(r.identified.gpu == "l4");  // the log names no memory: the window's GPU stands in, and a note says so
+    BOOST_TEST_REQUIRE(window.checkDialog() != nullptr);
+    BOOST_TEST(window.checkDialog()->isVisible());
+    auto* table = window.checkDialog()->findChild<QTableWidget*>(QStringLiteral("checkTable"));
+    BOOST_TEST_REQUIRE(table != nullptr);
+    BOOST_TEST(table->rowCount() == static_cast<int>(r.rows.size()));
+    BOOST_TEST(table->rowCount() >= 4);
+    settle();
+    BOOST_TEST(window.checkDialog()->grab().toImage().save(QString::fromStdString((screenshot_dir() / "check-dialog.png").string())));
+    // A file that is no log: the banner says so and nothing changes.
+    BOOST_TEST(!window.openCheckPath(QString::fromStdString((kSource / "README.md").string())));
+    BOOST_TEST(window.errorText().contains(QStringLiteral("not a vLLM or SGLang startup log")));
 }
 
 BOOST_FIXTURE_TEST_CASE(lecture_mode_walks_the_seed_scenario, WindowFixture) {

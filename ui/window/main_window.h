@@ -15,6 +15,8 @@
 
 #include "core/calibration.h"
 #include "core/model_config_json.h"
+#include "core/check/check.h"
+#include "core/measured_overlay.h"
 #include "core/plan.h"
 #include "core/sweep.h"
 #include "ui/window/checkpoint_scan.h"
@@ -22,6 +24,7 @@
 #include "ui/window/scenario.h"
 
 QT_BEGIN_NAMESPACE
+class QDialog;
 class QAction;
 class QLabel;
 class QProgressBar;
@@ -140,6 +143,15 @@ public:
     // Opens a calibration file written by quantplan --validate: its measured decode steps overlay
     // the crossover chart, and the `measured` profile becomes available. False (and the banner) on failure.
     bool openCalibrationPath(const QString& path);
+    // Checks a vLLM or SGLang startup log or benchmark result against the prediction (core/check):
+    // a table of every logged quantity beside its prediction in a dialog, and for a benchmark
+    // result its measured TPOT as a point on the crossover chart. The window's model and GPU stand
+    // in for what the file does not name. False (and the banner) when the file is refused.
+    bool openCheckPath(const QString& path);
+    // The last check, and its dialog (null before the first).
+    const std::optional<check::CheckResult>& lastCheck() const { return last_check_; }
+    QDialog* checkDialog() const { return check_dialog_; }
+
     // The opened checkpoint's scan, when one is shown.
     const std::optional<CheckpointScan>& checkpointScan() const { return scan_; }
 
@@ -184,6 +196,9 @@ private:
     std::vector<BundledModel> bundled_models_;
     std::vector<GpuProfile> bundled_gpus_;
     std::optional<engine::EngineCatalog> engine_catalog_;  // the bundled engine profiles and their fit
+    std::optional<check::CheckResult> last_check_;          // File > Check against a log
+    std::vector<MeasuredStepPoint> check_points_;           // its measured TPOT, drawn on the crossover chart
+    QDialog* check_dialog_ = nullptr;
     std::map<QString, ModelConfig> model_cache_;
     std::map<QString, GpuProfile> gpu_cache_;
     std::map<QString, Calibration> calibration_cache_;
