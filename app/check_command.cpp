@@ -1,7 +1,9 @@
 // quantplan --headless --check FILE: reads a startup log (core/check/startup_log.h), checks it
 // against the prediction (core/check/check.h) and prints the rows as a table or as the JSON
 // `check` section. docs/check.md.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -65,6 +67,77 @@ nlohmann::json check_json(const check::CheckResult& r, const std::string& file) 
             {"notes", r.notes}};
 }
 
+// The corpus metric and stat of a check row ("ttft_s_p99" -> ttft_s, p99); "" for rows the corpus has no metric for.
+std::pair<std::string, std::string> corpus_metric(const std::string& quantity) {
+    if (quantity == "requests_per_s") return {"", ""};
+    for (const std::string stat : {"mean", "p50", "p99"}) {
+        const std::string tail = "_" + stat;
+        if (quantity.size() > tail.size() && quantity.compare(quantity.size() - tail.size(), tail.size(), tail) == 0)
+            return {quantity.substr(0, quantity.size() - tail.size()), stat};
+    }
+    return {quantity, ""};
+}
+
+// Appends the rows of `r` as corpus records (assets/measurements/README.md) to `path`, written
+// atomically; the file is created when absent. Returns the number of records added.
+std::size_t add_to_corpus(const check::CheckResult& r, const std::string& check_file, const std::string& path) {
+    nlohmann::ordered_json doc;
+    {
+        std::ifstream in(path, std::ios::binary);
+        if (in) {
+            std::ostringstream s;
+            s << in.rdbuf();
+            try {
+                doc = nlohmann::ordered_json::parse(s.str());
+            } catch (const nlohmann::json::exception&) {
+                throw Error("--add-to-corpus", path + " exists and is not a corpus file");
+            }
+            if (!doc.is_object() || doc.value("format", "") != "quantplan-measurements/1" || !doc.contains("records") || !doc["records"].is_array())
+                throw Error("--add-to-corpus", path + " exists and is not a corpus file (format quantplan-measurements/1)");
+        } else {
+            doc["format"] = "quantplan-measurements/1";
+            doc["title"] = "Measurements added by quantplan --check";
+            doc["source"] = {{"added_by", "quantplan --check --add-to-corpus"}};
+            doc["records"] = nlohmann::ordered_json::array();
+        }
+    }
+    const check::Identified& i = r.identified;
+    std::string stem = std::filesystem::path(check_file).stem().string();
+    std::size_t added = 0;
+    for (const check::CheckRow& row : r.rows) {
+        const auto [metric, stat] = corpus_metric(row.quantity);
+        if (metric.empty() || row.logged < 0) continue;
+        // The same file checked twice adds nothing the second time (a point counts once in the fit).
+        const bool present = std::any_of(doc["records"].begin(), doc["records"].end(), [&](const auto& x) {
+            return x.contains("source") && x["source"].value("file", "") == check_file && x.value("metric", "") == metric && x.value("stat", "") == stat;
+        });
+        if (present) continue;
+        const std::string unit = row.unit == "bytes" ? "bytes" : row.unit;
+        std::string id = "user/" + stem + "/" + row.quantity;
+        for (int n = 2; std::any_of(doc["records"].begin(), doc["records"].end(), [&](const auto& x) { return x.value("id", "") == id; }); ++n)
+            id = "user/" + stem + "/" + row.quantity + "#" + std::to_string(n);
+        nlohmann::ordered_json rec;
+        rec["id"] = id;
+        rec["metric"] = metric;
+        if (!stat.empty()) rec["stat"] = stat;
+        rec["value"] = row.logged;
+        rec["unit"] = unit == "s" ? "s" : unit == "x" ? "x" : unit;
+        rec["metric_definition"] = "as logged by the engine (quantplan --check of " + check_file + ")";
+        rec["quote"] = row.as_logged;
+        rec["source"] = {{"file", check_file}};
+        rec["setup"] = {{"engine", i.engine}, {"engine_version", i.version.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(i.version)},
+                        {"gpu", i.gpu.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(i.gpu)},
+                        {"tp", i.tp}, {"model", i.model.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(i.model)},
+                        {"scheme", i.scheme}, {"max_model_len", i.max_model_len > 0 ? nlohmann::ordered_json(i.max_model_len) : nlohmann::ordered_json(nullptr)},
+                        {"gpu_memory_utilization", i.gpu_memory_utilization > 0 ? nlohmann::ordered_json(i.gpu_memory_utilization) : nlohmann::ordered_json(nullptr)},
+                        {"kv_cache_dtype", i.kv_cache_dtype}};
+        doc["records"].push_back(std::move(rec));
+        ++added;
+    }
+    write_file_atomically(path, doc.dump(2) + "\n");
+    return added;
+}
+
 }  // namespace
 
 int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
@@ -82,6 +155,11 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         const check::CheckResult r = check::looks_like_json(text)
                                          ? check::check_bench_result(check::read_bench_result(text, *o.check_path), options, in)
                                          : check::check_startup_log(check::read_startup_log(text, *o.check_path), options, in);
+        if (o.add_to_corpus) {
+            const std::size_t n = add_to_corpus(r, *o.check_path, *o.add_to_corpus);
+            (o.json_path && *o.json_path == "-" ? err : out) << "quantplan: " << n << " records added to " << *o.add_to_corpus
+                                                              << " (use it with --corpus " << *o.add_to_corpus << ")\n";
+        }
         if (o.json_path) {
             const std::string doc = nlohmann::json{{"check", check_json(r, *o.check_path)}}.dump(2) + "\n";
             if (*o.json_path == "-") out << doc;

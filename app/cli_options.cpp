@@ -40,6 +40,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--inspect", [&](const std::string& v) { o.inspect_path = v; }},
         {"--model", [&](const std::string& v) { o.model = v; o.model_given = true; }},
         {"--check", [&](const std::string& v) { o.check_path = v; }},
+        {"--add-to-corpus", [&](const std::string& v) { o.add_to_corpus = v; }},
         {"--schemes", [&](const std::string& v) { o.schemes = v; }},
         {"--gpu", [&](const std::string& v) { o.gpu = v; o.gpu_given = true; }},
         {"--batch", [&](const std::string& v) { o.batch = to_int("--batch", v); }},
@@ -132,7 +133,8 @@ Usage:
   quantplan --headless --check FILE [--model M] [--gpu G] [--engine E] [--json -]
                                            read a vLLM or SGLang startup log, price the same setup and
                                            show every logged memory term beside its prediction
-                                           (docs/check.md)
+                                           (docs/check.md); --add-to-corpus FILE appends what
+                                           it measured to a user corpus (then --corpus FILE)
   quantplan --fit-engines [--fit-out FILE] [--fidelity-out FILE] [--corpus FILE]...
                                            fit the engine profiles to the measurement corpus
                                            (assets/measurements/), with leave-one-out errors
@@ -161,6 +163,8 @@ Model of the hardware:
   --profile NAME           ideal, realistic, measured (needs --calibration FILE), or engine: the
                            engine profile's step model fitted to published measurements, with
                            error bands (docs/fidelity.md) [realistic]
+  --corpus FILE            a user corpus (repeatable): with --profile engine the profiles are
+                           refitted with its points too, so the bands are your own
   --engine NAME[@VER]      engine profile: vllm, vllm@0.6.3, vllm@0.10.1, sglang@0.4.6, ... (the
                            version picks the profile covering it; NAME alone is the newest) [vllm]
   --calibration FILE       calibration file written by --validate: adds its measured decode steps

@@ -21,6 +21,7 @@ struct CliOptions {
     bool model_given = false;               // --model was on the command line
     bool gpu_given = false;                 // --gpu was on the command line
     std::optional<std::string> check_path;  // --check FILE: a startup log checked against the prediction
+    std::optional<std::string> add_to_corpus;  // --add-to-corpus FILE: append what --check measured to a user corpus
     std::optional<std::string> schemes;     // comma-separated; default serving set
     std::string gpu = "h100-sxm";
     std::int64_t batch = 1;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/commands.h"
 #include "app/data_paths.h"
 #include "app/scenario.h"
 #include "core/atomic_file.h"
@@ -149,7 +150,14 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;
     r.workload.engine.max_num_seqs = o.max_num_seqs;
     if (o.max_num_seqs <= 0) throw Error("--max-num-seqs", "must be positive");
-    r.engine = engine::make_engine_setup(engine_catalog(), o.engine, engine_priced);
+    // A user corpus (--corpus FILE) refits the profiles with its points, so the bands are the
+    // user's own; otherwise the committed fit is read.
+    std::optional<engine::EngineCatalog> refitted;
+    if (engine_priced && !o.corpus_files.empty()) {
+        refitted = engine::load_engine_catalog(engine_profiles_dir(), "");
+        engine::apply_fit(*refitted, run_fidelity(o, nullptr).parameters);
+    }
+    r.engine = engine::make_engine_setup(refitted ? *refitted : engine_catalog(), o.engine, engine_priced);
     // The defaults as they apply on this GPU (JSON `engine.defaults`); the plan takes them only
     // when the engine profile prices it.
     r.engine->profile.defaults = engine::defaults_for_gpu(r.engine->profile, r.gpu.id, r.gpu.memory_usable_bytes);

@@ -185,6 +185,19 @@ BOOST_AUTO_TEST_CASE(check_json_contract_and_bad_files) {
     const auto [rc2, table] = run_binary("--headless --check " + log + " --gpu h200");
     BOOST_TEST(rc2 == 0);
     BOOST_TEST(table.find("largest difference:") != std::string::npos, table);
+    // --add-to-corpus appends the logged terms in the corpus format (once per file), and --corpus
+    // refits the engine profiles with them: the fit's corpus checksum changes.
+    const std::string corpus = "/tmp/quantplan_tst_cli_corpus.json";
+    std::remove(corpus.c_str());
+    const auto [rc4, added] = run_binary("--headless --check " + log + " --gpu h200 --add-to-corpus " + corpus);
+    BOOST_TEST_REQUIRE(rc4 == 0, added);
+    BOOST_TEST(added.find("4 records added") != std::string::npos, added);  // weights, KV bytes, KV tokens, concurrency (graph memory < 0)
+    const auto [rc5, again] = run_binary("--headless --check " + log + " --gpu h200 --add-to-corpus " + corpus);
+    BOOST_TEST(again.find("0 records added") != std::string::npos, again);
+    const auto plain = nlohmann::json::parse(run_binary("--headless --profile engine --schemes bf16 --json -").second);
+    const auto mine = nlohmann::json::parse(run_binary("--headless --profile engine --schemes bf16 --json - --corpus " + corpus).second);
+    BOOST_TEST(plain["engine"]["corpus_checksum"] != mine["engine"]["corpus_checksum"]);
+    std::remove(corpus.c_str());
     // A file that is no startup log, and one that does not exist: one line each, exit 1.
     for (const std::string& bad : {std::string(QUANTPLAN_SOURCE_DIR) + "/README.md", std::string("/nonexistent.log")}) {
         const auto [rc3, msg] = run_binary("--headless --check " + bad);
