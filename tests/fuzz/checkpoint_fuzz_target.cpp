@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check/bench_result.h"
+#include "core/check/startup_log.h"
 #include "core/checkpoint/inspector.h"
 #include "core/checkpoint/json_guard.h"
 #include "core/checkpoint/name_pattern.h"
@@ -36,6 +38,9 @@ void run_one_input(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     // As a safetensors file whose length is the input's, and as one claiming to be longer (the
     // payload is never read, so the reader must decide from the header and the size alone).
+    // As an engine's startup log and as a benchmark result (quantplan --check).
+    expect_only_error([&] { check::read_startup_log(text, "fuzz.log"); });
+    expect_only_error([&] { check::read_bench_result(text, "fuzz.json"); });
     expect_only_error([&] { parse_safetensors_header(text, size, "fuzz.safetensors"); });
     expect_only_error([&] { parse_safetensors_header(text, size + 4096, "fuzz.safetensors"); });
     // As configuration files.
@@ -111,6 +116,22 @@ std::vector<std::string> seed_corpus() {
         seeds.push_back(q);
     seeds.push_back(R"({"metadata": {"total_size": 1234}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}})");
     seeds.push_back(R"(model\.layers\.\d+\.self_attn\.(q|k|v)_proj$)");
+    // Startup-log lines and a benchmark result, as vLLM and SGLang print them (tests/data/logs/).
+    seeds.push_back("(EngineCore_0 pid=2881) INFO 09-04 01:29:00 [core.py:74] Initializing a V1 LLM engine (v0.10.1.1) with config: "
+                    "model='Qwen2-7B-Instruct', dtype=torch.bfloat16, max_seq_len=16384, tensor_parallel_size=1, quantization=None, "
+                    "enforce_eager=False, kv_cache_dtype=auto\n"
+                    "(APIServer pid=2739) INFO 09-04 01:28:28 [utils.py:326] non-default args: {'model': 'Qwe\n"
+                    "n2-7B-Instruct', 'max_model_len': 16384, 'gpu_memory_utilization': 0.5}\n"
+                    "INFO 09-04 01:29:25 [gpu_worker.py:276] Available KV cache memory: 24.83 GiB\n"
+                    "INFO 09-04 01:29:26 [kv_cache_utils.py:849] GPU KV cache size: 464,848 tokens\n"
+                    "INFO 09-04 01:29:26 [kv_cache_utils.py:853] Maximum concurrency for 16,384 tokens per request: 28.37x\n");
+    seeds.push_back("Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.06GiB "
+                    "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=3.81GiB gpu_memory_utilization=0.90\n"
+                    "# GPU blocks: 1478, # CPU blocks: 2048\n"
+                    "[2025-03-08 12:29:21 TP0] KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB\n");
+    seeds.push_back(R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": 100, "max_concurrency": 4,
+                       "completed": 100, "total_input_tokens": 102400, "total_output_tokens": 12800, "mean_ttft_ms": 30.0,
+                       "median_tpot_ms": 7.0, "p99_itl_ms": 9.0, "output_throughput": 130.0})");
     return seeds;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The fuzz target of the checkpoint parsers: one input is tried as a safetensors file, as a
 // config.json (model and quantization config), as a model.safetensors.index.json, as a name
-// pattern, and as a whole checkpoint through the inspector. Only quantplan::Error may come out;
+// pattern, as a whole checkpoint through the inspector, and as an engine's startup log and a
+// benchmark result (quantplan --check). Only quantplan::Error may come out;
 // anything else (another exception, a crash, a sanitizer report) is a bug.
 #include <cstddef>
 #include <cstdint>
