@@ -32,7 +32,10 @@ bool looks_like_json(std::string_view t) {
     return i != std::string_view::npos && t[i] == '{';
 }
 
-BenchResult read_bench_result(std::string_view t, const std::string& source) {
+BenchResult read_bench_result(std::string_view raw, const std::string& source) {
+    // SGLang writes "request_rate": Infinity (Python's json module): read it as null, i.e. "inf".
+    const std::string cleaned = null_python_literals(raw);
+    const std::string_view t = cleaned;
     // JSON lines: SGLang appends one object per run; take the last complete line.
     json j;
     try {
@@ -55,6 +58,10 @@ BenchResult read_bench_result(std::string_view t, const std::string& source) {
     r.model = text(j, "model_id");
     if (r.model.empty()) r.model = text(j, "model");
     if (r.model.empty()) r.model = text(j, "tokenizer_id");
+    if (const auto si = j.find("server_info"); si != j.end() && si->is_object()) {
+        if (r.model.empty()) r.model = text(*si, "model_path");
+        r.engine_version = text(*si, "version");
+    }
     r.engine = j.contains("mean_e2e_latency_ms") || r.backend.find("sglang") != std::string::npos ? "sglang" : "vllm";
     if (const auto v = num(j, "num_prompts")) r.num_prompts = static_cast<std::int64_t>(*v);
     if (const auto v = num(j, "completed")) r.completed = static_cast<std::int64_t>(*v);

@@ -14,7 +14,8 @@ namespace quantplan::check {
 struct BenchResult {
     std::string engine;                       // "vllm" or "sglang" (by the file's keys and backend)
     std::string backend;                      // as written ("vllm", "openai-chat", "sglang", ...)
-    std::string model;                        // model_id / model / tokenizer as written
+    std::string model;                        // model_id / model / tokenizer as written (SGLang: server_info.model_path)
+    std::string engine_version;               // SGLang: server_info.version; "" when the file does not say
     std::optional<std::int64_t> num_prompts;
     std::optional<std::int64_t> completed;
     std::optional<double> request_rate;       // requests/s; absent for "inf" (all at once)

@@ -257,9 +257,9 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     Identified& id = r.identified;
     id.engine = b.engine;
     if (!in.catalog) throw Error("--check", "no engine profiles (assets/engines/profiles/)");
-    std::string engine_argument = options.engine.value_or(b.engine);
-    id.from["engine"] = options.engine ? "option" : "backend";
-    if (!options.engine)
+    std::string engine_argument = options.engine.value_or(b.engine + (b.engine_version.empty() ? "" : "@" + b.engine_version));
+    id.from["engine"] = options.engine ? "option" : b.engine_version.empty() ? "backend" : "result";
+    if (!options.engine && b.engine_version.empty())
         r.unresolved.push_back("engine version: a benchmark result does not name it; priced with the newest " + b.engine +
                                " profile; pass --engine NAME@VERSION");
     engine::EngineSetup setup = engine::make_engine_setup(*in.catalog, engine_argument, true);

@@ -1,5 +1,7 @@
 #include "core/checkpoint/json_guard.h"
 
+#include <cctype>
+
 #include <unordered_set>
 
 #include "core/error.h"
@@ -94,6 +96,43 @@ json parse_untrusted_json(std::string_view text, const std::string& source, bool
 
 nlohmann::ordered_json parse_untrusted_ordered_json(std::string_view text, const std::string& source, int max_depth) {
     return parse_guarded<nlohmann::ordered_json>(text, source, false, max_depth);
+}
+
+std::string null_python_literals(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            out += c;
+            if (c == '\\' && i + 1 < text.size()) out += text[++i];
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+            out += c;
+            continue;
+        }
+        const auto word = [&](std::string_view w) { return text.substr(i, w.size()) == w; };
+        const auto boundary = [&](std::size_t end) {
+            return end >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
+        };
+        if (word("-Infinity") && boundary(i + 9)) {
+            out += "null";
+            i += 8;
+        } else if (word("Infinity") && boundary(i + 8)) {
+            out += "null";
+            i += 7;
+        } else if (word("NaN") && boundary(i + 3)) {
+            out += "null";
+            i += 2;
+        } else {
+            out += c;
+        }
+    }
+    return out;
 }
 
 }  // namespace quantplan

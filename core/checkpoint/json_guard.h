@@ -26,6 +26,11 @@ nlohmann::json parse_untrusted_json(std::string_view text, const std::string& so
 nlohmann::ordered_json parse_untrusted_ordered_json(std::string_view text, const std::string& source,
                                                     int max_depth = kMaxUntrustedJsonDepth);
 
+// `text` with the literals Python's json module writes for non-finite numbers (NaN, Infinity,
+// -Infinity) outside strings replaced by null, which JSON has: SGLang writes "request_rate":
+// Infinity, Hugging Face configs carry Infinity. Other text is unchanged.
+std::string null_python_literals(std::string_view text);
+
 // `text` cut to `max_chars` characters with "..." appended when it was longer.
 std::string clip_text(std::string_view text, std::size_t max_chars = kMaxQuotedErrorChars);
 

@@ -9,6 +9,7 @@
 
 #include "core/check/check.h"
 #include "core/check/startup_log.h"
+#include "core/checkpoint/json_guard.h"
 #include "core/engine/engine_profile.h"
 #include "tests/core/test_support.h"
 
@@ -23,8 +24,8 @@ constexpr double kPrintedGiBTolerance = 0.006 * kGiB;
 // The issue's target for KV-cache tokens on the log fixtures: within 3%.
 constexpr double kKvTokensTarget = 0.03;
 
-std::string fixture(const std::string& name) {
-    std::ifstream in(test::source_dir() / "tests" / "data" / "logs" / name, std::ios::binary);
+std::string fixture(const std::string& name, const char* folder = "logs") {
+    std::ifstream in(test::source_dir() / "tests" / "data" / folder / name, std::ios::binary);
     BOOST_REQUIRE_MESSAGE(in.good(), "missing fixture " << name);
     std::stringstream s;
     s << in.rdbuf();
@@ -176,6 +177,63 @@ BOOST_AUTO_TEST_CASE(foreign_and_hostile_text_is_one_error) {
     BOOST_TEST(scheme_from_quantization("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "gptq").value() == "w8a16-int8");
     BOOST_TEST(scheme_from_quantization("meta-llama/Llama-3.1-8B", "").value() == "bf16");
     BOOST_TEST(!scheme_from_quantization("x", "mxfp4").has_value());
+}
+
+// vLLM 0.11.2 on an H200 at concurrency 8 (faradawn/bench3, written by TensorRT-LLM's copy of
+// vLLM's benchmark_serving.py): read field by field, then priced at its concurrency.
+BOOST_AUTO_TEST_CASE(vllm_benchmark_result_field_by_field_and_priced) {
+    constexpr double kMs = 1e-3;
+    const BenchResult b = read_bench_result(fixture("vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json", "bench"), "c8.json");
+    BOOST_TEST(b.engine == "vllm");
+    BOOST_TEST(b.model == "meta-llama/Meta-Llama-3-8B-Instruct");
+    BOOST_TEST(*b.num_prompts == 40);
+    BOOST_TEST(*b.max_concurrency == 8);
+    BOOST_TEST(!b.request_rate.has_value());  // "inf"
+    BOOST_TEST(*b.mean_input_tokens == 128);
+    BOOST_TEST(*b.mean_output_tokens == 512);
+    BOOST_TEST(std::abs(b.metrics.at("tpot_s_mean") - 6.439846692021997 * kMs) < 1e-12);
+    BOOST_TEST(std::abs(b.metrics.at("e2e_s_p99") - 3394.534891335061 * kMs) < 1e-12);
+    BOOST_TEST(std::abs(b.metrics.at("output_tokens_per_s") - 1214.4578767333037) < 1e-9);
+    CheckOptions o;
+    o.gpu = "h200";
+    o.engine = "vllm@0.11.2";
+    const CheckResult r = check_bench_result(b, o, inputs());
+    BOOST_TEST(r.identified.model == "llama-3-8b");
+    BOOST_TEST(r.identified.profile == "vllm-v1");
+    const CheckRow* tpot = row(r, "tpot_s_mean");
+    BOOST_TEST_REQUIRE(tpot != nullptr);
+    BOOST_TEST_REQUIRE(tpot->error_fraction.has_value());
+    // A steady-state decode step at concurrency 8 against the measured TPOT: within the step
+    // class's band of docs/fidelity.md (p10-p90 about -23% to +17%).
+    BOOST_TEST(std::abs(*tpot->error_fraction) < 0.25, "TPOT logged " << tpot->logged << ", predicted " << *tpot->predicted);
+    BOOST_TEST(!row(r, "tpot_s_p99")->predicted.has_value());  // tails need the simulator
+    BOOST_TEST(!row(r, "ttft_s_mean")->predicted.has_value());  // concurrency 8: queueing
+}
+
+// SGLang 0.5.5.post3's JSON line (TonyLi15/sglang-benchmark): "request_rate": Infinity, the
+// version and model inside server_info; GH200 and Qwen2.5-3B are not bundled, so it asks.
+BOOST_AUTO_TEST_CASE(sglang_benchmark_result_with_python_literals) {
+    const BenchResult b = read_bench_result(fixture("sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json", "bench"), "sglang.jsonl");
+    BOOST_TEST(b.engine == "sglang");
+    BOOST_TEST(b.engine_version == "0.5.5.post3");
+    BOOST_TEST(b.model == "Qwen/Qwen2.5-3B-Instruct");
+    BOOST_TEST(!b.request_rate.has_value());
+    BOOST_TEST(*b.max_concurrency == 32);
+    BOOST_TEST(std::abs(b.metrics.at("e2e_s_mean") - 557.9127527959645e-3) < 1e-12);
+    BOOST_TEST(std::abs(b.metrics.at("ttft_s_p50") - 37.13699756190181e-3) < 1e-12);
+    const CheckResult r = check_bench_result(b, {}, inputs());
+    BOOST_TEST(r.identified.profile == "sglang-0.5");
+    BOOST_TEST(r.unresolved.size() == 2u);  // the model and the GPU
+    // The older SGLang format (datacrunch-research/h200-benchmarks, December 2024): the last of its
+    // JSON lines, without a model key.
+    const BenchResult old = read_bench_result(fixture("sglang-dec2024-llama-3.3-70b-4xh200-tp4.json", "bench"), "old.jsonl");
+    BOOST_TEST(old.engine == "sglang");
+    BOOST_TEST(old.metrics.count("e2e_s_mean") == 1u);
+    // Python's literals outside strings become null; inside strings and as parts of names they stay.
+    BOOST_TEST(null_python_literals(R"({"a": Infinity, "b": "Infinity", "c": -Infinity, "d": [NaN], "e": NaNx})") ==
+               R"({"a": null, "b": "Infinity", "c": null, "d": [null], "e": NaNx})");
+    // JSON that is no benchmark result is refused in one error.
+    BOOST_TEST(test::throws_naming([] { read_bench_result(R"({"a": 1})", "x.json"); }, "not a benchmark result"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
