@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/checkpoint/json_guard.h"
 #include "core/error.h"
 
 namespace quantplan {
@@ -67,12 +69,47 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
     return it->get<bool>();
 }
 
+// The architectures quantplan prices: dense GQA stacks and simple MoE.
+const std::set<std::string>& modelled_types() {
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe"};
+    return types;
+}
+
+// Refuses, in one line naming the fields, a config whose architecture quantplan does not model
+// (MLA, DeepSeek-style routed and shared experts, per-layer attention types, sliding windows,
+// chunked attention, linear attention and state-space layers) instead of pricing it as a simpler
+// one (DeepSeek-V3 would come out as a 38.6B dense-MoE model).
+void refuse_unmodelled(const json& j, const std::string& model_type, const std::string& source) {
+    static const char* kKeys[] = {"kv_lora_rank", "q_lora_rank", "n_routed_experts", "n_shared_experts", "first_k_dense_replace",
+                                  "layer_types", "linear_num_value_heads", "linear_num_key_heads", "full_attention_interval",
+                                  "ssm_state_size", "mamba_d_state", "mamba_n_heads", "hybrid_override_pattern", "attention_chunk_size",
+                                  "interleave_moe_layer_step", "sliding_window_pattern"};
+    std::vector<std::string> fields;
+    for (const char* k : kKeys)
+        if (const auto it = j.find(k); it != j.end() && !it->is_null()) fields.push_back(k);
+    // A sliding window that applies (Mistral's, or use_sliding_window: true); Qwen's configs carry
+    // sliding_window with use_sliding_window false.
+    if (const auto sw = j.find("sliding_window"); sw != j.end() && sw->is_number()) {
+        const auto use = j.find("use_sliding_window");
+        const bool used = use != j.end() && use->is_boolean() ? use->get<bool>() : model_type == "mistral" || model_type == "mixtral";
+        if (used) fields.push_back("sliding_window");
+    }
+    const bool unknown_type = !model_type.empty() && modelled_types().count(model_type) == 0;
+    if (!unknown_type && fields.empty()) return;
+    std::string what = unknown_type ? "model_type '" + model_type + "'" : "model_type '" + model_type + "' with";
+    for (std::size_t i = 0; i < fields.size(); ++i) what += (i == 0 ? (unknown_type ? " with " : " ") : ", ") + fields[i];
+    throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
+                        "qwen2_moe, qwen3, qwen3_moe) and refuses to price this as a simpler architecture");
+}
+
 }  // namespace
 
 ModelConfig parse_model_config(std::string_view text, const std::string& source) {
     json root;
     try {
-        root = json::parse(text.begin(), text.end());
+        // config.json as Python's json module writes it may hold NaN and Infinity (Nemotron-H does).
+        const std::string cleaned = null_python_literals(text);
+        root = json::parse(cleaned.begin(), cleaned.end());
     } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e400
         throw Error(source, std::string("not valid JSON (") + e.what() + ")");
     }
@@ -96,6 +133,8 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
     const bool qwen2_family = c.model_type == "qwen2" || c.model_type == "qwen2_moe";
     c.attention_bias = bool_field(j, "attention_bias", qwen2_family, source);
     c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe";
+
+    refuse_unmodelled(j, c.model_type, source);
 
     c.num_experts = int_field(j, "num_local_experts", 0, source, false);
     if (c.num_experts == 0) c.num_experts = int_field(j, "num_experts", 0, source, false);

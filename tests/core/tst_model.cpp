@@ -94,6 +94,31 @@ BOOST_AUTO_TEST_CASE(tied_embeddings_have_no_lm_head_tensor) {
     BOOST_TEST(count_parameters(m).lm_head == 0);
 }
 
+// Architectures quantplan does not model are refused in one line naming the fields, never priced as
+// a simpler one (DeepSeek-V3 used to come out as a 38.6B-parameter model).
+BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
+    const std::string base = R"("hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":1000)";
+    const struct {
+        std::string extra;
+        const char* fragment;
+    } cases[] = {
+        {R"("model_type":"deepseek_v3","kv_lora_rank":512,"q_lora_rank":1536,"n_routed_experts":256)", "model_type 'deepseek_v3' with kv_lora_rank, q_lora_rank, n_routed_experts"},
+        {R"("model_type":"gpt_oss","layer_types":["sliding_attention","full_attention"])", "model_type 'gpt_oss' with layer_types"},
+        {R"("model_type":"gemma3_text")", "model_type 'gemma3_text' is not modelled"},
+        {R"("model_type":"qwen2","kv_lora_rank":512)", "model_type 'qwen2' with kv_lora_rank"},
+        {R"("model_type":"mistral","sliding_window":4096)", "with sliding_window"},
+        {R"("model_type":"qwen2","sliding_window":4096,"use_sliding_window":true)", "with sliding_window"},
+    };
+    for (const auto& c : cases) {
+        const std::string text = "{" + base + "," + c.extra + "}";
+        BOOST_TEST(test::throws_naming([&] { parse_model_config(text, "config.json"); }, c.fragment), c.extra);
+    }
+    // Qwen's configs carry a sliding_window they do not use: priced.
+    BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"qwen2","sliding_window":131072,"use_sliding_window":false})", "q.json").num_layers == 2);
+    // config.json as Python writes it (NaN, Infinity) is read: the literals are not architecture fields.
+    BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"llama","rope_scaling":null,"time_step_limit":[0.0, Infinity],"x":NaN})", "py.json").hidden_size == 64);
+}
+
 BOOST_AUTO_TEST_CASE(names_resolve_like_the_command_line) {
     BOOST_TEST(test::bundled_model("Qwen/Qwen3-8B").name == "qwen3-8b");
     BOOST_TEST(test::bundled_model("QWEN3-8B").name == "qwen3-8b");
