@@ -92,8 +92,10 @@ std::size_t add_to_corpus(const check::CheckResult& r, const std::string& check_
             } catch (const nlohmann::json::exception&) {
                 throw Error("--add-to-corpus", path + " exists and is not a corpus file");
             }
-            if (!doc.is_object() || doc.value("format", "") != "quantplan-measurements/1" || !doc.contains("records") || !doc["records"].is_array())
-                throw Error("--add-to-corpus", path + " exists and is not a corpus file (format quantplan-measurements/1)");
+            const bool corpus_file = doc.is_object() && doc.contains("format") && doc["format"] == "quantplan-measurements/1" &&
+                                     doc.contains("records") && doc["records"].is_array() &&
+                                     std::all_of(doc["records"].begin(), doc["records"].end(), [](const auto& x) { return x.is_object(); });
+            if (!corpus_file) throw Error("--add-to-corpus", path + " exists and is not a corpus file (format quantplan-measurements/1)");
         } else {
             doc["format"] = "quantplan-measurements/1";
             doc["title"] = "Measurements added by quantplan --check";
@@ -108,13 +110,19 @@ std::size_t add_to_corpus(const check::CheckResult& r, const std::string& check_
         const auto [metric, stat] = corpus_metric(row.quantity);
         if (metric.empty() || row.logged < 0) continue;
         // The same file checked twice adds nothing the second time (a point counts once in the fit).
+        const auto text_at = [](const nlohmann::ordered_json& x, const char* key) {
+            const auto it = x.find(key);
+            return it != x.end() && it->is_string() ? it->template get<std::string>() : std::string();
+        };
         const bool present = std::any_of(doc["records"].begin(), doc["records"].end(), [&](const auto& x) {
-            return x.contains("source") && x["source"].value("file", "") == check_file && x.value("metric", "") == metric && x.value("stat", "") == stat;
+            const auto src = x.find("source");
+            return src != x.end() && src->is_object() && text_at(*src, "file") == check_file && text_at(x, "metric") == metric &&
+                   text_at(x, "stat") == stat;
         });
         if (present) continue;
         const std::string unit = row.unit == "bytes" ? "bytes" : row.unit;
         std::string id = "user/" + stem + "/" + row.quantity;
-        for (int n = 2; std::any_of(doc["records"].begin(), doc["records"].end(), [&](const auto& x) { return x.value("id", "") == id; }); ++n)
+        for (int n = 2; std::any_of(doc["records"].begin(), doc["records"].end(), [&](const auto& x) { return text_at(x, "id") == id; }); ++n)
             id = "user/" + stem + "/" + row.quantity + "#" + std::to_string(n);
         nlohmann::ordered_json rec;
         rec["id"] = id;
@@ -125,12 +133,24 @@ std::size_t add_to_corpus(const check::CheckResult& r, const std::string& check_
         rec["metric_definition"] = "as logged by the engine (quantplan --check of " + check_file + ")";
         rec["quote"] = row.as_logged;
         rec["source"] = {{"file", check_file}};
-        rec["setup"] = {{"engine", i.engine}, {"engine_version", i.version.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(i.version)},
-                        {"gpu", i.gpu.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(i.gpu)},
-                        {"tp", i.tp}, {"model", i.model.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(i.model)},
-                        {"scheme", i.scheme}, {"max_model_len", i.max_model_len > 0 ? nlohmann::ordered_json(i.max_model_len) : nlohmann::ordered_json(nullptr)},
-                        {"gpu_memory_utilization", i.gpu_memory_utilization > 0 ? nlohmann::ordered_json(i.gpu_memory_utilization) : nlohmann::ordered_json(nullptr)},
+        // Settings as the file or the options stated them; defaults quantplan assumed are left out.
+        const auto stated = [&](const char* key) {
+            const auto it = i.from.find(key);
+            return it != i.from.end() && (it->second == "log" || it->second == "option" || it->second == "result");
+        };
+        const auto or_null = [](bool keep, const auto& v) { return keep ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+        rec["setup"] = {{"engine", i.engine},
+                        {"engine_version", or_null(!i.version.empty(), i.version)},
+                        {"gpu", or_null(!i.gpu.empty(), i.gpu)},
+                        {"tp", i.tp},
+                        {"model", or_null(!i.model.empty(), i.model)},
+                        {"scheme", i.scheme},
+                        {"max_model_len", or_null(stated("max_model_len") && i.max_model_len > 0, i.max_model_len)},
                         {"kv_cache_dtype", i.kv_cache_dtype}};
+        if (stated("gpu_memory_utilization"))
+            rec["setup"][i.engine == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization"] = i.gpu_memory_utilization;
+        for (const auto& [key, value] : i.run)  // a benchmark run's concurrency and lengths
+            rec["setup"][key] = value;
         doc["records"].push_back(std::move(rec));
         ++added;
     }

@@ -52,13 +52,16 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
         {"--fidelity-out", [&](const std::string& v) { o.fidelity_out = v; }},
         {"--corpus", [&](const std::string& v) { o.corpus_files.push_back(v); }},
-        {"--gpu-mem-util", [&](const std::string& v) { o.gpu_mem_util = to_double("--gpu-mem-util", v); }},
+        {"--gpu-mem-util", [&](const std::string& v) { o.gpu_mem_util = to_double("--gpu-mem-util", v); o.gpu_mem_util_given = true; }},
         {"--tp", [&](const std::string& v) { o.tp = to_int("--tp", v); }},
         {"--kernel", [&](const std::string& v) { o.kernel = v; }},
         {"--goal", [&](const std::string& v) { o.goal = v; }},
         {"--accuracy", [&](const std::string& v) { o.accuracy = v; }},
-        {"--max-num-batched-tokens", [&](const std::string& v) { o.max_num_batched_tokens = to_int("--max-num-batched-tokens", v); }},
-        {"--max-num-seqs", [&](const std::string& v) { o.max_num_seqs = to_int("--max-num-seqs", v); }},
+        {"--max-num-batched-tokens", [&](const std::string& v) {
+             o.max_num_batched_tokens = to_int("--max-num-batched-tokens", v);
+             o.max_num_batched_tokens_given = true;
+         }},
+        {"--max-num-seqs", [&](const std::string& v) { o.max_num_seqs = to_int("--max-num-seqs", v); o.max_num_seqs_given = true; }},
         {"--scenario", [&](const std::string& v) { o.scenario = v; }},
         {"--errorsim-formats", [&](const std::string& v) { o.errorsim = true; o.errorsim_formats = v; }},
         {"--errorsim-granularities", [&](const std::string& v) { o.errorsim = true; o.errorsim_granularities = v; }},

@@ -20,6 +20,9 @@ struct CliOptions {
     std::string model = "qwen3-8b";
     bool model_given = false;               // --model was on the command line
     bool gpu_given = false;                 // --gpu was on the command line
+    bool gpu_mem_util_given = false;        // --gpu-mem-util, --max-num-seqs, --max-num-batched-tokens were given
+    bool max_num_seqs_given = false;
+    bool max_num_batched_tokens_given = false;
     std::optional<std::string> check_path;  // --check FILE: a startup log checked against the prediction
     std::optional<std::string> add_to_corpus;  // --add-to-corpus FILE: append what --check measured to a user corpus
     std::optional<std::string> schemes;     // comma-separated; default serving set

@@ -50,17 +50,19 @@ void print_table(const PlanResult& p, std::ostream& out) {
             << std::setw(8) << fixed(b.compression_vs_bf16, 2) << std::setw(8) << r.decode.batch << std::setw(11)
             << fixed(r.decode.time_s * 1e3, 3) << std::setw(9) << bound_name(r.decode.bound) << std::setw(9)
             << r.admission.max_sequences << std::setw(banded ? 22 : 12)
-            << (r.bands && r.throughput_tokens_per_s > 0
+            << (r.bands && r.bands->has_step && r.throughput_tokens_per_s > 0
                     ? fixed(r.throughput_tokens_per_s, 0) + " (" + fixed(r.bands->throughput_tokens_per_s.low, 0) + "-" +
                           fixed(r.bands->throughput_tokens_per_s.high, 0) + ")"
                     : fixed(r.throughput_tokens_per_s, 0))
             << std::setw(9) << fixed(r.speedup_vs_bf16, 2) << "\n";
         if (r.bands) {
             const SchemeBands& b = *r.bands;
-            out << "    band: step " << fixed(b.step_time_s.low * 1e3, 2) << "-" << fixed(b.step_time_s.high * 1e3, 2) << " ms, TTFT "
-                << fixed(r.prefill.time_s * 1e3, 1) << " ms (" << fixed(b.ttft_s.low * 1e3, 1) << "-" << fixed(b.ttft_s.high * 1e3, 1)
-                << "), KV cache " << r.admission.kv_cache_tokens << " tokens (" << fixed(b.kv_cache_tokens.low, 0) << "-"
-                << fixed(b.kv_cache_tokens.high, 0) << ")\n";
+            const auto range = [](bool has, double lo, double hi, double scale, int digits) {
+                return has ? "(" + fixed(lo * scale, digits) + "-" + fixed(hi * scale, digits) + ")" : std::string("(no band: too few corpus points)");
+            };
+            out << "    band: step " << range(b.has_step, b.step_time_s.low, b.step_time_s.high, 1e3, 2) << " ms, TTFT "
+                << fixed(r.prefill.time_s * 1e3, 1) << " ms " << range(b.has_ttft, b.ttft_s.low, b.ttft_s.high, 1e3, 1) << ", KV cache "
+                << r.admission.kv_cache_tokens << " tokens " << range(b.has_kv, b.kv_cache_tokens.low, b.kv_cache_tokens.high, 1, 0) << "\n";
             if (!b.covered) out << "    not covered: " << b.coverage_note << "\n";
         }
         if (!r.admission.fits) out << "    does not fit: " << r.admission.reason << "\n";
@@ -166,9 +168,12 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
             throw Error("--profile", "'engine' needs a fitted parameter file (" + engine_fit_file().string() + "; run quantplan --fit-engines)");
         // The profile's defaults where the command line left the engine settings alone.
         const engine::EngineDefaults& d = r.engine->profile.defaults;
-        if (o.gpu_mem_util == CliOptions{}.gpu_mem_util) r.workload.engine.gpu_memory_utilization = d.gpu_memory_utilization;
-        if (o.max_num_seqs == CliOptions{}.max_num_seqs) r.workload.engine.max_num_seqs = d.max_num_seqs;
-        if (o.max_num_batched_tokens == CliOptions{}.max_num_batched_tokens) r.workload.engine.max_num_batched_tokens = d.max_num_batched_tokens;
+        if (!o.gpu_mem_util_given) r.workload.engine.gpu_memory_utilization = d.gpu_memory_utilization;
+        if (!o.max_num_seqs_given) r.workload.engine.max_num_seqs = d.max_num_seqs;
+        if (!o.max_num_batched_tokens_given) r.workload.engine.max_num_batched_tokens = d.max_num_batched_tokens;
+        // SGLang budgets by mem_fraction_static: --gpu-mem-util sets it.
+        if (r.engine->profile.memory.rule == engine::BudgetRule::StaticFraction && o.gpu_mem_util_given)
+            r.engine->profile.defaults.mem_fraction_static = o.gpu_mem_util;
         r.workload.engine.kv_block_tokens = d.block_size_tokens;
         // A calibration file measured on this GPU replaces the fitted kernel curves it covers.
         if (const std::optional<Calibration> c = calibration_from_options(o); c && c->gpu_profile == r.gpu.id)

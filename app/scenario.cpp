@@ -71,7 +71,7 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             // "" is the window's "no calibration file" (docs/gui.md).
             if (!o.calibration && !text_value(value, at).empty()) o.calibration = text_value(value, at);
         } else if (key == "gpu_mem_util") {
-            if (o.gpu_mem_util == defaults.gpu_mem_util) o.gpu_mem_util = number_value(value, at);
+            if (!o.gpu_mem_util_given) o.gpu_mem_util = number_value(value, at), o.gpu_mem_util_given = true;
         } else if (key == "tp") {
             if (o.tp == defaults.tp) o.tp = integer_value(value, at);
         } else if (key == "goal") {
@@ -82,9 +82,9 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (!value.is_boolean()) throw Error(at, "expects true or false");
             if (!o.reasoning) o.reasoning = value.get<bool>();
         } else if (key == "max_num_batched_tokens") {
-            if (o.max_num_batched_tokens == defaults.max_num_batched_tokens) o.max_num_batched_tokens = integer_value(value, at);
+            if (!o.max_num_batched_tokens_given) o.max_num_batched_tokens = integer_value(value, at), o.max_num_batched_tokens_given = true;
         } else if (key == "max_num_seqs") {
-            if (o.max_num_seqs == defaults.max_num_seqs) o.max_num_seqs = integer_value(value, at);
+            if (!o.max_num_seqs_given) o.max_num_seqs = integer_value(value, at), o.max_num_seqs_given = true;
         } else if (key == "errorsim_formats") {
             if (!o.errorsim_formats) o.errorsim_formats = text_value(value, at);
         } else if (key == "errorsim_methods") {

@@ -85,8 +85,15 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
                                   "ssm_state_size", "mamba_d_state", "mamba_n_heads", "hybrid_override_pattern", "attention_chunk_size",
                                   "interleave_moe_layer_step", "sliding_window_pattern"};
     std::vector<std::string> fields;
-    for (const char* k : kKeys)
-        if (const auto it = j.find(k); it != j.end() && !it->is_null()) fields.push_back(k);
+    for (const char* k : kKeys) {
+        const auto it = j.find(k);
+        if (it == j.end() || it->is_null()) continue;
+        // Newer transformers write layer_types for plain models too: only other types than full attention count.
+        if (std::string(k) == "layer_types" && it->is_array() &&
+            std::all_of(it->begin(), it->end(), [](const json& t) { return t.is_string() && t.get<std::string>() == "full_attention"; }))
+            continue;
+        fields.push_back(k);
+    }
     // A sliding window that applies (Mistral's, or use_sliding_window: true); Qwen's configs carry
     // sliding_window with use_sliding_window false.
     if (const auto sw = j.find("sliding_window"); sw != j.end() && sw->is_number()) {

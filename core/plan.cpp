@@ -88,6 +88,7 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
         out.step_time_s = band_for(r.decode.time_s, *b, !out.covered);
         out.step_low_factor = band_for(1.0, *b, !out.covered).low;
         out.step_high_factor = band_for(1.0, *b, !out.covered).high;
+        out.has_step = true;
         // Throughput is batch / step time: its band is the step's, inverted.
         const double batch = static_cast<double>(r.decode.batch);
         out.throughput_tokens_per_s = r.throughput_tokens_per_s > 0 ? FigureBand{batch / out.step_time_s.high, batch / out.step_time_s.low} : FigureBand{};
@@ -95,11 +96,13 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
     }
     if (const auto b = get(engine::FigureClass::Ttft)) {
         out.ttft_s = band_for(r.prefill.time_s, *b, !out.covered);
+        out.has_ttft = true;
         out.basis += (out.basis.empty() ? "" : "; ") + std::string("ttft: ") + b->basis;
     }
     if (const auto b = get(engine::FigureClass::KvTokens)) {
         const double tokens = static_cast<double>(r.admission.kv_cache_tokens);
         out.kv_cache_tokens = band_for(tokens, *b, false);
+        out.has_kv = true;
         out.basis += (out.basis.empty() ? "" : "; ") + std::string("kv: ") + b->basis;
     }
     return out;

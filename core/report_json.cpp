@@ -173,11 +173,12 @@ json scheme_json(const SchemeResult& r) {
 }
 
 json bands_json(const SchemeBands& b) {
-    const auto band = [](const FigureBand& f) { return json{{"low", f.low}, {"high", f.high}}; };
-    return {{"throughput_tokens_per_s", band(b.throughput_tokens_per_s)},
-            {"step_time_s", band(b.step_time_s)},
-            {"ttft_s", band(b.ttft_s)},
-            {"kv_cache_tokens", band(b.kv_cache_tokens)},
+    // A figure without a band (too few corpus points in its class) is null.
+    const auto band = [](const FigureBand& f, bool has) { return has ? json{{"low", f.low}, {"high", f.high}} : json(nullptr); };
+    return {{"throughput_tokens_per_s", band(b.throughput_tokens_per_s, b.has_step)},
+            {"step_time_s", band(b.step_time_s, b.has_step)},
+            {"ttft_s", band(b.ttft_s, b.has_ttft)},
+            {"kv_cache_tokens", band(b.kv_cache_tokens, b.has_kv)},
             {"basis", b.basis},
             {"covered", b.covered},
             {"coverage_note", b.coverage_note}};

@@ -140,6 +140,10 @@ struct SchemeBands {
     // has the band [T x step_low_factor, T x step_high_factor].
     double step_low_factor = 1.0;
     double step_high_factor = 1.0;
+    // Which figures have a band: a figure class with fewer than kMinBandPoints corpus points has none.
+    bool has_step = false;
+    bool has_ttft = false;
+    bool has_kv = false;
     std::string basis;          // which corpus points the bands come from, per figure
     bool covered = true;        // the corpus has kernel points for this GPU and scheme family
     std::string coverage_note;  // why not, and that the band was widened

@@ -22,7 +22,7 @@ void add_points(const PlanResult& plan, const SchemeResult& r, const Admission& 
         p.max_sequences = adm.max_sequences;
         p.admitted = adm.fits && b <= adm.max_sequences;
         p.bytes = s.total_bytes();
-        if (r.bands) {
+        if (r.bands && r.bands->has_step) {
             p.time_low_s = s.time_s * r.bands->step_low_factor;
             p.time_high_s = s.time_s * r.bands->step_high_factor;
         }

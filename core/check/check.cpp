@@ -176,7 +176,9 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     if (gpu) id.gpu = gpu->id;
     else r.unresolved.push_back("GPU: the log states no total memory that matches a bundled GPU; pass --gpu ID|FILE");
 
-    // Settings.
+    // Settings, as far as they are possible.
+    if (log.tensor_parallel && (*log.tensor_parallel < 1 || *log.tensor_parallel > 64))
+        throw Error("--check", "the log's tensor-parallel size " + std::to_string(*log.tensor_parallel) + " is not a TP degree (1 to 64)");
     id.tp = log.tensor_parallel.value_or(1);
     id.from["tp"] = log.tensor_parallel ? "log" : "engine default";
     id.kv_cache_dtype = log.kv_cache_dtype && log.kv_cache_dtype->find("fp8") != std::string::npos ? "fp8" : "bf16";
@@ -189,16 +191,23 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     if (setup && model && gpu && scheme) {
         const engine::EngineDefaults d = engine::defaults_for_gpu(setup->profile, gpu->id, gpu->memory_usable_bytes);
         setup->profile.defaults = d;
-        if (log.mem_fraction_static) setup->profile.defaults.mem_fraction_static = *log.mem_fraction_static;
         if (log.chunked_prefill) setup->profile.defaults.chunked_prefill = *log.chunked_prefill;
         if (log.enforce_eager) setup->profile.defaults.cuda_graphs = !*log.enforce_eager;
         Workload w;
         w.tensor_parallel = id.tp;
         w.kv = parse_kv_format(id.kv_cache_dtype);
-        w.engine.gpu_memory_utilization = log.gpu_memory_utilization.value_or(d.gpu_memory_utilization);
+        const bool util_ok = log.gpu_memory_utilization && *log.gpu_memory_utilization > 0 && *log.gpu_memory_utilization <= 1;
+        if (log.gpu_memory_utilization && !util_ok) r.notes.push_back("the log's gpu_memory_utilization is outside (0, 1]: the profile's default is used");
+        w.engine.gpu_memory_utilization = util_ok ? *log.gpu_memory_utilization : d.gpu_memory_utilization;
+        if (log.mem_fraction_static && (*log.mem_fraction_static > 0 && *log.mem_fraction_static <= 1))
+            setup->profile.defaults.mem_fraction_static = *log.mem_fraction_static;
         w.engine.max_num_seqs = log.max_num_seqs.value_or(d.max_num_seqs);
         w.engine.max_num_batched_tokens = log.max_num_batched_tokens.value_or(d.max_num_batched_tokens);
-        w.engine.kv_block_tokens = d.block_size_tokens;
+        if (log.block_size_tokens && *log.block_size_tokens >= 1 && *log.block_size_tokens <= 4096)
+            setup->profile.defaults.block_size_tokens = *log.block_size_tokens;
+        w.engine.kv_block_tokens = setup->profile.defaults.block_size_tokens;
+        if (w.engine.max_num_batched_tokens < 1 || w.engine.max_num_seqs < 1)
+            throw Error("--check", "the log's max_num_batched_tokens and max_num_seqs must be positive");
         w.context_tokens = std::max<std::int64_t>(1, id.max_model_len);
         id.gpu_memory_utilization = log.engine == "sglang" ? engine::sglang_mem_fraction_static(setup->profile, gpu->memory_usable_bytes, id.tp)
                                                            : w.engine.gpu_memory_utilization;
@@ -258,13 +267,14 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     id.engine = b.engine;
     if (!in.catalog) throw Error("--check", "no engine profiles (assets/engines/profiles/)");
     std::string engine_argument = options.engine.value_or(b.engine + (b.engine_version.empty() ? "" : "@" + b.engine_version));
+    if (!b.engine_version.empty()) id.version = b.engine_version;
     id.from["engine"] = options.engine ? "option" : b.engine_version.empty() ? "backend" : "result";
     if (!options.engine && b.engine_version.empty())
         r.unresolved.push_back("engine version: a benchmark result does not name it; priced with the newest " + b.engine +
                                " profile; pass --engine NAME@VERSION");
     engine::EngineSetup setup = engine::make_engine_setup(*in.catalog, engine_argument, true);
     id.profile = setup.profile.id;
-    id.version = setup.choice.version_asked;
+    if (id.version.empty()) id.version = setup.choice.version_asked;
     std::optional<ModelConfig> model;
     if (options.model) model = resolve_model(*options.model, in.models_dir), id.from["model"] = "option";
     else if (!b.model.empty()) model = model_from_name(b.model, in.models_dir, nullptr), id.from["model"] = "result";
@@ -278,9 +288,20 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     else r.unresolved.push_back("GPU: a benchmark result does not name it; pass --gpu ID|FILE");
     id.kv_cache_dtype = "bf16";
 
-    const std::int64_t in_tokens = static_cast<std::int64_t>(std::llround(b.mean_input_tokens.value_or(0)));
-    const std::int64_t out_tokens = static_cast<std::int64_t>(std::llround(b.mean_output_tokens.value_or(0)));
+    // Mean lengths beyond any context an engine serves are not priced (a hostile total would make
+    // the prefill loop run for ever).
+    constexpr double kMaxTokens = 1 << 24;
+    const auto length = [&](const std::optional<double>& v) -> std::int64_t {
+        return v && *v >= 1 && *v <= kMaxTokens ? static_cast<std::int64_t>(std::llround(*v)) : 0;
+    };
+    const std::int64_t in_tokens = length(b.mean_input_tokens), out_tokens = length(b.mean_output_tokens);
+    if (in_tokens > 0) id.run["input_tokens"] = static_cast<double>(in_tokens);
+    if (out_tokens > 0) id.run["output_tokens"] = static_cast<double>(out_tokens);
+    if (b.max_concurrency) id.run["concurrency"] = static_cast<double>(*b.max_concurrency);
+    if (b.num_prompts) id.run["num_prompts"] = static_cast<double>(*b.num_prompts);
+    if (b.request_rate) id.run["request_rate"] = *b.request_rate;
     std::optional<std::int64_t> concurrency = b.max_concurrency;
+    if (concurrency && (*concurrency < 1 || *concurrency > (1 << 20))) concurrency.reset();
     if (!concurrency && !b.request_rate && b.num_prompts) concurrency = b.num_prompts;  // every request at once
     std::optional<double> step_s, ttft_s, e2e_s;
     std::int64_t batch = 0;

@@ -50,6 +50,9 @@ struct Identified {
     std::string quantization;            // as the log names it ("" for none)
     std::string scheme;                  // the quantplan scheme priced
     std::map<std::string, std::string> from;
+    // A benchmark run's settings as corpus setup keys ("concurrency", "input_tokens",
+    // "output_tokens", "num_prompts", "request_rate"), so --add-to-corpus records can be priced.
+    std::map<std::string, double> run;
 };
 
 // One logged quantity beside its prediction.

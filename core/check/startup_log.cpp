@@ -14,8 +14,12 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 constexpr std::size_t kMaxLineChars = 300;
-// A wrapped argument list is joined over at most this many lines.
+// A wrapped argument list is joined over at most this many lines, and a line kept to this length.
 constexpr int kMaxJoinedLines = 200;
+constexpr std::size_t kMaxJoinedLineChars = std::size_t{64} << 10;
+// The regexes see at most this much of a line (libstdc++'s regex recurses per character).
+constexpr std::size_t kMaxRegexChars = 4096;
+constexpr std::size_t kMaxPrefixChars = 512;
 
 // "464,848" -> 464848; "24.83" -> 24.83; nullopt for anything else.
 std::optional<double> number(std::string text) {
@@ -99,14 +103,30 @@ void set_text(std::optional<std::string>& slot, const std::string& value) {
 }  // namespace
 
 std::string clean_log_line(std::string_view raw) {
-    static const std::regex ansi("\x1b\\[[0-9;]*[A-Za-z]");
+    // Prefixes sit in the first characters; the regex sees only those (libstdc++'s regex recurses
+    // once per character and would overflow the stack on a long line).
     static const std::regex prefixes(
-        "^(\\s*\\([A-Za-z_][A-Za-z0-9_ ]*pid=[0-9]+(, ip=[0-9.:a-fA-F]+)?\\)\\s*|\\s*\\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}[^\\]]*\\]\\s*|"
-        "\\s*(INFO|WARNING|DEBUG|ERROR|CRITICAL) [0-9]{2}-[0-9]{2} [0-9:]{8}(\\.[0-9]+)? (\\[[^\\]]*\\]|[A-Za-z0-9_./-]+:[0-9]+\\])\\s*)+");
-    std::string line(raw.substr(0, std::size_t{64} << 10));  // a config line is a few KiB; regexes stay cheap
+        "^(\\s*\\([A-Za-z_][A-Za-z0-9_ ]*pid=[0-9]+(, ip=[0-9.:a-fA-F]+)?\\)\\s*|\\s*\\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}[^\\]]{0,40}\\]\\s*|"
+        "\\s*(INFO|WARNING|DEBUG|ERROR|CRITICAL) [0-9]{2}-[0-9]{2} [0-9:]{8}(\\.[0-9]+)? (\\[[^\\]]{0,120}\\]|[A-Za-z0-9_./-]{1,120}:[0-9]+\\])\\s*){1,6}");
+    std::string line;
+    line.reserve(std::min<std::size_t>(raw.size(), kMaxJoinedLineChars));
+    // ANSI colour codes: ESC [ digits/semicolons letter.
+    for (std::size_t i = 0; i < raw.size() && line.size() < kMaxJoinedLineChars; ++i) {
+        if (raw[i] == '\x1b' && i + 1 < raw.size() && raw[i + 1] == '[') {
+            std::size_t j = i + 2;
+            while (j < raw.size() && j - i < 16 && (std::isdigit(static_cast<unsigned char>(raw[j])) || raw[j] == ';')) ++j;
+            if (j < raw.size() && std::isalpha(static_cast<unsigned char>(raw[j]))) {
+                i = j;
+                continue;
+            }
+        }
+        line += raw[i];
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    line = std::regex_replace(line, ansi, "");
-    return std::regex_replace(line, prefixes, "", std::regex_constants::format_first_only);
+    const std::string head = line.substr(0, kMaxPrefixChars);
+    std::smatch m;
+    if (std::regex_search(head, m, prefixes) && m.position(0) == 0) line.erase(0, static_cast<std::size_t>(m.length(0)));
+    return line;
 }
 
 StartupLog read_startup_log(std::string_view text, const std::string& source) {
@@ -149,15 +169,18 @@ StartupLog read_startup_log(std::string_view text, const std::string& source) {
                 for (char c : l) depth += (c == '{' || c == '(' || c == '[') ? 1 : (c == '}' || c == ')' || c == ']') ? -1 : 0;
                 return depth;
             };
-            for (int joined = 0; open_brackets(line) > 0 && joined < kMaxJoinedLines && start < text.size() && line.size() < (std::size_t{64} << 10); ++joined) {
+            for (int joined = 0; open_brackets(line) > 0 && joined < kMaxJoinedLines && start < text.size() && line.size() < kMaxJoinedLineChars; ++joined) {
                 std::size_t next_end = text.find('\n', start);
                 if (next_end == std::string_view::npos) next_end = text.size();
                 std::string next(text.substr(start, next_end - start));
                 if (!next.empty() && next.back() == '\r') next.pop_back();
                 start = next_end + 1;
-                line += next;
+                line += next.substr(0, kMaxJoinedLineChars - std::min(line.size(), kMaxJoinedLineChars));
             }
         }
+        // The regexes read the line's head; argument lists are read by find on the whole line.
+        const std::string full = line;
+        line = full.substr(0, kMaxRegexChars);
         std::smatch m;
         if (line.find("vLLM API server version") != std::string::npos && std::regex_search(line, m, version_line)) {
             log.engine = "vllm", recognised = true;
@@ -167,39 +190,40 @@ StartupLog read_startup_log(std::string_view text, const std::string& source) {
             log.engine = "vllm", recognised = true;
             if (log.version.empty()) log.version = m[3];
             if (log.engine_generation.empty()) log.engine_generation = m[2].matched ? "v1" : "v0";
-            if (log.model.empty()) log.model = argument(line, "model");
-            set_text(log.dtype, argument(line, "dtype"));
-            set_text(log.quantization, argument(line, "quantization"));
-            set_text(log.kv_cache_dtype, argument(line, "kv_cache_dtype"));
-            if (!log.max_model_len) log.max_model_len = integer_argument(line, "max_seq_len");
-            if (!log.tensor_parallel) log.tensor_parallel = integer_argument(line, "tensor_parallel_size");
-            if (!log.enforce_eager) log.enforce_eager = flag_argument(line, "enforce_eager");
-            if (!log.chunked_prefill) log.chunked_prefill = flag_argument(line, "enable_chunked_prefill");
+            if (log.model.empty()) log.model = argument(full, "model");
+            set_text(log.dtype, argument(full, "dtype"));
+            set_text(log.quantization, argument(full, "quantization"));
+            set_text(log.kv_cache_dtype, argument(full, "kv_cache_dtype"));
+            if (!log.max_model_len) log.max_model_len = integer_argument(full, "max_seq_len");
+            if (!log.tensor_parallel) log.tensor_parallel = integer_argument(full, "tensor_parallel_size");
+            if (!log.enforce_eager) log.enforce_eager = flag_argument(full, "enforce_eager");
+            if (!log.block_size_tokens) log.block_size_tokens = integer_argument(full, "block_size");
+            if (!log.chunked_prefill) log.chunked_prefill = flag_argument(full, "enable_chunked_prefill");
         }
         if (line.find("non-default args:") != std::string::npos) {
             log.engine = log.engine.empty() ? "vllm" : log.engine, recognised = true;
-            if (log.model.empty()) log.model = argument(line, "model");
-            if (!log.gpu_memory_utilization) log.gpu_memory_utilization = real_argument(line, "gpu_memory_utilization");
-            if (!log.max_model_len) log.max_model_len = integer_argument(line, "max_model_len");
-            if (!log.tensor_parallel) log.tensor_parallel = integer_argument(line, "tensor_parallel_size");
-            if (!log.max_num_seqs) log.max_num_seqs = integer_argument(line, "max_num_seqs");
-            if (!log.max_num_batched_tokens) log.max_num_batched_tokens = integer_argument(line, "max_num_batched_tokens");
-            if (!log.enforce_eager) log.enforce_eager = flag_argument(line, "enforce_eager");
-            set_text(log.kv_cache_dtype, argument(line, "kv_cache_dtype"));
-            set_text(log.quantization, argument(line, "quantization"));
+            if (log.model.empty()) log.model = argument(full, "model");
+            if (!log.gpu_memory_utilization) log.gpu_memory_utilization = real_argument(full, "gpu_memory_utilization");
+            if (!log.max_model_len) log.max_model_len = integer_argument(full, "max_model_len");
+            if (!log.tensor_parallel) log.tensor_parallel = integer_argument(full, "tensor_parallel_size");
+            if (!log.max_num_seqs) log.max_num_seqs = integer_argument(full, "max_num_seqs");
+            if (!log.max_num_batched_tokens) log.max_num_batched_tokens = integer_argument(full, "max_num_batched_tokens");
+            if (!log.enforce_eager) log.enforce_eager = flag_argument(full, "enforce_eager");
+            set_text(log.kv_cache_dtype, argument(full, "kv_cache_dtype"));
+            set_text(log.quantization, argument(full, "quantization"));
         }
         if (line.find("server_args=ServerArgs(") != std::string::npos) {
             log.engine = "sglang", recognised = true;
-            if (log.model.empty()) log.model = argument(line, "model_path");
-            if (!log.tensor_parallel) log.tensor_parallel = integer_argument(line, "tp_size");
-            if (!log.mem_fraction_static) log.mem_fraction_static = real_argument(line, "mem_fraction_static");
-            if (!log.max_model_len) log.max_model_len = integer_argument(line, "context_length");
-            set_text(log.dtype, argument(line, "dtype"));
-            set_text(log.quantization, argument(line, "quantization"));
-            set_text(log.kv_cache_dtype, argument(line, "kv_cache_dtype"));
-            if (!log.max_num_seqs) log.max_num_seqs = integer_argument(line, "max_running_requests");
-            if (!log.max_num_batched_tokens) log.max_num_batched_tokens = integer_argument(line, "chunked_prefill_size");
-            if (!log.enforce_eager) log.enforce_eager = flag_argument(line, "disable_cuda_graph");
+            if (log.model.empty()) log.model = argument(full, "model_path");
+            if (!log.tensor_parallel) log.tensor_parallel = integer_argument(full, "tp_size");
+            if (!log.mem_fraction_static) log.mem_fraction_static = real_argument(full, "mem_fraction_static");
+            if (!log.max_model_len) log.max_model_len = integer_argument(full, "context_length");
+            set_text(log.dtype, argument(full, "dtype"));
+            set_text(log.quantization, argument(full, "quantization"));
+            set_text(log.kv_cache_dtype, argument(full, "kv_cache_dtype"));
+            if (!log.max_num_seqs) log.max_num_seqs = integer_argument(full, "max_running_requests");
+            if (!log.max_num_batched_tokens) log.max_num_batched_tokens = integer_argument(full, "chunked_prefill_size");
+            if (!log.enforce_eager) log.enforce_eager = flag_argument(full, "disable_cuda_graph");
         }
         if (line.find("took") != std::string::npos) {
             if (std::regex_search(line, m, model_loading)) keep_first(log.weights_bytes, bytes_quantity(m[1], m[2], line, log)), recognised = true;
@@ -218,7 +242,7 @@ StartupLog read_startup_log(std::string_view text, const std::string& source) {
             keep_first(log.total_memory_bytes, bytes_quantity(m[1], m[2], line, log));
             keep_first(log.non_torch_bytes, bytes_quantity(m[3], m[4], line, log));
             keep_first(log.kv_cache_bytes, bytes_quantity(m[5], m[6], line, log));
-            if (!log.gpu_memory_utilization) log.gpu_memory_utilization = real_argument(line, "gpu_memory_utilization");
+            if (!log.gpu_memory_utilization) log.gpu_memory_utilization = real_argument(full, "gpu_memory_utilization");
         }
         if (line.find(" blocks: ") != std::string::npos && std::regex_search(line, m, blocks))
             keep_first(log.gpu_blocks, count_quantity(m[3], line)), recognised = true;
@@ -228,7 +252,8 @@ StartupLog read_startup_log(std::string_view text, const std::string& source) {
             keep_first(log.kv_cache_tokens, count_quantity(m[1], line)), recognised = true;
         if (line.find("Maximum concurrency") != std::string::npos && std::regex_search(line, m, concurrency)) {
             keep_first(log.max_concurrency, count_quantity(m[2], line)), recognised = true;
-            if (!log.max_concurrency_tokens) log.max_concurrency_tokens = static_cast<std::int64_t>(number(m[1]).value_or(0));
+            if (const std::optional<double> n = number(m[1]); !log.max_concurrency_tokens && n && *n >= 1 && *n <= 1e9)
+                log.max_concurrency_tokens = static_cast<std::int64_t>(*n);
         }
         if (line.find("Free memory on device") != std::string::npos && std::regex_search(line, m, free_memory)) {
             recognised = true;

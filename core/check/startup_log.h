@@ -38,6 +38,7 @@ struct StartupLog {
     std::optional<std::int64_t> max_num_batched_tokens;
     std::optional<bool> enforce_eager;
     std::optional<bool> chunked_prefill;
+    std::optional<std::int64_t> block_size_tokens;  // the engine's KV block size, when logged
     // Memory terms per GPU.
     std::optional<LoggedQuantity> total_memory_bytes;     // total_gpu_memory, or T of "Free memory on device (F/T GiB)"
     std::optional<LoggedQuantity> weights_bytes;          // "Model loading took" / "Loading model weights took" / "model weights take"

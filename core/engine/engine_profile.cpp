@@ -154,9 +154,7 @@ std::optional<Band> find_band(const std::vector<Band>& bands, const std::string&
     };
     for (const auto& [e, f] : {std::pair{engine, family}, std::pair{engine, std::string("*")}, std::pair{std::string("*"), std::string("*")}})
         if (const Band* b = find(e, f)) return *b;
-    for (const Band& b : bands)  // a class with fewer points than kMinBandPoints in all: its widest group
-        if (b.figure == figure && b.engine == "*" && b.family == "*" && b.points > 0) return b;
-    return std::nullopt;
+    return std::nullopt;  // fewer than kMinBandPoints points in the whole class: no band
 }
 
 EngineDefaults defaults_for_gpu(const EngineProfile& p, const std::string& gpu_id, std::uint64_t memory_bytes) {
@@ -502,10 +500,11 @@ void apply_fit(EngineCatalog& catalog, const FittedParameters& fit) {
             p.fitted = true;
         }
         if (const auto m = fit.memory.find(p.id); m != fit.memory.end()) {
+            // The terms the fit estimates; the others (0 in the fit file) keep the profile's values.
             p.memory.activation_scale = m->second.activation_scale;
             p.memory.non_torch_bytes = m->second.non_torch_bytes;
-            p.memory.non_torch_bytes_per_extra_rank = m->second.non_torch_bytes_per_extra_rank;
-            p.memory.cuda_graph_bytes = m->second.cuda_graph_bytes;
+            if (m->second.non_torch_bytes_per_extra_rank > 0) p.memory.non_torch_bytes_per_extra_rank = m->second.non_torch_bytes_per_extra_rank;
+            if (m->second.cuda_graph_bytes > 0) p.memory.cuda_graph_bytes = m->second.cuda_graph_bytes;
             p.fitted = true;
         }
     }

@@ -55,6 +55,10 @@ double kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily 
     return std::max(bytes / (gpu.memory_bandwidth_bytes_per_s * r.bandwidth_efficiency), rate > 0 ? flop / rate : 0.0);
 }
 
+// A budget in bytes from a difference computed in doubles, kept inside int64 (the terms are each
+// below 2^63; their difference can leave it only for absurd inputs).
+std::int64_t clamped_budget(double bytes) { return static_cast<std::int64_t>(std::clamp(bytes, -9.0e18, 9.0e18)); }
+
 KernelFamily attention_family(const KvFormat& kv) {
     return dtype_bits(kv.quant.storage) <= 8 ? KernelFamily::AttentionFp8 : KernelFamily::AttentionBf16;
 }
@@ -117,7 +121,8 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
     assert(prompt_tokens > 0);
     PrefillResult r;
     r.prompt_tokens = prompt_tokens;
-    r.chunk_tokens = std::min(prompt_tokens, w.engine.max_num_batched_tokens);
+    // A chunk of at least one token (a zero from a malformed corpus record would never end).
+    r.chunk_tokens = std::max<std::int64_t>(1, std::min(prompt_tokens, w.engine.max_num_batched_tokens));
     const std::int64_t tp = w.tensor_parallel;
     const KernelFamily family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
     for (std::int64_t start = 0; start < prompt_tokens; start += r.chunk_tokens) {
@@ -158,6 +163,7 @@ double sglang_mem_fraction_static(const EngineProfile& p, std::uint64_t memory, 
             if (memory < t.below_bytes || &t == &d.reserve_tiers.back()) {
                 const double reserve = std::max(static_cast<double>(t.base_bytes + t.per_tp_bytes * static_cast<std::uint64_t>(tp)),
                                                 static_cast<double>(t.min_bytes));
+                if (!(mem > reserve)) return 0.0;  // a GPU smaller than its tier's reserve: no KV pool
                 return std::round((mem - reserve) / mem * 1000.0) / 1000.0;  // server_args rounds to 3 places
             }
     }
@@ -165,7 +171,7 @@ double sglang_mem_fraction_static(const EngineProfile& p, std::uint64_t memory, 
         for (const auto& [min_tp, fraction] : d.mem_fraction_static_by_tp)
             if (tp >= min_tp) return fraction;
     }
-    if (d.above_reserve_bytes > 0) return (mem - static_cast<double>(d.above_reserve_bytes)) / mem;
+    if (d.above_reserve_bytes > 0 && mem > static_cast<double>(d.above_reserve_bytes)) return (mem - static_cast<double>(d.above_reserve_bytes)) / mem;
     return 0.88;
 }
 
@@ -181,23 +187,22 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     if (p.memory.cuda_graph_counted && p.defaults.cuda_graphs) a.runtime_overhead_bytes += p.memory.cuda_graph_bytes;
     std::int64_t budget = 0;
     if (p.memory.rule == BudgetRule::UtilizationOfTotal) {
-        a.gpu_memory_utilization = w.engine.gpu_memory_utilization;
-        a.engine_memory_bytes = static_cast<std::uint64_t>(w.engine.gpu_memory_utilization * d(gpu.memory_usable_bytes));
+        a.gpu_memory_utilization = std::clamp(w.engine.gpu_memory_utilization, 0.0, 1.0);
+        a.engine_memory_bytes = static_cast<std::uint64_t>(a.gpu_memory_utilization * d(gpu.memory_usable_bytes));
         std::int64_t profiled_tokens = w.engine.max_num_batched_tokens;
         if (p.memory.profile_covers_max_model_len_without_chunking && !p.defaults.chunked_prefill)
             profiled_tokens = std::max(profiled_tokens, max_model_len);
-        a.activation_workspace_bytes =
-            static_cast<std::uint64_t>(p.memory.activation_scale * d(profiled_tokens) * profile_activation_bytes_per_token(c, m, tp));
+        a.activation_workspace_bytes = static_cast<std::uint64_t>(
+            std::clamp(p.memory.activation_scale * d(profiled_tokens) * profile_activation_bytes_per_token(c, m, tp), 0.0, 9.0e18));
         if (p.memory.sampler_in_profile)
             a.sampler_workspace_bytes = static_cast<std::uint64_t>(w.engine.max_num_seqs) * static_cast<std::uint64_t>(m.vocab_size) * 4;
-        budget = static_cast<std::int64_t>(a.engine_memory_bytes) - static_cast<std::int64_t>(a.weight_bytes) -
-                 static_cast<std::int64_t>(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes);
+        budget = clamped_budget(d(a.engine_memory_bytes) - d(a.weight_bytes) -
+                                d(a.activation_workspace_bytes) - d(a.sampler_workspace_bytes) - d(a.runtime_overhead_bytes));
     } else {
-        const double fraction = sglang_mem_fraction_static(p, gpu.memory_usable_bytes, tp);
+        const double fraction = std::clamp(sglang_mem_fraction_static(p, gpu.memory_usable_bytes, tp), 0.0, 1.0);
         a.gpu_memory_utilization = fraction;
         a.engine_memory_bytes = static_cast<std::uint64_t>(fraction * d(gpu.memory_usable_bytes));
-        budget = static_cast<std::int64_t>(a.engine_memory_bytes) - static_cast<std::int64_t>(a.weight_bytes) -
-                 static_cast<std::int64_t>(a.runtime_overhead_bytes);
+        budget = clamped_budget(d(a.engine_memory_bytes) - d(a.weight_bytes) - d(a.runtime_overhead_bytes));
     }
     a.budget_bytes = budget;
     const std::int64_t heads_per_gpu = cdiv(m.num_kv_heads, tp);

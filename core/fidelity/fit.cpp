@@ -230,6 +230,9 @@ struct Point {
     double free_bytes = 0, activation_bytes = 0, measured_budget_bytes = 0;
     double kv_bytes_per_token = 0;
     std::int64_t block_tokens = 16;
+    // One run of one setup: its mean and median, its TPOT and ITL are one measurement for
+    // leave-one-out, which holds them out together.
+    std::string run_key;
     double tokens_per_block_bytes = 0;
 };
 
@@ -350,6 +353,10 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     o.batch = r.setup.batch.value_or(r.setup.concurrency.value_or(1));
     o.input_tokens = r.setup.input_tokens.value_or(0);
     o.output_tokens = r.setup.output_tokens.value_or(0);
+    p.run_key = r.source_key + "|" + r.setup.model + "|" + r.setup.gpu + "|" + r.setup.scheme + "|" + r.setup.engine + r.setup.engine_version +
+                "|" + std::to_string(r.setup.tp) + "|" + std::to_string(o.batch) + "|" + std::to_string(r.setup.input_tokens.value_or(-1)) + "|" +
+                std::to_string(r.setup.output_tokens.value_or(-1)) + "|" + std::to_string(r.setup.max_model_len.value_or(-1)) + "|" +
+                std::to_string(r.setup.gpu_memory_utilization.value_or(-1)) + "|" + engine::figure_class_name(o.figure);
     p.kernel_key = engine::kernel_scale_key(res->scheme, res->model.is_moe());
     const RecordSetup& s = r.setup;
     EngineSetup setup = zero_setup(*res, kernels);
@@ -393,6 +400,8 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         o.note = "priced at the dataset's mean lengths";
     }
     if (!input || !output) return skip("input or output length not stated");
+    constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;  // no engine serves a longer context
+    if (*input > kMaxTokens || *output > kMaxTokens || batch > (std::int64_t{1} << 20)) return skip("lengths or batch beyond any served context");
     const std::int64_t in_tokens = std::max<std::int64_t>(1, *input), out_tokens = std::max<std::int64_t>(1, *output);
     o.input_tokens = in_tokens, o.output_tokens = out_tokens;  // as priced (a dataset's means where so noted)
     const std::int64_t max_model_len = s.max_model_len.value_or(0);
@@ -619,6 +628,7 @@ ProfileList profile_list(const FitInputs& in) {
 }
 
 struct Pricing {
+    double cuda_graph_bytes = 0;  // median of the logged positive CUDA-graph sizes ("Graph capturing ... took")
     std::vector<Point> points;
     std::int64_t kernel_records = 0;
     engine::KernelEfficiencies kernels;
@@ -631,6 +641,10 @@ Pricing price_corpus(const Corpus& corpus, const FitInputs& in) {
     out.kernel_records = static_cast<std::int64_t>(samples.size());
     out.kernels = fit_kernels(samples, in);
     Pricer pricer(in);
+    std::vector<double> graphs;
+    for (const Record& r : corpus.records)
+        if (r.metric == Metric::CudaGraphBytes && r.value > 0) graphs.push_back(r.value);
+    out.cuda_graph_bytes = quantile(graphs, 0.5);
     for (const Record& r : corpus.records) {
         if (r.metric == Metric::KernelTimeS) continue;
         Point p = price_point(r, pricer, out.kernels);
@@ -640,12 +654,16 @@ Pricing price_corpus(const Corpus& corpus, const FitInputs& in) {
     return out;
 }
 
-engine::FittedParameters parameters_of(const Corpus& corpus, const Pricing& pricing, const Terms& terms) {
+engine::FittedParameters parameters_of(const Corpus& corpus, const Pricing& pricing, const Terms& terms, const FitInputs& in) {
     engine::FittedParameters f;
     f.corpus_checksum = corpus.checksum;
     f.corpus_records = static_cast<std::int64_t>(corpus.records.size());
     f.step = terms.step;
     f.memory = terms.memory;
+    // Profiles that subtract CUDA-graph memory take the median graph size the corpus logs.
+    for (const EngineProfile& p : in.catalog.profiles)
+        if (p.memory.cuda_graph_counted && pricing.cuda_graph_bytes > 0)
+            f.memory[p.id].cuda_graph_bytes = static_cast<std::uint64_t>(pricing.cuda_graph_bytes);
     f.kernels = pricing.kernels;
     return f;
 }
@@ -691,7 +709,7 @@ double PricedPoint::error_loso() const { return relative_error(*this, loso); }
 
 engine::FittedParameters fit_engine_parameters(const Corpus& corpus, const FitInputs& in) {
     const Pricing pricing = price_corpus(corpus, in);
-    return parameters_of(corpus, pricing, fit_terms(pricing.points, std::vector<bool>(pricing.points.size(), true), profile_list(in)));
+    return parameters_of(corpus, pricing, fit_terms(pricing.points, std::vector<bool>(pricing.points.size(), true), profile_list(in)), in);
 }
 
 FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
@@ -701,19 +719,19 @@ FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
     const ProfileList profiles = profile_list(in);
     const Terms full = fit_terms(points, all, profiles);
     FidelityReport report;
-    report.parameters = parameters_of(corpus, pricing, full);
+    report.parameters = parameters_of(corpus, pricing, full, in);
     report.kernel_records = pricing.kernel_records;
     report.skipped = pricing.skipped;
     // Points that can move one profile's terms: only those are refitted (the others' terms do not
     // change when a point of another profile is held out).
-    std::vector<bool> include(points.size(), true);
     for (std::size_t i = 0; i < points.size(); ++i) {
         Point& p = points[i];
         if (!p.out.usable) continue;
         p.out.fitted = predict(p, full);
-        include[i] = false;
-        p.out.loo = predict(p, fit_terms(points, include, profiles));
-        include[i] = true;
+        // Leave the run out: the point and its twins (the same run's other statistics and metrics).
+        std::vector<bool> without_run(points.size(), true);
+        for (std::size_t j = 0; j < points.size(); ++j) without_run[j] = points[j].run_key != p.run_key;
+        p.out.loo = predict(p, fit_terms(points, without_run, profiles));
         std::vector<bool> other_sources(points.size(), true);
         for (std::size_t j = 0; j < points.size(); ++j) other_sources[j] = points[j].out.source_key != p.out.source_key;
         p.out.loso = predict(p, fit_terms(points, other_sources, profiles));

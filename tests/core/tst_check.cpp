@@ -173,6 +173,22 @@ BOOST_AUTO_TEST_CASE(foreign_and_hostile_text_is_one_error) {
         } catch (const Error&) {
         }
     }
+    // Lines far longer than any log line (the regexes see only their head) and impossible settings.
+    const std::string long_lines = "[2025-03-08 12:29:21 " + std::string(60000, 'x') + "\n" + [] {
+        std::string s;
+        for (int i = 0; i < 5000; ++i) s += "(Worker pid=1) ";
+        return s;
+    }() + "\nMemory profiling results: total_gpu_memory=" + std::string(50000, '9') + "\nGPU KV cache size: 5 tokens\n";
+    BOOST_TEST(read_startup_log(long_lines, "long.log").kv_cache_tokens->value == 5);
+    const StartupLog tp0 = read_startup_log("Initializing a V1 LLM engine (v0.10.1) with config: model='meta-llama/Llama-3.1-8B', "
+                                            "tensor_parallel_size=0\nGPU KV cache size: 5 tokens\n", "tp0.log");
+    CheckOptions on_h100;
+    on_h100.gpu = "h100-sxm";
+    BOOST_TEST(test::throws_naming([&] { check_startup_log(tp0, on_h100, inputs()); }, "not a TP degree"));
+    BenchResult huge = read_bench_result(R"({"model_id": "meta-llama/Llama-3.1-8B", "completed": 1, "max_concurrency": 1,
+        "total_input_tokens": 1e14, "total_output_tokens": 10, "mean_tpot_ms": 7})", "huge.json");
+    const CheckResult priced = check_bench_result(huge, on_h100, inputs());  // returns at once: lengths beyond any context are not priced
+    BOOST_TEST(!row(priced, "tpot_s_mean")->predicted.has_value());
     BOOST_TEST(scheme_from_quantization("Qwen/Qwen2.5-7B-Instruct-AWQ", "awq").value() == "w4a16-g128");
     BOOST_TEST(scheme_from_quantization("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "gptq").value() == "w8a16-int8");
     BOOST_TEST(scheme_from_quantization("meta-llama/Llama-3.1-8B", "").value() == "bf16");

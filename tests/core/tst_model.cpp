@@ -113,6 +113,8 @@ BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
         const std::string text = "{" + base + "," + c.extra + "}";
         BOOST_TEST(test::throws_naming([&] { parse_model_config(text, "config.json"); }, c.fragment), c.extra);
     }
+    // Newer transformers write layer_types for plain models: all full attention is priced.
+    BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"qwen3","layer_types":["full_attention","full_attention"]})", "lt.json").num_layers == 2);
     // Qwen's configs carry a sliding_window they do not use: priced.
     BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"qwen2","sliding_window":131072,"use_sliding_window":false})", "q.json").num_layers == 2);
     // config.json as Python writes it (NaN, Infinity) is read: the literals are not architecture fields.

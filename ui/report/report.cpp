@@ -244,11 +244,12 @@ std::vector<Block> build_blocks(const ReportContent& c) {
             for (const SchemeResult& r : p.schemes) {
                 if (!r.bands) continue;
                 const SchemeBands& b = *r.bands;
+                const auto range = [](bool has, const std::string& lo, const std::string& hi) { return has ? lo + "-" + hi : std::string("-"); };
                 bands.rows.push_back({scheme_of(r), fixed(r.throughput_tokens_per_s, 0),
-                                      fixed(b.throughput_tokens_per_s.low, 0) + "-" + fixed(b.throughput_tokens_per_s.high, 0), ms(r.decode.time_s),
-                                      ms(b.step_time_s.low) + "-" + ms(b.step_time_s.high), ms(r.prefill.time_s),
-                                      ms(b.ttft_s.low) + "-" + ms(b.ttft_s.high), integer(r.admission.kv_cache_tokens),
-                                      fixed(b.kv_cache_tokens.low, 0) + "-" + fixed(b.kv_cache_tokens.high, 0), b.covered ? "yes" : "no"});
+                                      range(b.has_step, fixed(b.throughput_tokens_per_s.low, 0), fixed(b.throughput_tokens_per_s.high, 0)),
+                                      ms(r.decode.time_s), range(b.has_step, ms(b.step_time_s.low), ms(b.step_time_s.high)), ms(r.prefill.time_s),
+                                      range(b.has_ttft, ms(b.ttft_s.low), ms(b.ttft_s.high)), integer(r.admission.kv_cache_tokens),
+                                      range(b.has_kv, fixed(b.kv_cache_tokens.low, 0), fixed(b.kv_cache_tokens.high, 0)), b.covered ? "yes" : "no"});
                 basis.push_back(scheme_of(r) + ": " + b.basis + (b.covered ? "" : "; " + b.coverage_note));
             }
             out.push_back(std::move(bands));

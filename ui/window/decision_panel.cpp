@@ -57,7 +57,7 @@ QString decision_html(const PlanResult& plan) {
                     .arg(esc(e.profile.title), esc(e.profile.id), esc(e.corpus_checksum));
         for (const SchemeResult& r : plan.schemes) {
             QString band = QString::number(r.throughput_tokens_per_s, 'f', 0);
-            if (r.bands)
+            if (r.bands && r.bands->has_step)
                 band += QStringLiteral(" (%1-%2)%3")
                             .arg(r.bands->throughput_tokens_per_s.low, 0, 'f', 0)
                             .arg(r.bands->throughput_tokens_per_s.high, 0, 'f', 0)

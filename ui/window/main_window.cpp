@@ -460,7 +460,9 @@ void MainWindow::replanNow() {
     if (calibration_error.isEmpty()) clearError();
     else showError(calibration_error);
     if (scan_ && scan_model_ != s.model) scan_.reset();  // the real size belonged to another model
-    // A checked benchmark's measured TPOT joins the calibration's points on the crossover chart.
+    // A checked benchmark's measured TPOT joins the calibration's points on the crossover chart,
+    // while the model and GPU are the ones it was checked on.
+    if (!check_points_.empty() && (s.model != check_model_ || s.gpu != check_gpu_)) check_points_.clear();
     if (!check_points_.empty()) {
         if (!measured) measured = MeasuredOverlay{};
         measured->points.insert(measured->points.end(), check_points_.begin(), check_points_.end());
@@ -608,6 +610,8 @@ bool MainWindow::openCheckPath(const QString& path) {
     }
     // The measured TPOT of a benchmark result at its concurrency, on the crossover chart.
     check_points_.clear();
+    check_model_ = setup().model;
+    check_gpu_ = setup().gpu;
     const check::CheckResult& r = *last_check_;
     for (const check::CheckRow& row : r.rows)
         if (row.quantity == "tpot_s_mean" && !r.identified.scheme.empty()) {

@@ -198,6 +198,7 @@ private:
     std::optional<engine::EngineCatalog> engine_catalog_;  // the bundled engine profiles and their fit
     std::optional<check::CheckResult> last_check_;          // File > Check against a log
     std::vector<MeasuredStepPoint> check_points_;           // its measured TPOT, drawn on the crossover chart
+    QString check_model_, check_gpu_;                        // the model and GPU it was priced on (points drop when they change)
     QDialog* check_dialog_ = nullptr;
     std::map<QString, ModelConfig> model_cache_;
     std::map<QString, GpuProfile> gpu_cache_;
