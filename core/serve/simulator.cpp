@@ -1,0 +1,227 @@
+#include "core/serve/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "core/error.h"
+
+namespace quantplan::serve {
+namespace {
+
+std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A request inside the engine.
+struct Active {
+    std::size_t index = 0;            // into the request list
+    std::int64_t prefill_target = 0;  // tokens to prefill: the prompt, plus what was generated before a preemption
+    std::int64_t prefilled = 0;
+    std::int64_t generated = 0;
+    std::int64_t blocks = 0;
+    std::int64_t admitted_order = 0;  // later admissions are preempted first
+};
+
+}  // namespace
+
+SimulationResult simulate(const std::vector<Request>& requests, const EngineLimits& limits, const StepCost& cost, std::int64_t max_steps) {
+    if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
+        throw Error("--serve", "the engine's max_num_seqs, max_num_batched_tokens, block size and KV cache must be positive");
+    const std::int64_t total_blocks = limits.kv_cache_tokens / limits.block_size_tokens;
+    for (const Request& r : requests) {
+        if (r.input_tokens < 1 || r.output_tokens < 1) throw Error("--serve", "every request needs at least one input and one output token");
+        if (cdiv(r.input_tokens + r.output_tokens, limits.block_size_tokens) > total_blocks)
+            throw Error("--serve", "a request of " + std::to_string(r.input_tokens) + " + " + std::to_string(r.output_tokens) +
+                                       " tokens does not fit in a KV cache of " + std::to_string(limits.kv_cache_tokens) + " tokens");
+    }
+    SimulationResult out;
+    out.requests.resize(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        out.requests[i].arrival_s = requests[i].arrival_s;
+        out.requests[i].output_tokens = requests[i].output_tokens;
+    }
+    std::deque<Active> waiting;
+    std::vector<Active> running;
+    std::size_t next_arrival = 0;
+    std::int64_t free_blocks = total_blocks, order = 0, finished = 0;
+    double t = requests.empty() ? 0.0 : requests.front().arrival_s;
+    double batch_time = 0, kv_time = 0;
+    double in_system_time = 0;  // time integral of the requests arrived and not finished, from the engine's state
+    const auto blocks_for = [&](std::int64_t tokens) { return cdiv(tokens, limits.block_size_tokens); };
+    const auto release = [&](Active& a) {
+        free_blocks += a.blocks;
+        a.blocks = 0;
+    };
+    while (finished < static_cast<std::int64_t>(requests.size())) {
+        if (out.steps >= max_steps) throw Error("--serve", "the simulation did not finish within " + std::to_string(max_steps) + " steps");
+        while (next_arrival < requests.size() && requests[next_arrival].arrival_s <= t) {
+            Active a;
+            a.index = next_arrival;
+            a.prefill_target = requests[next_arrival].input_tokens;
+            waiting.push_back(a);
+            ++next_arrival;
+        }
+        if (running.empty() && waiting.empty()) {
+            t = requests[next_arrival].arrival_s;  // idle until the next arrival (nothing in the system)
+            continue;
+        }
+        // Schedule one step.
+        std::int64_t budget = limits.max_num_batched_tokens;
+        StepShape shape;
+        std::vector<std::int64_t> prefill_chunk(running.size(), 0);
+        std::vector<bool> decodes(running.size(), false);
+        // (a) Decoding sequences, one token each; a missing block preempts the latest admission.
+        for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
+            if (running[i].prefilled < running[i].prefill_target) continue;
+            // KV positions written: the prompt and every generated token but the last sampled one
+            // (which this step writes).
+            const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
+            bool self_preempted = false;
+            while (blocks_for(held + 1) > running[i].blocks && free_blocks == 0) {
+                // Preempt the most recently admitted other running sequence (or this one when it is the latest).
+                std::size_t victim = i;
+                for (std::size_t j = 0; j < running.size(); ++j)
+                    if (running[j].admitted_order > running[victim].admitted_order) victim = j;
+                Active& v = running[victim];
+                release(v);
+                v.prefill_target = requests[v.index].input_tokens + v.generated;
+                v.prefilled = 0;
+                ++out.requests[v.index].preemptions;
+                ++out.preemptions;
+                waiting.push_front(v);
+                running.erase(running.begin() + static_cast<std::ptrdiff_t>(victim));
+                prefill_chunk.erase(prefill_chunk.begin() + static_cast<std::ptrdiff_t>(victim));
+                decodes.erase(decodes.begin() + static_cast<std::ptrdiff_t>(victim));
+                if (victim == i) {
+                    self_preempted = true;
+                    break;
+                }
+                if (victim < i) --i;
+            }
+            if (self_preempted) {
+                --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
+                continue;
+            }
+            if (blocks_for(held + 1) > running[i].blocks) {
+                --free_blocks;
+                ++running[i].blocks;
+            }
+            decodes[i] = true;
+            ++shape.decode_sequences;
+            shape.decode_context_tokens += held + 1;
+            --budget;
+        }
+        // (b) Prefills in progress, in chunks.
+        const auto prefill = [&](Active& a, std::int64_t& chunk_out) {
+            std::int64_t chunk = std::min(a.prefill_target - a.prefilled, budget);
+            const std::int64_t can_hold = (a.blocks + free_blocks) * limits.block_size_tokens - a.prefilled;
+            chunk = std::min(chunk, std::max<std::int64_t>(can_hold, 0));
+            if (chunk <= 0) return;
+            const std::int64_t need = blocks_for(a.prefilled + chunk) - a.blocks;
+            free_blocks -= need;
+            a.blocks += need;
+            shape.prefill_tokens += chunk;
+            shape.prefill_attended_tokens += static_cast<double>(chunk) * (static_cast<double>(a.prefilled) + (static_cast<double>(chunk) + 1.0) / 2.0);
+            budget -= chunk;
+            chunk_out = chunk;
+        };
+        for (std::size_t i = 0; i < running.size() && budget > 0; ++i)
+            if (running[i].prefilled < running[i].prefill_target) prefill(running[i], prefill_chunk[i]);
+        // (c) Admissions while there are budget, sequence slots and blocks.
+        while (budget > 0 && !waiting.empty() && static_cast<std::int64_t>(running.size()) < limits.max_num_seqs && free_blocks > 0) {
+            Active a = waiting.front();
+            waiting.pop_front();
+            a.admitted_order = ++order;
+            running.push_back(a);
+            prefill_chunk.push_back(0);
+            decodes.push_back(false);
+            prefill(running.back(), prefill_chunk.back());
+            if (prefill_chunk.back() == 0) {  // no block after all: back to the queue
+                waiting.push_front(running.back());
+                running.pop_back();
+                prefill_chunk.pop_back();
+                decodes.pop_back();
+                break;
+            }
+        }
+        if (shape.decode_sequences == 0 && shape.prefill_tokens == 0) {
+            if (next_arrival < requests.size()) {
+                // Blocked until the next arrival: the queue waits meanwhile.
+                const double until = std::max(t, requests[next_arrival].arrival_s);
+                in_system_time += (until - t) * static_cast<double>(running.size() + waiting.size());
+                t = until;
+                continue;
+            }
+            throw Error("--serve", "the scheduler is stuck: no sequence can run with the KV cache given");
+        }
+        // Run it.
+        const double dt = cost(shape);
+        if (!(dt > 0) || !std::isfinite(dt)) throw Error("--serve", "a step cost must be a positive time");
+        batch_time += dt * static_cast<double>(running.size());
+        // In the system during the step: what the engine holds, plus what arrives meanwhile (the
+        // scheduler sees it at the next step).
+        in_system_time += dt * static_cast<double>(running.size() + waiting.size());
+        for (std::size_t k = next_arrival; k < requests.size() && requests[k].arrival_s <= t + dt; ++k) in_system_time += t + dt - requests[k].arrival_s;
+        kv_time += dt * static_cast<double>(total_blocks - free_blocks) / static_cast<double>(total_blocks);
+        t += dt;
+        out.busy_s += dt;
+        out.prefill_s += dt * static_cast<double>(shape.prefill_tokens) / static_cast<double>(shape.prefill_tokens + shape.decode_sequences);
+        ++out.steps;
+        // Its effects: a finished prefill samples the first (next) token; decodes add a token.
+        for (std::size_t i = 0; i < running.size(); ++i) {
+            Active& a = running[i];
+            bool produced = decodes[i];
+            if (prefill_chunk[i] > 0) {
+                a.prefilled += prefill_chunk[i];
+                produced = a.prefilled == a.prefill_target;
+            }
+            if (!produced) continue;
+            ++a.generated;
+            RequestResult& res = out.requests[a.index];
+            if (a.generated == 1) res.first_token_s = t;
+            if (a.generated >= requests[a.index].output_tokens) {
+                res.finish_s = t;
+                release(a);
+                ++finished;
+                a.index = requests.size();  // marked for removal
+            }
+        }
+        running.erase(std::remove_if(running.begin(), running.end(), [&](const Active& a) { return a.index == requests.size(); }), running.end());
+    }
+    out.end_s = t;
+    const double span = out.requests.empty() ? 0.0 : t - requests.front().arrival_s;
+    out.mean_batch = span > 0 ? batch_time / span : 0.0;
+    out.mean_kv_utilization = span > 0 ? kv_time / span : 0.0;
+    out.mean_in_system = span > 0 ? in_system_time / span : 0.0;
+    return out;
+}
+
+std::vector<Request> poisson_requests(std::int64_t count, double rate, std::int64_t input_tokens, std::int64_t output_tokens, std::uint64_t seed) {
+    if (!(rate > 0) || !std::isfinite(rate)) throw Error("--rate", "must be a positive number of requests per second");
+    std::mt19937_64 rng(seed);
+    std::exponential_distribution<double> gap(rate);
+    std::vector<Request> out;
+    double t = 0;
+    for (std::int64_t i = 0; i < count; ++i) {
+        out.push_back({t, input_tokens, output_tokens});
+        t += gap(rng);
+    }
+    return out;
+}
+
+LittlesLaw littles_law(const SimulationResult& r) {
+    LittlesLaw l;
+    if (r.requests.empty()) return l;
+    double first = r.requests.front().arrival_s, sum_latency = 0;
+    for (const RequestResult& q : r.requests) {
+        first = std::min(first, q.arrival_s);
+        sum_latency += q.e2e_s();
+    }
+    const double span = r.end_s - first;
+    if (!(span > 0)) return l;
+    // L from the engine's state over the run, lambda x W from the requests' own timestamps.
+    l.mean_in_system = r.mean_in_system;
+    l.throughput_times_latency = static_cast<double>(r.requests.size()) / span * (sum_latency / static_cast<double>(r.requests.size()));
+    return l;
+}
+
+}  // namespace quantplan::serve

@@ -1,0 +1,94 @@
+#pragma once
+// A discrete-event simulator of an engine's continuous batching (the capacity-planning issue's
+// core, docs/capacity.md). In: requests (arrival time, prompt and output lengths), the engine's
+// limits and a step-cost function; out: each request's TTFT, TPOT and end-to-end latency, and the
+// run's counters. One priority of events (arrivals and step ends), a state only the handlers
+// change, no wall clock, no globals, deterministic for its inputs (STYLE.md rule 22).
+//
+// The scheduler follows vLLM V1's: every step has a token budget of max_num_batched_tokens;
+// running sequences that decode take one token each first, then prefills continue in chunks
+// (chunked prefill mixed into decode steps), then waiting requests are admitted while fewer than
+// max_num_seqs run and the KV cache has blocks for them. KV blocks of block_size tokens are
+// allocated as sequences grow; when a decoding sequence needs a block and none is free, the most
+// recently admitted running sequence is preempted by recompute (its blocks freed, back to the
+// front of the queue, its prefill redone).
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace quantplan::serve {
+
+// One request.
+struct Request {
+    double arrival_s = 0;
+    std::int64_t input_tokens = 1;
+    std::int64_t output_tokens = 1;
+};
+
+// What one engine step computes, for the cost function.
+struct StepShape {
+    std::int64_t decode_sequences = 0;      // sequences generating one token this step
+    std::int64_t decode_context_tokens = 0; // their KV-cache tokens, summed
+    std::int64_t prefill_tokens = 0;        // prompt tokens prefilled this step (all chunks)
+    double prefill_attended_tokens = 0;     // sum over those tokens of the positions each attends to
+};
+
+// Seconds one step of `shape` takes (the engine profile's mixed-step model, or a test's).
+using StepCost = std::function<double(const StepShape&)>;
+
+// The engine's limits.
+struct EngineLimits {
+    std::int64_t max_num_seqs = 256;
+    std::int64_t max_num_batched_tokens = 8192;
+    std::int64_t kv_cache_tokens = 1 << 20;   // the KV budget in tokens (admission's kv_cache_tokens)
+    std::int64_t block_size_tokens = 16;
+};
+
+// One request's outcome.
+struct RequestResult {
+    double arrival_s = 0;
+    double first_token_s = 0;   // end of the step that produced its first output token
+    double finish_s = 0;
+    std::int64_t output_tokens = 0;
+    std::int64_t preemptions = 0;
+    double ttft_s() const { return first_token_s - arrival_s; }
+    double e2e_s() const { return finish_s - arrival_s; }
+    // Time per output token after the first; 0 for one-token outputs.
+    double tpot_s() const { return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0; }
+};
+
+// A run.
+struct SimulationResult {
+    std::vector<RequestResult> requests;   // in the order given
+    double end_s = 0;                      // when the last request finished
+    std::int64_t steps = 0;
+    std::int64_t preemptions = 0;
+    double busy_s = 0;                     // time the engine was running steps
+    double prefill_s = 0;                  // step time attributed to prefill tokens (by share of tokens)
+    double mean_batch = 0;                 // time-weighted running sequences
+    double mean_kv_utilization = 0;        // time-weighted share of KV blocks in use
+    double mean_in_system = 0;             // time-weighted requests arrived and not finished, from the engine's queues
+};
+
+// Simulates `requests` (sorted by arrival) on an engine with `limits` and `cost`. Throws
+// Error("--serve") for a request that can never be admitted (prompt + output beyond the KV cache)
+// or limits that are not positive. Bounded: at most `max_steps` steps.
+SimulationResult simulate(const std::vector<Request>& requests, const EngineLimits& limits, const StepCost& cost,
+                          std::int64_t max_steps = 50'000'000);
+
+// Open-loop Poisson arrivals at `rate_per_s` of `count` requests with fixed lengths, from `seed`.
+std::vector<Request> poisson_requests(std::int64_t count, double rate_per_s, std::int64_t input_tokens, std::int64_t output_tokens,
+                                      std::uint64_t seed);
+
+// Little's law over a run: the mean number of requests in the system as the engine's queues held
+// them (SimulationResult::mean_in_system) beside throughput x mean latency from the requests'
+// timestamps, over the window from the first arrival to the last finish.
+struct LittlesLaw {
+    double mean_in_system = 0;
+    double throughput_times_latency = 0;
+};
+LittlesLaw littles_law(const SimulationResult& r);
+
+}  // namespace quantplan::serve
