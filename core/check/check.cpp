@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/model_config_json.h"
 #include "core/roofline.h"
+#include "core/serve/simulator.h"
 
 namespace quantplan::check {
 namespace {
@@ -303,12 +304,15 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     std::optional<std::int64_t> concurrency = b.max_concurrency;
     if (concurrency && (*concurrency < 1 || *concurrency > (1 << 20))) concurrency.reset();
     if (!concurrency && !b.request_rate && b.num_prompts) concurrency = b.num_prompts;  // every request at once
-    std::optional<double> step_s, ttft_s, e2e_s;
-    std::int64_t batch = 0;
-    std::string note = "steady-state approximation (a decode step at the run's concurrency and mean context); the traffic "
-                       "simulator of the capacity-planning issue will replace it";
-    if (b.request_rate && !b.max_concurrency) note = "a run at a request rate needs the traffic simulator: not predicted";
-    if (model && gpu && scheme && concurrency && in_tokens > 0 && out_tokens > 0 && !(b.request_rate && !b.max_concurrency)) {
+    // The run simulated: the benchmark's requests (its prompt count, at its mean lengths) through
+    // the engine's continuous batching (core/serve), each step priced by the engine profile's step
+    // model; closed loop at the concurrency cap, or Poisson arrivals at the request rate.
+    std::map<std::string, double> predicted;
+    const std::int64_t prompts = std::clamp<std::int64_t>(b.completed.value_or(b.num_prompts.value_or(200)), 1, 5000);
+    const bool by_rate = b.request_rate && !b.max_concurrency;
+    const std::string note = by_rate ? "simulated: Poisson arrivals at the run's request rate (seed 1), the engine profile's step model"
+                                     : "simulated: a closed loop at the run's concurrency, the engine profile's step model";
+    if (model && gpu && scheme && in_tokens > 0 && out_tokens > 0 && (concurrency || by_rate)) {
         setup.profile.defaults = engine::defaults_for_gpu(setup.profile, gpu->id, gpu->memory_usable_bytes);
         Workload w;
         w.engine.gpu_memory_utilization = setup.profile.defaults.gpu_memory_utilization;
@@ -319,15 +323,69 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
-        batch = std::max<std::int64_t>(1, std::min({*concurrency, w.engine.max_num_seqs, a.fits ? a.max_sequences : std::int64_t{1}}));
-        step_s = engine::engine_decode_step(c, *model, *gpu, setup, w, batch, in_tokens + out_tokens / 2).time_s;
-        const double prefill_s = engine::engine_prefill(c, *model, *gpu, setup, w, in_tokens).time_s;
-        if (batch == 1) ttft_s = prefill_s;
-        e2e_s = prefill_s + static_cast<double>(out_tokens - 1) * *step_s;
-        id.gpu_memory_utilization = w.engine.gpu_memory_utilization;
-        id.max_model_len = w.context_tokens;
-        r.notes.push_back("priced at concurrency " + std::to_string(batch) + ", " + std::to_string(in_tokens) + " input and " +
-                          std::to_string(out_tokens) + " output tokens (the run's means)");
+        if (a.fits) {
+            serve::EngineLimits limits;
+            limits.max_num_seqs = w.engine.max_num_seqs;
+            limits.max_num_batched_tokens = w.engine.max_num_batched_tokens;
+            limits.block_size_tokens = w.engine.kv_block_tokens;
+            limits.kv_cache_tokens = std::max(a.kv_cache_tokens, w.context_tokens + limits.block_size_tokens);
+            const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model->num_layers) * setup.profile.step.per_layer_s;
+            // A mixed step: the decode step of its sequences (fixed and per-layer costs included)
+            // plus the kernels of its prefill tokens as one chunk at their mean position.
+            const serve::StepCost cost = [&](const serve::StepShape& shape) {
+                double t = 0;
+                if (shape.decode_sequences > 0) {
+                    const std::int64_t context = std::max<std::int64_t>(1, shape.decode_context_tokens / shape.decode_sequences);
+                    t += engine::engine_decode_step(c, *model, *gpu, setup, w, shape.decode_sequences, context).time_s;
+                }
+                if (shape.prefill_tokens > 0) {
+                    Workload chunk = w;
+                    chunk.engine.max_num_batched_tokens = shape.prefill_tokens;
+                    t += engine::engine_prefill(c, *model, *gpu, setup, chunk, shape.prefill_tokens).time_s - setup.profile.step.ttft_overhead_s -
+                         (shape.decode_sequences > 0 ? fixed_s : 0.0);
+                }
+                return std::max(t, 1e-6);
+            };
+            const std::vector<serve::Request> requests =
+                by_rate ? serve::poisson_requests(prompts, *b.request_rate, in_tokens, out_tokens, 1)
+                        : std::vector<serve::Request>(static_cast<std::size_t>(prompts), serve::Request{0.0, in_tokens, out_tokens});
+            const serve::SimulationResult sim =
+                serve::simulate(requests, limits, cost, 5'000'000, by_rate ? 0 : std::min<std::int64_t>(*concurrency, prompts));
+            std::vector<double> ttft, tpot, e2e;
+            for (const serve::RequestResult& q : sim.requests) {
+                ttft.push_back(q.ttft_s() + setup.profile.step.ttft_overhead_s);  // a served request's overhead
+                tpot.push_back(q.tpot_s());
+                e2e.push_back(q.e2e_s() + setup.profile.step.ttft_overhead_s);
+            }
+            const auto stat = [](std::vector<double> v, double q) {
+                std::sort(v.begin(), v.end());
+                const double pos = q * static_cast<double>(v.size() - 1);
+                const std::size_t i = static_cast<std::size_t>(pos);
+                const std::size_t j = std::min(i + 1, v.size() - 1);
+                return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
+            };
+            const auto mean = [](const std::vector<double>& v) {
+                double s = 0;
+                for (double x : v) s += x;
+                return s / static_cast<double>(v.size());
+            };
+            for (const auto& [name, v] : {std::pair{"ttft_s", &ttft}, std::pair{"tpot_s", &tpot}, std::pair{"itl_s", &tpot}, std::pair{"e2e_s", &e2e}}) {
+                predicted[std::string(name) + "_mean"] = mean(*v);
+                predicted[std::string(name) + "_p50"] = stat(*v, 0.5);
+                if (std::string(name) != "itl_s") predicted[std::string(name) + "_p99"] = stat(*v, 0.99);  // ITL tails are per token, not per request
+            }
+            const double span = sim.end_s - (sim.requests.empty() ? 0.0 : sim.requests.front().arrival_s) + setup.profile.step.ttft_overhead_s;
+            predicted["output_tokens_per_s"] = static_cast<double>(prompts * out_tokens) / span;
+            predicted["requests_per_s"] = static_cast<double>(prompts) / span;
+            id.gpu_memory_utilization = w.engine.gpu_memory_utilization;
+            id.max_model_len = w.context_tokens;
+            r.notes.push_back("simulated " + std::to_string(prompts) + " requests of " + std::to_string(in_tokens) + " input and " +
+                              std::to_string(out_tokens) + " output tokens (the run's means)" +
+                              (by_rate ? "" : " at concurrency " + std::to_string(*concurrency)) + "; mean batch " +
+                              std::to_string(sim.mean_batch).substr(0, 5) + ", " + std::to_string(sim.preemptions) + " preemptions");
+        } else {
+            r.unresolved.push_back("the model does not fit on " + gpu->id + " at TP 1: " + a.reason);
+        }
     }
     const auto logged = [&](const std::string& key) -> std::optional<LoggedQuantity> {
         const auto it = b.metrics.find(key);
@@ -336,21 +394,17 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         std::snprintf(buf, sizeof buf, "%.6g", it->second);
         return LoggedQuantity{it->second, buf, ""};
     };
+    const auto prediction = [&](const std::string& key) -> std::optional<double> {
+        const auto it = predicted.find(key);
+        return it == predicted.end() ? std::nullopt : std::optional<double>(it->second);
+    };
     for (const char* metric : {"ttft_s", "tpot_s", "itl_s", "e2e_s"})
         for (const char* stat : {"mean", "p50", "p99"}) {
             const std::string key = std::string(metric) + "_" + stat;
-            std::optional<double> predicted;
-            if (std::string(stat) != "p99") {
-                if (std::string(metric) == "ttft_s") predicted = ttft_s;
-                else if (std::string(metric) == "e2e_s") predicted = e2e_s;
-                else predicted = step_s;
-            }
-            add_row(r, key, logged(key), predicted, "s", predicted ? note : std::string("p99 needs the traffic simulator: not predicted"));
+            add_row(r, key, logged(key), prediction(key), "s", note);
         }
-    add_row(r, "output_tokens_per_s", logged("output_tokens_per_s"),
-            e2e_s ? std::optional<double>(static_cast<double>(batch * out_tokens) / *e2e_s) : std::nullopt, "tokens/s", note);
-    add_row(r, "requests_per_s", logged("requests_per_s"), e2e_s ? std::optional<double>(static_cast<double>(batch) / *e2e_s) : std::nullopt,
-            "requests/s", note);
+    add_row(r, "output_tokens_per_s", logged("output_tokens_per_s"), prediction("output_tokens_per_s"), "tokens/s", note);
+    add_row(r, "requests_per_s", logged("requests_per_s"), prediction("requests_per_s"), "requests/s", note);
     return r;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 
 #include "core/error.h"
 
@@ -23,7 +24,14 @@ struct Active {
 
 }  // namespace
 
-SimulationResult simulate(const std::vector<Request>& requests, const EngineLimits& limits, const StepCost& cost, std::int64_t max_steps) {
+SimulationResult simulate(const std::vector<Request>& given, const EngineLimits& limits, const StepCost& cost, std::int64_t max_steps,
+                          std::int64_t closed_loop_users) {
+    // Closed loop: the first users' requests arrive at once, each later one when a request finishes.
+    std::vector<Request> requests = given;
+    if (closed_loop_users > 0)
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            requests[i].arrival_s = static_cast<std::int64_t>(i) < closed_loop_users ? 0.0 : std::numeric_limits<double>::infinity();
+    std::size_t released = std::min(requests.size(), static_cast<std::size_t>(std::max<std::int64_t>(closed_loop_users, 0)));
     if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
         throw Error("--serve", "the engine's max_num_seqs, max_num_batched_tokens, block size and KV cache must be positive");
     const std::int64_t total_blocks = limits.kv_cache_tokens / limits.block_size_tokens;
@@ -182,6 +190,11 @@ SimulationResult simulate(const std::vector<Request>& requests, const EngineLimi
                 res.finish_s = t;
                 release(a);
                 ++finished;
+                if (closed_loop_users > 0 && released < requests.size()) {  // this user's next request
+                    requests[released].arrival_s = t;
+                    out.requests[released].arrival_s = t;
+                    ++released;
+                }
                 a.index = requests.size();  // marked for removal
             }
         }

@@ -75,8 +75,11 @@ struct SimulationResult {
 // Simulates `requests` (sorted by arrival) on an engine with `limits` and `cost`. Throws
 // Error("--serve") for a request that can never be admitted (prompt + output beyond the KV cache)
 // or limits that are not positive. Bounded: at most `max_steps` steps.
+// With `closed_loop_users` > 0 the arrival times are ignored: that many users each send the next
+// request when their last one finishes (the first ones at time 0), as a benchmark client with a
+// concurrency cap does.
 SimulationResult simulate(const std::vector<Request>& requests, const EngineLimits& limits, const StepCost& cost,
-                          std::int64_t max_steps = 50'000'000);
+                          std::int64_t max_steps = 50'000'000, std::int64_t closed_loop_users = 0);
 
 // Open-loop Poisson arrivals at `rate_per_s` of `count` requests with fixed lengths, from `seed`.
 std::vector<Request> poisson_requests(std::int64_t count, double rate_per_s, std::int64_t input_tokens, std::int64_t output_tokens,

@@ -102,6 +102,22 @@ BOOST_AUTO_TEST_CASE(a_small_kv_cache_preempts_and_every_request_still_finishes)
     BOOST_TEST(r.mean_kv_utilization <= 1.0 + 1e-12);
 }
 
+BOOST_AUTO_TEST_CASE(a_closed_loop_keeps_its_users_busy) {
+    EngineLimits limits;
+    const std::vector<Request> work(300, Request{0.0, 400, 150});
+    const SimulationResult one = simulate(work, limits, synthetic_cost, 50'000'000, 1);
+    // One user: requests back to back, so the run is the sum of their latencies.
+    double sum = 0;
+    for (const RequestResult& q : one.requests) sum += q.e2e_s();
+    BOOST_TEST(std::abs(one.end_s - sum) < 1e-9 * one.end_s);
+    const SimulationResult eight = simulate(work, limits, synthetic_cost, 50'000'000, 8);
+    BOOST_TEST(eight.mean_in_system <= 8.0 + 1e-9);
+    BOOST_TEST(eight.mean_in_system > 7.0);
+    const LittlesLaw l = littles_law(eight);
+    BOOST_TEST(std::abs(l.mean_in_system - l.throughput_times_latency) <= kLittleTolerance * l.throughput_times_latency);
+    BOOST_TEST(eight.end_s < one.end_s / 4);  // batching eight at a time
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_one_error) {
     EngineLimits limits;
     limits.kv_cache_tokens = 1024;
