@@ -72,6 +72,17 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--errorsim-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_tensor = v; }},
         {"--errorsim-activation-tensor", [&](const std::string& v) { o.errorsim = true; o.errorsim_activation_tensor = v; }},
         {"--errorsim-tokens", [&](const std::string& v) { o.errorsim = true; o.errorsim_tokens = to_int("--errorsim-tokens", v); }},
+        {"--rate", [&](const std::string& v) { o.rate = to_double("--rate", v); }},
+        {"--concurrency", [&](const std::string& v) { o.concurrency = to_int("--concurrency", v); }},
+        {"--requests", [&](const std::string& v) { o.requests = to_int("--requests", v); }},
+        {"--isl", [&](const std::string& v) { o.isl = v; }},
+        {"--osl", [&](const std::string& v) { o.osl = v; }},
+        {"--slo-ttft", [&](const std::string& v) { o.slo_ttft = v; }},
+        {"--slo-tpot", [&](const std::string& v) { o.slo_tpot = v; }},
+        {"--slo-e2e", [&](const std::string& v) { o.slo_e2e = v; }},
+        {"--target-rate", [&](const std::string& v) { o.target_rate = to_double("--target-rate", v); }},
+        {"--price", [&](const std::string& v) { o.prices.push_back(v); }},
+        {"--seed", [&](const std::string& v) { o.seed = to_int("--seed", v); }},
         {"--validate-seconds", [&](const std::string& v) {
              o.validate_seconds = to_double("--validate-seconds", v);
              if (!(*o.validate_seconds >= 10 && *o.validate_seconds <= 3600)) throw Error("--validate-seconds", "must be 10 to 3600 seconds");
@@ -89,6 +100,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--tensors", [&] { o.per_tensor = true; }},
         {"--timestamp", [&] { o.timestamp = true; }},
         {"--errorsim", [&] { o.errorsim = true; }},
+        {"--serve", [&] { o.serve = true; }},
     };
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -138,6 +150,10 @@ Usage:
                                            show every logged memory term beside its prediction
                                            (docs/check.md); --add-to-corpus FILE appends what
                                            it measured to a user corpus (then --corpus FILE)
+  quantplan --headless --serve [--rate R | --concurrency N] [traffic and SLO options below]
+                                           simulate serving traffic per scheme through the engine
+                                           profile: latency percentiles, goodput, the highest rate
+                                           within the SLOs, replicas and cost (docs/capacity.md)
   quantplan --fit-engines [--fit-out FILE] [--fidelity-out FILE] [--corpus FILE]...
                                            fit the engine profiles to the measurement corpus
                                            (assets/measurements/), with leave-one-out errors
@@ -177,6 +193,18 @@ Decision:
   --goal G                 throughput or latency [throughput]
   --accuracy T             strict, moderate or loose accuracy tolerance [moderate]
   --reasoning              reasoning-heavy traffic (long chains of thought degrade first)
+Traffic and sizing (with --serve):
+  --rate R                 Poisson arrivals at R requests/s (else --concurrency; neither: the run is
+                           at the highest rate found)
+  --concurrency N          N users in a closed loop, each sending its next request when one ends
+  --requests N             requests simulated per run [1000]
+  --isl SPEC, --osl SPEC   input / output lengths: N, uniform:A:B, normal:MEAN:SD,
+                           lognormal:MEDIAN:SIGMA or file:PATH (one length a line) [2000, 500]
+  --slo-ttft S, --slo-tpot S, --slo-e2e S
+                           latency targets in seconds, at p99 unless @p50 or @p90 is appended
+  --target-rate R          replicas and GPUs needed for R requests/s [the --rate]
+  --price GPU=USD          on-demand price per GPU-hour (repeatable) for the cost per million tokens
+  --seed N                 the traffic's seed [1]
 Output:
   --json FILE|-            write the JSON document (docs/headless.md) to FILE or stdout
   --tensors                list every tensor's bytes in the JSON

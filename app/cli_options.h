@@ -61,6 +61,17 @@ struct CliOptions {
     std::optional<std::string> errorsim_tensor;   // --errorsim-tensor FILE.safetensors:NAME
     std::optional<std::string> errorsim_activation_tensor;  // --errorsim-activation-tensor FILE.safetensors:NAME
     std::optional<std::int64_t> errorsim_tokens;  // --errorsim-tokens N: calibration and held-out tokens each
+    // Capacity planning (--serve; docs/capacity.md).
+    bool serve = false;                     // --serve: simulate traffic through the engine profile
+    std::optional<double> rate;             // --rate R: Poisson arrivals, requests/s
+    std::optional<std::int64_t> concurrency;  // --concurrency N: N users in a closed loop
+    std::int64_t requests = 1000;           // --requests N
+    std::string isl = "2000";               // --isl SPEC
+    std::string osl = "500";                // --osl SPEC
+    std::optional<std::string> slo_ttft, slo_tpot, slo_e2e;  // --slo-ttft S[@pNN] ...
+    std::optional<double> target_rate;      // --target-rate R: replicas for this rate
+    std::vector<std::string> prices;        // --price GPU=USD_PER_HOUR (repeatable)
+    std::int64_t seed = 1;                  // --seed N
     std::vector<std::string> gui_args;      // arguments left for Qt
 };
 

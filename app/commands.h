@@ -30,6 +30,9 @@ std::string fidelity_markdown(const fidelity::FidelityReport& report, const fide
 // --check FILE: a startup log against the prediction (check_command.cpp).
 int run_check(const CliOptions& options, std::ostream& out, std::ostream& err);
 
+// --serve: capacity planning on the simulator (serve_command.cpp, docs/capacity.md).
+int run_serve(const CliOptions& options, std::ostream& out, std::ostream& err);
+
 // True when this build has the planner window.
 bool gui_available();
 

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/model_config_json.h"
 #include "core/roofline.h"
-#include "core/serve/simulator.h"
+#include "core/serve/capacity.h"
 
 namespace quantplan::check {
 namespace {
@@ -301,9 +301,9 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     if (b.max_concurrency) id.run["concurrency"] = static_cast<double>(*b.max_concurrency);
     if (b.num_prompts) id.run["num_prompts"] = static_cast<double>(*b.num_prompts);
     if (b.request_rate) id.run["request_rate"] = *b.request_rate;
-    std::optional<std::int64_t> concurrency = b.max_concurrency;
-    if (concurrency && (*concurrency < 1 || *concurrency > (1 << 20))) concurrency.reset();
-    if (!concurrency && !b.request_rate && b.num_prompts) concurrency = b.num_prompts;  // every request at once
+    std::int64_t concurrency = 0;  // 0: none
+    if (b.max_concurrency && *b.max_concurrency >= 1 && *b.max_concurrency <= (1 << 20)) concurrency = *b.max_concurrency;
+    if (concurrency == 0 && !b.request_rate && b.num_prompts) concurrency = *b.num_prompts;  // every request at once
     // The run simulated: the benchmark's requests (its prompt count, at its mean lengths) through
     // the engine's continuous batching (core/serve), each step priced by the engine profile's step
     // model; closed loop at the concurrency cap, or Poisson arrivals at the request rate.
@@ -312,7 +312,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     const bool by_rate = b.request_rate && !b.max_concurrency;
     const std::string note = by_rate ? "simulated: Poisson arrivals at the run's request rate (seed 1), the engine profile's step model"
                                      : "simulated: a closed loop at the run's concurrency, the engine profile's step model";
-    if (model && gpu && scheme && in_tokens > 0 && out_tokens > 0 && (concurrency || by_rate)) {
+    if (model && gpu && scheme && in_tokens > 0 && out_tokens > 0 && (concurrency > 0 || by_rate)) {
         setup.profile.defaults = engine::defaults_for_gpu(setup.profile, gpu->id, gpu->memory_usable_bytes);
         Workload w;
         w.engine.gpu_memory_utilization = setup.profile.defaults.gpu_memory_utilization;
@@ -324,64 +324,28 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
         if (a.fits) {
-            serve::EngineLimits limits;
-            limits.max_num_seqs = w.engine.max_num_seqs;
-            limits.max_num_batched_tokens = w.engine.max_num_batched_tokens;
-            limits.block_size_tokens = w.engine.kv_block_tokens;
-            limits.kv_cache_tokens = std::max(a.kv_cache_tokens, w.context_tokens + limits.block_size_tokens);
-            const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model->num_layers) * setup.profile.step.per_layer_s;
-            // A mixed step: the decode step of its sequences (fixed and per-layer costs included)
-            // plus the kernels of its prefill tokens as one chunk at their mean position.
-            const serve::StepCost cost = [&](const serve::StepShape& shape) {
-                double t = 0;
-                if (shape.decode_sequences > 0) {
-                    const std::int64_t context = std::max<std::int64_t>(1, shape.decode_context_tokens / shape.decode_sequences);
-                    t += engine::engine_decode_step(c, *model, *gpu, setup, w, shape.decode_sequences, context).time_s;
-                }
-                if (shape.prefill_tokens > 0) {
-                    Workload chunk = w;
-                    chunk.engine.max_num_batched_tokens = shape.prefill_tokens;
-                    t += engine::engine_prefill(c, *model, *gpu, setup, chunk, shape.prefill_tokens).time_s - setup.profile.step.ttft_overhead_s -
-                         (shape.decode_sequences > 0 ? fixed_s : 0.0);
-                }
-                return std::max(t, 1e-6);
-            };
+            Admission room = a;
+            room.kv_cache_tokens = std::max<std::int64_t>(a.kv_cache_tokens, w.context_tokens + w.engine.kv_block_tokens);
+            const serve::EnginePricing pricing = serve::engine_pricing(c, *model, *gpu, setup, w, room);
             const std::vector<serve::Request> requests =
                 by_rate ? serve::poisson_requests(prompts, *b.request_rate, in_tokens, out_tokens, 1)
                         : std::vector<serve::Request>(static_cast<std::size_t>(prompts), serve::Request{0.0, in_tokens, out_tokens});
             const serve::SimulationResult sim =
-                serve::simulate(requests, limits, cost, 5'000'000, by_rate ? 0 : std::min<std::int64_t>(*concurrency, prompts));
-            std::vector<double> ttft, tpot, e2e;
-            for (const serve::RequestResult& q : sim.requests) {
-                ttft.push_back(q.ttft_s() + setup.profile.step.ttft_overhead_s);  // a served request's overhead
-                tpot.push_back(q.tpot_s());
-                e2e.push_back(q.e2e_s() + setup.profile.step.ttft_overhead_s);
+                serve::simulate(requests, pricing.limits, pricing.cost, 5'000'000, by_rate ? 0 : std::min<std::int64_t>(concurrency, prompts));
+            const serve::ServeStats st = serve::summarize(sim, requests, pricing, serve::Slo{});
+            for (const auto& [name, p] : {std::pair{"ttft_s", &st.ttft_s}, std::pair{"tpot_s", &st.tpot_s}, std::pair{"itl_s", &st.itl_s},
+                                          std::pair{"e2e_s", &st.e2e_s}}) {
+                predicted[std::string(name) + "_mean"] = p->mean;
+                predicted[std::string(name) + "_p50"] = p->p50;
+                if (std::string(name) != "itl_s") predicted[std::string(name) + "_p99"] = p->p99;  // ITL tails are per token, not per request
             }
-            const auto stat = [](std::vector<double> v, double q) {
-                std::sort(v.begin(), v.end());
-                const double pos = q * static_cast<double>(v.size() - 1);
-                const std::size_t i = static_cast<std::size_t>(pos);
-                const std::size_t j = std::min(i + 1, v.size() - 1);
-                return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
-            };
-            const auto mean = [](const std::vector<double>& v) {
-                double s = 0;
-                for (double x : v) s += x;
-                return s / static_cast<double>(v.size());
-            };
-            for (const auto& [name, v] : {std::pair{"ttft_s", &ttft}, std::pair{"tpot_s", &tpot}, std::pair{"itl_s", &tpot}, std::pair{"e2e_s", &e2e}}) {
-                predicted[std::string(name) + "_mean"] = mean(*v);
-                predicted[std::string(name) + "_p50"] = stat(*v, 0.5);
-                if (std::string(name) != "itl_s") predicted[std::string(name) + "_p99"] = stat(*v, 0.99);  // ITL tails are per token, not per request
-            }
-            const double span = sim.end_s - (sim.requests.empty() ? 0.0 : sim.requests.front().arrival_s) + setup.profile.step.ttft_overhead_s;
-            predicted["output_tokens_per_s"] = static_cast<double>(prompts * out_tokens) / span;
-            predicted["requests_per_s"] = static_cast<double>(prompts) / span;
+            predicted["output_tokens_per_s"] = st.output_tokens_per_s;
+            predicted["requests_per_s"] = st.requests_per_s;
             id.gpu_memory_utilization = w.engine.gpu_memory_utilization;
             id.max_model_len = w.context_tokens;
             r.notes.push_back("simulated " + std::to_string(prompts) + " requests of " + std::to_string(in_tokens) + " input and " +
                               std::to_string(out_tokens) + " output tokens (the run's means)" +
-                              (by_rate ? "" : " at concurrency " + std::to_string(*concurrency)) + "; mean batch " +
+                              (by_rate ? "" : " at concurrency " + std::to_string(concurrency)) + "; mean batch " +
                               std::to_string(sim.mean_batch).substr(0, 5) + ", " + std::to_string(sim.preemptions) + " preemptions");
         } else {
             r.unresolved.push_back("the model does not fit on " + gpu->id + " at TP 1: " + a.reason);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli_options.h"
+#include "app/commands.h"
 #include "app/headless.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -38,6 +39,16 @@ RunResult run_headless(std::vector<std::string> args) {
     std::ostringstream out, err;
     const app::CliOptions o = app::parse_command_line(static_cast<int>(argv.size()), argv.data());
     const int rc = app::run_headless(o, out, err);
+    return {rc, out.str(), err.str()};
+}
+
+RunResult run_serve(std::vector<std::string> args) {
+    args.insert(args.begin(), {"quantplan", "--headless", "--serve"});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    std::ostringstream out, err;
+    const app::CliOptions o = app::parse_command_line(static_cast<int>(argv.size()), argv.data());
+    const int rc = app::run_serve(o, out, err);
     return {rc, out.str(), err.str()};
 }
 
@@ -363,6 +374,89 @@ BOOST_AUTO_TEST_CASE(validate_seconds_is_range_checked) {
         } catch (const Error& e) {
             BOOST_TEST(e.field() == "--validate-seconds");
         }
+    }
+}
+
+// --serve (docs/capacity.md): the JSON contract of the capacity issue, one object per scheme.
+BOOST_AUTO_TEST_CASE(serve_json_contract) {
+    const RunResult r = run_serve({"--schemes", "bf16,w4a16-g128", "--rate", "2", "--requests", "200", "--isl", "uniform:1000:3000", "--osl",
+                                   "normal:500:100", "--slo-ttft", "2", "--slo-tpot", "0.05@p90", "--target-rate", "20", "--price",
+                                   "h100-sxm=3", "--json", "-"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    BOOST_TEST_REQUIRE(doc["serve"].size() == 2u);
+    for (const auto& s : doc["serve"]) {
+        for (const char* key : {"name", "ttft_s", "tpot_s", "itl_s", "e2e_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
+                                "goodput_requests_per_s", "slo_attainment", "preemptions", "kv_utilization_mean", "max_rate_requests_per_s",
+                                "replicas_needed", "gpus_needed", "cost_per_million_output_tokens", "cost_per_million_input_tokens", "fits_from_tp"})
+            BOOST_TEST(s.contains(key), key);
+        for (const char* p : {"mean", "p50", "p90", "p99"}) BOOST_TEST(s["ttft_s"].contains(p), p);
+        BOOST_TEST(s["ttft_s"]["p50"].get<double>() <= s["ttft_s"]["p99"].get<double>());
+        // At 2 requests/s, under both schemes' highest rates, every request is served: 200 of them
+        // over about 100 s.
+        BOOST_TEST(s["requests_per_s"].get<double>() > 1.6);
+        BOOST_TEST(s["requests_per_s"].get<double>() < 2.4);
+        const double max_rate = s["max_rate_requests_per_s"].get<double>();
+        BOOST_TEST(max_rate > 2.0);
+        BOOST_TEST(s["replicas_needed"].get<std::int64_t>() == static_cast<std::int64_t>(std::ceil(20.0 / max_rate - 1e-9)));
+        BOOST_TEST(s["cost_per_million_output_tokens"].get<double>() > 0);
+        BOOST_TEST(s["fits_from_tp"] == 1);
+    }
+    // The same seed, the same numbers.
+    const RunResult again = run_serve({"--schemes", "bf16,w4a16-g128", "--rate", "2", "--requests", "200", "--isl", "uniform:1000:3000", "--osl",
+                                       "normal:500:100", "--slo-ttft", "2", "--slo-tpot", "0.05@p90", "--target-rate", "20", "--price",
+                                       "h100-sxm=3", "--json", "-"});
+    BOOST_TEST(again.out == r.out);
+}
+
+// At a rate near zero every request is alone: its TPOT is the engine profile's decode step at batch 1
+// and its TTFT the profile's prefill of the prompt (the capacity issue's check 6).
+BOOST_AUTO_TEST_CASE(serve_at_a_rate_near_zero_is_the_plan_s_steps) {
+    const RunResult r = run_serve({"--schemes", "bf16", "--rate", "0.01", "--requests", "20", "--isl", "512", "--osl", "65", "--json", "-"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto s = nlohmann::json::parse(r.out)["serve"][0];
+    // Decode steps run at contexts 513..576: the mean is 544.5; the plan's step at context 544.
+    const auto step = nlohmann::json::parse(run_headless({"--schemes", "bf16", "--profile", "engine", "--context", "544", "--json", "-"}).out);
+    const double decode = step["schemes"][0]["decode"]["time_s"].get<double>();
+    BOOST_TEST(std::abs(s["tpot_s"]["mean"].get<double>() - decode) < 0.002 * decode, s["tpot_s"] << " vs " << decode);
+    const auto prompt = nlohmann::json::parse(run_headless({"--schemes", "bf16", "--profile", "engine", "--context", "512", "--json", "-"}).out);
+    const double ttft = prompt["schemes"][0]["prefill"]["time_to_first_token_s"].get<double>();
+    BOOST_TEST(std::abs(s["ttft_s"]["p50"].get<double>() - ttft) < 1e-6 * ttft, s["ttft_s"] << " vs " << ttft);
+    BOOST_TEST(s["slo_attainment"].get<double>() == 1.0);
+}
+
+// A model that fits nowhere at TP 1 is an answer, with the TP it fits from; bad traffic is one line.
+BOOST_AUTO_TEST_CASE(serve_answers_for_a_model_that_does_not_fit_and_refuses_bad_traffic) {
+    const RunResult r = run_serve({"--model", "llama-3.1-70b", "--schemes", "bf16", "--concurrency", "4", "--requests", "20", "--json", "-"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto s = nlohmann::json::parse(r.out)["serve"][0];
+    BOOST_TEST(s["fits"] == false);
+    BOOST_TEST(s["fits_from_tp"] == 2);
+    BOOST_TEST(s["max_rate_requests_per_s"].is_null());
+    const RunResult t = run_serve({"--model", "llama-3.1-70b", "--schemes", "bf16", "--concurrency", "4", "--requests", "20"});
+    BOOST_TEST(t.exit_code == 0);
+    BOOST_TEST(t.out.find("does not fit at TP 1; fits from TP 2") != std::string::npos, t.out);
+    const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+        {{"--rate", "0"}, "--rate"},
+        {{"--concurrency", "-3"}, "--concurrency"},
+        {{"--rate", "1", "--concurrency", "2"}, "--rate"},
+        {{"--isl", "uniform:9:3"}, "--isl"},
+        {{"--osl", "lognormal:200"}, "--osl"},
+        {{"--isl", "file:/nonexistent/lengths.txt"}, "--isl"},
+        {{"--isl", "100000"}, "max_model_len"},
+        {{"--slo-tpot", "0.0001"}, "fastest possible step"},
+        {{"--slo-e2e", "3@p95"}, "--slo-e2e"},
+        {{"--price", "h100-sxm=free"}, "--price"},
+        {{"--requests", "0"}, "--requests"},
+    };
+    for (const auto& [args, fragment] : bad) {
+        std::vector<std::string> a = args;
+        a.insert(a.end(), {"--schemes", "bf16"});
+        if (args[0] != "--requests") a.insert(a.end(), {"--requests", "20"});
+        const RunResult b = run_serve(a);
+        BOOST_TEST(b.exit_code == 1, args[0] << " " << args[1]);
+        BOOST_TEST(b.err.find(fragment) != std::string::npos, b.err);
+        BOOST_TEST(std::count(b.err.begin(), b.err.end(), '\n') == 1, b.err);
     }
 }
 

@@ -5,6 +5,10 @@
 
 #include <cmath>
 
+#include <algorithm>
+#include <fstream>
+
+#include "core/serve/capacity.h"
 #include "core/serve/simulator.h"
 #include "tests/core/test_support.h"
 
@@ -127,6 +131,96 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_error) {
     zero.max_num_seqs = 0;
     BOOST_TEST(test::throws_naming([&] { simulate({{0, 10, 10}}, zero, synthetic_cost); }, "must be positive"));
     BOOST_TEST(test::throws_naming([&] { simulate({{0, 10, 10}}, EngineLimits{}, [](const StepShape&) { return 0.0; }); }, "positive time"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Capacity planning's pieces (core/serve/capacity.h) on the synthetic step cost.
+BOOST_AUTO_TEST_SUITE(serve_capacity)
+
+BOOST_AUTO_TEST_CASE(length_specs_draw_what_they_say) {
+    std::mt19937_64 rng(7);
+    const LengthSpec u = parse_length_spec("uniform:100:200", "--isl");
+    const LengthSpec n = parse_length_spec("normal:1000:100", "--isl");
+    const LengthSpec l = parse_length_spec("lognormal:300:0.5", "--osl");
+    double sum_n = 0;
+    std::vector<std::int64_t> logs;
+    std::int64_t lo = 1 << 30, hi = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const std::int64_t x = draw_length(u, rng);
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+        sum_n += static_cast<double>(draw_length(n, rng));
+        logs.push_back(draw_length(l, rng));
+    }
+    BOOST_TEST(lo == 100);
+    BOOST_TEST(hi == 200);
+    BOOST_TEST(std::abs(sum_n / 20000 - 1000) < 5);
+    std::nth_element(logs.begin(), logs.begin() + 10000, logs.end());
+    BOOST_TEST(std::abs(static_cast<double>(logs[10000]) - 300) < 10);  // the median
+    BOOST_TEST(max_length(parse_length_spec("2000", "--isl")) == 2000);
+    BOOST_TEST(max_length(u) == 200);
+    // A file: one length a line, a header and comments skipped.
+    const std::string path = "/tmp/quantplan_tst_serve_lengths.csv";
+    {
+        std::ofstream f(path);
+        f << "input_tokens\n# a comment\n120\n  340,extra\n{\"len\": 56}\n";
+    }
+    const LengthSpec f = parse_length_spec("file:" + path, "--isl");
+    BOOST_TEST(f.values == (std::vector<std::int64_t>{120, 340, 56}), boost::test_tools::per_element());
+    BOOST_TEST(max_length(f) == 340);
+    {
+        std::ofstream e(path);
+        e << "header only\n";
+    }
+    BOOST_TEST(test::throws_naming([&] { parse_length_spec("file:" + path, "--isl"); }, "holds no lengths"));
+    for (const char* bad : {"0", "-5", "12.5", "uniform:3", "uniform:9:2", "normal:10:-1", "gamma:1:2", "lognormal:100:9", "abc", "99999999999"})
+        BOOST_TEST(test::throws_naming([&] { parse_length_spec(bad, "--isl"); }, "--isl"), bad);
+}
+
+BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_prompts_at_every_rate) {
+    Traffic t;
+    t.requests = 50;
+    t.input = parse_length_spec("uniform:10:5000", "--isl");
+    const std::vector<Request> slow = make_requests(t, 0.5), fast = make_requests(t, 50);
+    for (std::size_t i = 0; i < slow.size(); ++i) BOOST_TEST(slow[i].input_tokens == fast[i].input_tokens);
+    BOOST_TEST(slow.back().arrival_s > 50 * fast.back().arrival_s);
+    BOOST_TEST(make_requests(t, 0.0).back().arrival_s == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(slo_targets_parse_with_their_percentile) {
+    BOOST_TEST(parse_slo(std::string("2"), "--slo-ttft")->quantile == 0.99);
+    BOOST_TEST(parse_slo(std::string("0.05@p90"), "--slo-tpot")->quantile == 0.9);
+    BOOST_TEST(parse_slo(std::string("0.05@p50"), "--slo-tpot")->seconds == 0.05);
+    BOOST_TEST(!parse_slo(std::nullopt, "--slo-e2e").has_value());
+    for (const char* bad : {"0", "-1", "x", "1@p95", "1@"})
+        BOOST_TEST(test::throws_naming([&] { parse_slo(std::string(bad), "--slo-e2e"); }, "--slo-e2e"), bad);
+}
+
+BOOST_AUTO_TEST_CASE(a_tighter_slo_lowers_the_highest_rate) {
+    EnginePricing p;
+    p.cost = synthetic_cost;
+    p.limits.kv_cache_tokens = 200'000;
+    Traffic t;
+    t.requests = 400;
+    t.input = parse_length_spec("1000", "--isl");
+    t.output = parse_length_spec("200", "--osl");
+    const std::optional<double> free = max_sustained_rate(t, p, Slo{});
+    Slo tight;
+    tight.tpot = SloTarget{0.0075, 0.99};
+    const std::optional<double> limited = max_sustained_rate(t, p, tight);
+    BOOST_TEST_REQUIRE(free.has_value());
+    BOOST_TEST_REQUIRE(limited.has_value());
+    BOOST_TEST(*limited < 0.9 * *free, *limited << " vs " << *free);
+    // At the rate found the SLO holds and the run keeps up; at 30% above it, it does not.
+    const ServeStats at = run_traffic(t, p, tight, *limited);
+    BOOST_TEST(at.meets_slo);
+    BOOST_TEST(at.tpot_s.p99 <= 0.0075);
+    BOOST_TEST(!run_traffic(t, p, tight, *limited * 1.3).meets_slo);
+    // An SLO below one step is never met.
+    Slo impossible;
+    impossible.tpot = SloTarget{0.003, 0.5};
+    BOOST_TEST(!max_sustained_rate(t, p, impossible).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,272 @@
+// --serve: capacity planning on the simulator (docs/capacity.md). Every scheme's traffic runs
+// through the engine profile's step model; a scheme that does not fit at the chosen TP is an
+// answer ("does not fit at TP 1; fits from TP 2"), not an error.
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "app/commands.h"
+#include "app/headless.h"
+#include "app/scenario.h"
+#include "core/atomic_file.h"
+#include "core/engine/step_model.h"
+#include "core/error.h"
+#include "core/report_json.h"
+#include "core/serve/capacity.h"
+
+namespace quantplan::app {
+namespace {
+
+struct ServeRow {
+    std::string name;
+    bool fits = false;
+    std::string reason;                       // why not, when it does not fit
+    std::optional<std::int64_t> fits_from_tp;
+    serve::ServeStats stats;                  // the run asked for
+    std::optional<double> max_rate;
+    std::optional<std::int64_t> replicas, gpus;
+    std::optional<double> cost_output, cost_input;  // USD per million tokens at the maximum rate
+};
+
+std::map<std::string, double> parse_prices(const std::vector<std::string>& given) {
+    std::map<std::string, double> out;
+    for (const std::string& p : given) {
+        const std::size_t eq = p.find('=');
+        if (eq == std::string::npos || eq == 0) throw Error("--price", "'" + p + "' is not GPU=USD_PER_HOUR");
+        double v = 0;
+        std::size_t used = 0;
+        try {
+            v = std::stod(p.substr(eq + 1), &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != p.size() - eq - 1 || !(v > 0) || v > 1e4) throw Error("--price", "'" + p + "': the price is USD per GPU-hour, above 0");
+        out[p.substr(0, eq)] = v;
+    }
+    return out;
+}
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+nlohmann::json percentiles_json(const serve::Percentiles& p) { return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}}; }
+
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
+    try {
+        CliOptions o = given;
+        if (o.scenario) apply_scenario_file(o, *o.scenario);
+        o.profile = "engine";  // the simulator prices every step with the engine profile's step model
+        serve::Traffic traffic;
+        if (o.rate && (!(*o.rate > 0) || *o.rate > 1e6)) throw Error("--rate", "must be above 0 (requests per second)");
+        if (o.concurrency && (*o.concurrency <= 0 || *o.concurrency > 1'000'000)) throw Error("--concurrency", "must be 1 to 1000000 users");
+        if (o.rate && o.concurrency) throw Error("--rate", "give --rate or --concurrency, not both");
+        if (o.target_rate && (!(*o.target_rate > 0) || *o.target_rate > 1e9)) throw Error("--target-rate", "must be above 0 (requests per second)");
+        if (o.seed < 0) throw Error("--seed", "must be 0 or positive");
+        traffic.rate_per_s = o.rate;
+        traffic.concurrency = o.concurrency;
+        traffic.requests = o.requests;
+        if (o.requests < 1 || o.requests > 1'000'000) throw Error("--requests", "must be 1 to 1000000");
+        traffic.input = serve::parse_length_spec(o.isl, "--isl");
+        traffic.output = serve::parse_length_spec(o.osl, "--osl");
+        traffic.seed = static_cast<std::uint64_t>(o.seed);
+        serve::Slo slo;
+        slo.ttft = serve::parse_slo(o.slo_ttft, "--slo-ttft");
+        slo.tpot = serve::parse_slo(o.slo_tpot, "--slo-tpot");
+        slo.e2e = serve::parse_slo(o.slo_e2e, "--slo-e2e");
+        const std::map<std::string, double> prices = parse_prices(o.prices);
+
+        // The engine's max_model_len: the longest request the traffic can hold.
+        const std::int64_t longest = serve::max_length(traffic.input) + serve::max_length(traffic.output);
+        o.context = longest;
+        o.batch = 1;
+        PlanRequest request = plan_request_from_options(o);
+        const ModelConfig& model = request.model;
+        const GpuProfile& gpu = request.gpu;
+        if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
+            throw Error("--isl", "input + output lengths reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
+                                     std::to_string(model.max_position_embeddings));
+        if (request.schemes.empty()) {
+            for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
+            if (gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));
+        }
+        const engine::EngineSetup& setup = *request.engine;
+        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(model));
+        const std::optional<double> target = o.target_rate ? o.target_rate : o.rate;
+        const auto price = prices.find(gpu.id);
+
+        std::vector<ServeRow> rows;
+        for (const Scheme& scheme : request.schemes) {
+            ServeRow row;
+            row.name = scheme_name(scheme);
+            const auto admit = [&](std::int64_t tp, Workload* w_out, SchemeCosts* c_out) {
+                Workload w = request.workload;
+                w.tensor_parallel = tp;
+                const SchemeCosts c = scheme_costs(model, inventory, scheme, w.kv, gpu);
+                Admission a = engine::engine_admission(c, model, gpu, setup, w);
+                // One request of the longest length must fit in the cache for the engine to start.
+                if (a.fits && a.kv_cache_tokens < longest) {
+                    a.fits = false;
+                    a.reason = "its KV cache holds " + std::to_string(a.kv_cache_tokens) + " tokens, below one request of " + std::to_string(longest);
+                }
+                if (w_out) *w_out = w;
+                if (c_out) *c_out = c;
+                return a;
+            };
+            for (std::int64_t tp : {1, 2, 4, 8})
+                if (admit(tp, nullptr, nullptr).fits) {
+                    row.fits_from_tp = tp;
+                    break;
+                }
+            Workload w;
+            SchemeCosts costs;
+            const Admission a = admit(request.workload.tensor_parallel, &w, &costs);
+            row.fits = a.fits;
+            if (!a.fits) {
+                row.reason = "does not fit at TP " + std::to_string(w.tensor_parallel) +
+                             (row.fits_from_tp ? "; fits from TP " + std::to_string(*row.fits_from_tp) : "; fits at no TP up to 8");
+                rows.push_back(row);
+                continue;
+            }
+            const serve::EnginePricing pricing = serve::engine_pricing(costs, model, gpu, setup, w, a);
+            for (const auto& [option, target_slo] : {std::pair{"--slo-ttft", slo.ttft}, std::pair{"--slo-tpot", slo.tpot}, std::pair{"--slo-e2e", slo.e2e}})
+                if (target_slo && target_slo->seconds < pricing.fastest_step_s)
+                    throw Error(option, fixed(target_slo->seconds * 1e3, 3) + " ms is below the fastest possible step of " + row.name + " (" +
+                                            fixed(pricing.fastest_step_s * 1e3, 3) + " ms)");
+            row.max_rate = serve::max_sustained_rate(traffic, pricing, slo);
+            const bool asked = traffic.rate_per_s || traffic.concurrency;
+            if (asked) row.stats = serve::run_traffic(traffic, pricing, slo);
+            std::optional<serve::ServeStats> at_max;
+            if (row.max_rate) at_max = serve::run_traffic(traffic, pricing, slo, *row.max_rate);
+            if (!asked && at_max) row.stats = *at_max;
+            if (!asked && !at_max) row.stats = serve::run_traffic(traffic, pricing, slo, 0.0);
+            if (target && row.max_rate) {
+                row.replicas = static_cast<std::int64_t>(std::ceil(*target / *row.max_rate - 1e-9));
+                row.gpus = *row.replicas * w.tensor_parallel;
+            }
+            if (price != prices.end() && at_max && at_max->busy_s > 0) {
+                // A replica's cost per second, split between input and output tokens by the GPU time
+                // their prefill and decode took (idle time in proportion).
+                const double per_s = price->second * static_cast<double>(w.tensor_parallel) / 3600.0;
+                const double prefill_share = std::clamp(at_max->prefill_s / at_max->busy_s, 0.0, 1.0);
+                if (at_max->output_tokens_per_s > 0) row.cost_output = per_s * (1 - prefill_share) / at_max->output_tokens_per_s * 1e6;
+                if (at_max->input_tokens_per_s > 0) row.cost_input = per_s * prefill_share / at_max->input_tokens_per_s * 1e6;
+            }
+            rows.push_back(row);
+        }
+
+        if (!o.json_path) {
+            out << model.name << " on " << gpu.name << ", TP " << request.workload.tensor_parallel << ", engine " << setup.profile.title << " ["
+                << setup.profile.id << "]\n";
+            out << "traffic: " << o.requests << " requests, "
+                << (o.rate ? fixed(*o.rate, 2) + " requests/s (Poisson)"
+                           : o.concurrency ? std::to_string(*o.concurrency) + " users (closed loop)" : std::string("at each scheme's highest rate"))
+                << ", input " << traffic.input.text << ", output " << traffic.output.text << " tokens, seed " << o.seed << "\n";
+            if (slo.any()) {
+                out << "SLOs:";
+                const auto show = [&](const char* n, const std::optional<serve::SloTarget>& s) {
+                    if (s) out << " " << n << " p" << std::llround(s->quantile * 100) << " <= " << fixed(s->seconds * 1e3, 1) << " ms";
+                };
+                show("TTFT", slo.ttft);
+                show("TPOT", slo.tpot);
+                show("E2E", slo.e2e);
+                out << "\n";
+            }
+            out << "\n" << std::left << std::setw(20) << "scheme" << std::right << std::setw(11) << "TTFT p50" << std::setw(11) << "TTFT p99"
+                << std::setw(11) << "TPOT p50" << std::setw(11) << "TPOT p99" << std::setw(10) << "out tok/s" << std::setw(9) << "SLO %"
+                << std::setw(10) << "max req/s" << std::setw(9) << "replicas" << std::setw(10) << "$/M out" << "\n";
+            for (const ServeRow& r : rows) {
+                out << std::left << std::setw(20) << r.name << std::right;
+                if (!r.fits) {
+                    out << "  " << r.reason << "\n";
+                    continue;
+                }
+                const serve::ServeStats& s = r.stats;
+                out << std::setw(8) << fixed(s.ttft_s.p50 * 1e3, 1) << " ms" << std::setw(8) << fixed(s.ttft_s.p99 * 1e3, 1) << " ms" << std::setw(8)
+                    << fixed(s.tpot_s.p50 * 1e3, 2) << " ms" << std::setw(8) << fixed(s.tpot_s.p99 * 1e3, 2) << " ms" << std::setw(10)
+                    << fixed(s.output_tokens_per_s, 0) << std::setw(9) << fixed(s.slo_attainment * 100, 1) << std::setw(10)
+                    << (r.max_rate ? fixed(*r.max_rate, 2) : "-") << std::setw(9) << (r.replicas ? std::to_string(*r.replicas) : "-") << std::setw(10)
+                    << (r.cost_output ? fixed(*r.cost_output, 3) : "-") << "\n";
+            }
+            out << "\nmax req/s: the highest Poisson rate one replica sustains within the SLOs and stable (its queue does not grow);"
+                << (target ? " replicas for " + fixed(*target, 2) + " requests/s;" : " replicas: pass --target-rate;")
+                << (price != prices.end() ? " $/M out at the highest rate, " + fixed(price->second, 2) + " USD per GPU-hour"
+                                          : " cost: pass --price " + gpu.id + "=USD_PER_HOUR")
+                << "\n";
+            return 0;
+        }
+        nlohmann::json doc;
+        try {
+            doc = plan_json(plan(request));
+        } catch (const Error&) {
+            // No scheme fits at this TP: the serve array is still the answer.
+            doc = {{"model", model.name}, {"gpu", gpu.id}};
+        }
+        nlohmann::json arr = nlohmann::json::array();
+        for (const ServeRow& r : rows) {
+            nlohmann::json j = {{"name", r.name}, {"fits", r.fits}, {"fits_from_tp", opt(r.fits_from_tp)}};
+            if (!r.fits) {
+                j["reason"] = r.reason;
+                for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
+                                      "goodput_requests_per_s", "slo_attainment", "preemptions", "kv_utilization_mean", "max_rate_requests_per_s",
+                                      "replicas_needed", "gpus_needed", "cost_per_million_output_tokens", "cost_per_million_input_tokens"})
+                    j[k] = nullptr;
+                arr.push_back(j);
+                continue;
+            }
+            const serve::ServeStats& s = r.stats;
+            j["ttft_s"] = percentiles_json(s.ttft_s);
+            j["tpot_s"] = percentiles_json(s.tpot_s);
+            j["itl_s"] = percentiles_json(s.itl_s);
+            j["e2e_s"] = percentiles_json(s.e2e_s);
+            j["output_tokens_per_s"] = s.output_tokens_per_s;
+            j["input_tokens_per_s"] = s.input_tokens_per_s;
+            j["requests_per_s"] = s.requests_per_s;
+            j["goodput_requests_per_s"] = s.goodput_requests_per_s;
+            j["slo_attainment"] = s.slo_attainment;
+            j["preemptions"] = s.preemptions;
+            j["kv_utilization_mean"] = s.kv_utilization_mean;
+            j["mean_batch"] = s.mean_batch;
+            j["gpu_time_s"] = {{"prefill", s.prefill_s}, {"decode", s.busy_s - s.prefill_s}, {"idle", std::max(0.0, s.span_s - s.busy_s)}};
+            j["max_rate_requests_per_s"] = opt(r.max_rate);
+            j["replicas_needed"] = opt(r.replicas);
+            j["gpus_needed"] = opt(r.gpus);
+            j["cost_per_million_output_tokens"] = opt(r.cost_output);
+            j["cost_per_million_input_tokens"] = opt(r.cost_input);
+            arr.push_back(j);
+        }
+        doc["serve"] = arr;
+        doc["serve_traffic"] = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
+                                {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"target_rate_requests_per_s", opt(target)},
+                                {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)}};
+        const std::string text = doc.dump(2) + "\n";
+        if (*o.json_path == "-") {
+            out << text;
+            out.flush();
+        } else {
+            try {
+                write_file_atomically(*o.json_path, text);
+            } catch (const Error& e) {
+                err << "quantplan: " << e.what() << "\n";
+                return 2;
+            }
+        }
+        return 0;
+    } catch (const Error& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace quantplan::app

@@ -1,0 +1,304 @@
+#include "core/serve/capacity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numbers>
+
+#include "core/error.h"
+
+namespace quantplan::serve {
+namespace {
+
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxFileLines = 10'000'000;
+
+// Uniform in (0, 1) from 53 bits: the same numbers from every standard library (the library's
+// distributions are not specified bit for bit).
+double unit(std::mt19937_64& rng) { return (static_cast<double>(rng() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+
+double standard_normal(std::mt19937_64& rng) {
+    const double u = unit(rng), v = unit(rng);
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
+}
+
+double parse_number(const std::string& text, const std::string& option, const std::string& spec) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(v)) throw Error(option, "'" + spec + "': '" + text + "' is not a number");
+    return v;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= s.size(); ++i)
+        if (i == s.size() || s[i] == sep) {
+            out.push_back(s.substr(start, i - start));
+            start = i + 1;
+        }
+    return out;
+}
+
+std::vector<std::int64_t> read_lengths(const std::string& path, const std::string& option) {
+    std::ifstream in(path);
+    if (!in) throw Error(option, "cannot read '" + path + "'");
+    std::vector<std::int64_t> out;
+    std::string line;
+    std::int64_t number = 0;
+    while (std::getline(in, line)) {
+        if (++number > kMaxFileLines) throw Error(option, path + ": more than 10,000,000 lines");
+        // The first integer on the line: a bare number, a CSV's first field, or a JSONL value.
+        std::size_t i = line.find_first_of("0123456789");
+        if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t\r")] == '#') continue;
+        if (i == std::string::npos) {
+            if (number == 1) continue;  // a header
+            throw Error(option, path + ":" + std::to_string(number) + ": no length on the line");
+        }
+        std::size_t j = i;
+        while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j])) && j - i < 10) ++j;
+        const std::int64_t v = std::stoll(line.substr(i, j - i));
+        if (v < 1 || v > kMaxTokens) throw Error(option, path + ":" + std::to_string(number) + ": a length must be 1 to 16777216 tokens");
+        out.push_back(v);
+    }
+    if (out.empty()) throw Error(option, path + ": holds no lengths");
+    return out;
+}
+
+}  // namespace
+
+LengthSpec parse_length_spec(const std::string& spec, const std::string& option) {
+    LengthSpec s;
+    s.text = spec;
+    if (spec.rfind("file:", 0) == 0) {
+        s.kind = LengthSpec::Kind::File;
+        s.values = read_lengths(spec.substr(5), option);
+        return s;
+    }
+    const std::vector<std::string> parts = split(spec, ':');
+    const auto need = [&](std::size_t n, const char* form) {
+        if (parts.size() != n) throw Error(option, "'" + spec + "' is not " + form);
+    };
+    if (parts.size() == 1) {
+        s.a = parse_number(parts[0], option, spec);
+        if (s.a != std::floor(s.a)) throw Error(option, "'" + spec + "': a fixed length is a whole number of tokens");
+    } else if (parts[0] == "uniform") {
+        need(3, "uniform:A:B");
+        s.kind = LengthSpec::Kind::Uniform;
+        s.a = parse_number(parts[1], option, spec);
+        s.b = parse_number(parts[2], option, spec);
+        if (s.b < s.a) throw Error(option, "'" + spec + "': B is below A");
+    } else if (parts[0] == "normal") {
+        need(3, "normal:MEAN:SD");
+        s.kind = LengthSpec::Kind::Normal;
+        s.a = parse_number(parts[1], option, spec);
+        s.b = parse_number(parts[2], option, spec);
+    } else if (parts[0] == "lognormal") {
+        need(3, "lognormal:MEDIAN:SIGMA");
+        s.kind = LengthSpec::Kind::Lognormal;
+        s.a = parse_number(parts[1], option, spec);
+        s.b = parse_number(parts[2], option, spec);
+        if (s.b > 4) throw Error(option, "'" + spec + "': SIGMA above 4 is not a length distribution");
+    } else {
+        throw Error(option, "'" + spec + "' is not N, uniform:A:B, normal:MEAN:SD, lognormal:MEDIAN:SIGMA or file:PATH");
+    }
+    if (s.a < 1) throw Error(option, "'" + spec + "': lengths start at 1 token");
+    if (s.b < 0) throw Error(option, "'" + spec + "': the spread cannot be negative");
+    if (s.a > static_cast<double>(kMaxTokens) || s.b > static_cast<double>(kMaxTokens))
+        throw Error(option, "'" + spec + "': beyond 16777216 tokens");
+    return s;
+}
+
+std::int64_t max_length(const LengthSpec& s) {
+    switch (s.kind) {
+        case LengthSpec::Kind::Fixed: return static_cast<std::int64_t>(s.a);
+        case LengthSpec::Kind::Uniform: return static_cast<std::int64_t>(std::floor(s.b));
+        case LengthSpec::Kind::Normal: return std::clamp<std::int64_t>(std::llround(s.a + 3.09 * s.b), 1, kMaxTokens);
+        case LengthSpec::Kind::Lognormal: return std::clamp<std::int64_t>(std::llround(s.a * std::exp(3.09 * s.b)), 1, kMaxTokens);
+        case LengthSpec::Kind::File: return *std::max_element(s.values.begin(), s.values.end());
+    }
+    return 1;
+}
+
+std::int64_t draw_length(const LengthSpec& s, std::mt19937_64& rng) {
+    double v = s.a;
+    switch (s.kind) {
+        case LengthSpec::Kind::Fixed: break;
+        case LengthSpec::Kind::Uniform: v = std::floor(s.a + unit(rng) * (std::floor(s.b) - s.a + 1)); break;
+        case LengthSpec::Kind::Normal: v = std::round(s.a + s.b * standard_normal(rng)); break;
+        case LengthSpec::Kind::Lognormal: v = std::round(s.a * std::exp(s.b * standard_normal(rng))); break;
+        case LengthSpec::Kind::File:
+            return s.values[static_cast<std::size_t>(unit(rng) * static_cast<double>(s.values.size())) % s.values.size()];
+    }
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(v), 1, std::max<std::int64_t>(1, max_length(s)));
+}
+
+std::vector<Request> make_requests(const Traffic& t, double rate) {
+    if (t.requests < 1 || t.requests > 1'000'000) throw Error("--requests", "must be 1 to 1000000");
+    std::mt19937_64 lengths(t.seed), arrivals(t.seed ^ 0x9e3779b97f4a7c15ULL);
+    std::vector<Request> out;
+    out.reserve(static_cast<std::size_t>(t.requests));
+    double at = 0;
+    for (std::int64_t i = 0; i < t.requests; ++i) {
+        Request r;
+        r.arrival_s = at;
+        r.input_tokens = draw_length(t.input, lengths);
+        r.output_tokens = draw_length(t.output, lengths);
+        out.push_back(r);
+        if (rate > 0) at += -std::log(unit(arrivals)) / rate;
+    }
+    return out;
+}
+
+std::optional<SloTarget> parse_slo(const std::optional<std::string>& text, const std::string& option) {
+    if (!text) return std::nullopt;
+    SloTarget s;
+    std::string number = *text;
+    if (const std::size_t at = text->find('@'); at != std::string::npos) {
+        const std::string q = text->substr(at + 1);
+        number = text->substr(0, at);
+        if (q == "p50") s.quantile = 0.5;
+        else if (q == "p90") s.quantile = 0.9;
+        else if (q == "p99") s.quantile = 0.99;
+        else throw Error(option, "'" + *text + "': the percentile is @p50, @p90 or @p99");
+    }
+    s.seconds = parse_number(number, option, *text);
+    if (!(s.seconds > 0) || s.seconds > 1e6) throw Error(option, "'" + *text + "' must be a positive number of seconds");
+    return s;
+}
+
+EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const engine::EngineSetup& setup,
+                             const Workload& w, const Admission& admission) {
+    EnginePricing p;
+    p.limits.max_num_seqs = w.engine.max_num_seqs;
+    p.limits.max_num_batched_tokens = w.engine.max_num_batched_tokens;
+    p.limits.block_size_tokens = std::max<std::int64_t>(1, w.engine.kv_block_tokens);
+    p.limits.kv_cache_tokens = admission.kv_cache_tokens;
+    p.request_overhead_s = setup.profile.step.ttft_overhead_s;
+    const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model.num_layers) * setup.profile.step.per_layer_s;
+    // A mixed step: the decode step of its sequences (fixed and per-layer costs included) plus the
+    // kernels of its prefill tokens as one chunk (the chunk's own fixed costs only when it runs
+    // alone). The lambda owns copies: the pricing outlives the caller's locals.
+    p.cost = [costs, model, gpu, setup, w, fixed_s](const StepShape& shape) {
+        double t = 0;
+        if (shape.decode_sequences > 0) {
+            const std::int64_t context = std::max<std::int64_t>(1, shape.decode_context_tokens / shape.decode_sequences);
+            t += engine::engine_decode_step(costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
+        }
+        if (shape.prefill_tokens > 0) {
+            Workload chunk = w;
+            chunk.engine.max_num_batched_tokens = shape.prefill_tokens;
+            t += engine::engine_prefill(costs, model, gpu, setup, chunk, shape.prefill_tokens).time_s - setup.profile.step.ttft_overhead_s -
+                 (shape.decode_sequences > 0 ? fixed_s : 0.0);
+        }
+        return std::max(t, 1e-6);
+    };
+    p.fastest_step_s = p.cost(StepShape{1, 1, 0, 0});
+    return p;
+}
+
+Percentiles percentiles(std::vector<double> v) {
+    Percentiles p;
+    if (v.empty()) return p;
+    std::sort(v.begin(), v.end());
+    const auto at = [&](double q) {
+        const double pos = q * static_cast<double>(v.size() - 1);
+        const std::size_t i = static_cast<std::size_t>(pos);
+        const std::size_t j = std::min(i + 1, v.size() - 1);
+        return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
+    };
+    double sum = 0;
+    for (double x : v) sum += x;
+    p.mean = sum / static_cast<double>(v.size());
+    p.p50 = at(0.5);
+    p.p90 = at(0.9);
+    p.p99 = at(0.99);
+    return p;
+}
+
+ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const EnginePricing& pricing, const Slo& slo) {
+    ServeStats s;
+    std::vector<double> ttft, tpot, e2e;
+    std::int64_t good = 0, in_tokens = 0, out_tokens = 0;
+    for (std::size_t i = 0; i < sim.requests.size(); ++i) {
+        const RequestResult& q = sim.requests[i];
+        const double first = q.ttft_s() + pricing.request_overhead_s;
+        const double total = q.e2e_s() + pricing.request_overhead_s;
+        ttft.push_back(first);
+        tpot.push_back(q.tpot_s());
+        e2e.push_back(total);
+        const bool ok = (!slo.ttft || first <= slo.ttft->seconds) && (!slo.tpot || q.tpot_s() <= slo.tpot->seconds) &&
+                        (!slo.e2e || total <= slo.e2e->seconds);
+        good += ok ? 1 : 0;
+        in_tokens += requests[i].input_tokens;
+        out_tokens += q.output_tokens;
+    }
+    s.ttft_s = percentiles(ttft);
+    s.tpot_s = percentiles(tpot);
+    s.itl_s = s.tpot_s;
+    s.e2e_s = percentiles(e2e);
+    const double start = requests.empty() ? 0.0 : requests.front().arrival_s;
+    s.span_s = std::max(1e-9, sim.end_s - start + pricing.request_overhead_s);
+    const double n = static_cast<double>(sim.requests.size());
+    s.requests_per_s = n / s.span_s;
+    s.output_tokens_per_s = static_cast<double>(out_tokens) / s.span_s;
+    s.input_tokens_per_s = static_cast<double>(in_tokens) / s.span_s;
+    s.slo_attainment = n > 0 ? static_cast<double>(good) / n : 0.0;
+    s.goodput_requests_per_s = static_cast<double>(good) / s.span_s;
+    s.preemptions = sim.preemptions;
+    s.kv_utilization_mean = sim.mean_kv_utilization;
+    s.mean_batch = sim.mean_batch;
+    s.busy_s = sim.busy_s;
+    s.prefill_s = sim.prefill_s;
+    // Stable: the latency of the last quarter of the requests (in arrival order) is within 25% of
+    // the second quarter's. An overloaded engine's queue grows, and so do the latencies with it.
+    if (e2e.size() >= 8) {
+        const auto quarter_mean = [&](std::size_t k) {
+            const std::size_t from = e2e.size() * k / 4, to = e2e.size() * (k + 1) / 4;
+            double sum = 0;
+            for (std::size_t i = from; i < to; ++i) sum += e2e[i];
+            return sum / static_cast<double>(to - from);
+        };
+        s.stable = quarter_mean(3) <= 1.25 * quarter_mean(1);
+    }
+    s.meets_slo = (!slo.ttft || s.ttft_s.at(slo.ttft->quantile) <= slo.ttft->seconds) &&
+                  (!slo.tpot || s.tpot_s.at(slo.tpot->quantile) <= slo.tpot->seconds) &&
+                  (!slo.e2e || s.e2e_s.at(slo.e2e->quantile) <= slo.e2e->seconds);
+    return s;
+}
+
+ServeStats run_traffic(const Traffic& t, const EnginePricing& pricing, const Slo& slo, std::optional<double> rate) {
+    if (!rate) rate = t.rate_per_s;
+    const bool closed = !rate && t.concurrency;
+    const std::vector<Request> requests = make_requests(t, rate.value_or(0.0));
+    const SimulationResult sim = simulate(requests, pricing.limits, pricing.cost, 50'000'000, closed ? *t.concurrency : 0);
+    return summarize(sim, requests, pricing, slo);
+}
+
+std::optional<double> max_sustained_rate(const Traffic& t, const EnginePricing& pricing, const Slo& slo) {
+    const auto sustains = [&](double rate) {
+        const ServeStats s = run_traffic(t, pricing, slo, rate);
+        return s.meets_slo && s.stable;
+    };
+    // The ceiling: every request at once (the engine's saturated throughput), with some margin.
+    Traffic burst = t;
+    burst.rate_per_s.reset();
+    burst.concurrency.reset();
+    const ServeStats saturated = run_traffic(burst, pricing, Slo{}, 0.0);
+    double hi = std::max(1e-6, saturated.requests_per_s * 1.2);
+    double lo = hi * 1e-3;
+    if (!sustains(lo)) return std::nullopt;
+    if (sustains(hi)) return hi;
+    for (int i = 0; i < 12; ++i) {
+        const double mid = std::sqrt(lo * hi);
+        (sustains(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+}  // namespace quantplan::serve

@@ -1,0 +1,109 @@
+#pragma once
+// Capacity planning on the simulator (docs/capacity.md): traffic from the command line's specs,
+// the engine profile's step model as the simulator's mixed-step cost, a run's latency percentiles,
+// goodput and SLO attainment, the highest rate one replica sustains within the SLOs, replicas and
+// cost per million tokens.
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/engine/step_model.h"
+#include "core/serve/simulator.h"
+
+namespace quantplan::serve {
+
+// A length distribution: `N`, `uniform:A:B`, `normal:MEAN:SD`, `lognormal:MEDIAN:SIGMA` or
+// `file:PATH` (one length a line, or a JSONL/CSV whose lines hold one integer each, first field).
+struct LengthSpec {
+    enum class Kind { Fixed, Uniform, Normal, Lognormal, File };
+    Kind kind = Kind::Fixed;
+    double a = 1;   // N, A, MEAN or MEDIAN
+    double b = 0;   // B, SD or SIGMA
+    std::vector<std::int64_t> values;  // Kind::File
+    std::string text;                  // as given
+};
+
+// Parses SPEC. Throws Error(option) for a malformed spec, a value below 1 token (or a negative
+// spread), an unreadable or empty file, or lengths beyond 2^24 tokens.
+LengthSpec parse_length_spec(const std::string& spec, const std::string& option);
+
+// One draw, at least 1 token, at most 2^24.
+std::int64_t draw_length(const LengthSpec& spec, std::mt19937_64& rng);
+
+// The largest length the spec can give (for the max_model_len check): exact for fixed, uniform
+// and files; the 99.9th percentile for normal and lognormal (the draws are clamped there).
+std::int64_t max_length(const LengthSpec& spec);
+
+// The traffic of a run.
+struct Traffic {
+    std::optional<double> rate_per_s;           // open loop, Poisson
+    std::optional<std::int64_t> concurrency;    // closed loop: N users
+    std::int64_t requests = 1000;
+    LengthSpec input = {LengthSpec::Kind::Fixed, 2000, 0, {}, "2000"};
+    LengthSpec output = {LengthSpec::Kind::Fixed, 500, 0, {}, "500"};
+    std::uint64_t seed = 1;
+};
+
+// The requests of `traffic`, arrivals Poisson at `rate_per_s` (0: all at time 0, for a closed
+// loop or all at once). Lengths and arrivals draw from separate streams of the seed, so the same
+// seed gives the same prompts at every rate.
+std::vector<Request> make_requests(const Traffic& traffic, double rate_per_s);
+
+// A latency target on one quantity at one percentile (`S`, `S@p50`, `S@p90`, `S@p99`).
+struct SloTarget {
+    double seconds = 0;
+    double quantile = 0.99;
+};
+std::optional<SloTarget> parse_slo(const std::optional<std::string>& text, const std::string& option);
+
+struct Slo {
+    std::optional<SloTarget> ttft, tpot, e2e;
+    bool any() const { return ttft || tpot || e2e; }
+};
+
+// What the simulator needs from a scheme on an engine: limits, the mixed-step cost, and the
+// per-request overhead the profile adds to every TTFT.
+struct EnginePricing {
+    EngineLimits limits;
+    StepCost cost;
+    double request_overhead_s = 0;
+    double fastest_step_s = 0;   // a decode step at batch 1 and context 1: no SLO can be below it
+};
+
+// Builds the pricing of `costs` (a scheme) on `gpu` with `setup`, the workload's engine settings
+// and the admission's KV budget. The cost holds copies of everything it reads.
+EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const engine::EngineSetup& setup,
+                             const Workload& w, const Admission& admission);
+
+struct Percentiles {
+    double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+    double at(double q) const { return q <= 0.5 ? p50 : q <= 0.9 ? p90 : p99; }
+};
+Percentiles percentiles(std::vector<double> values);
+
+// A run's figures, as a benchmark client reports them.
+struct ServeStats {
+    Percentiles ttft_s, tpot_s, itl_s, e2e_s;  // ITL: a request's mean gap (the simulator has no per-token jitter)
+    double output_tokens_per_s = 0, input_tokens_per_s = 0, requests_per_s = 0;
+    double goodput_requests_per_s = 0;  // requests meeting every SLO per second
+    double slo_attainment = 1;          // their share
+    std::int64_t preemptions = 0;
+    double kv_utilization_mean = 0, mean_batch = 0;
+    double span_s = 0, busy_s = 0, prefill_s = 0;  // GPU time: prefill, decode = busy - prefill, idle = span - busy
+    bool meets_slo = true;              // every target's percentile within it
+    bool stable = true;                 // the queue does not grow: the last quarter's E2E within 25% of the second's
+};
+
+ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const EnginePricing& pricing, const Slo& slo);
+
+// Runs `traffic` (at `rate_per_s` when set, else the traffic's own rate or concurrency).
+ServeStats run_traffic(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo, std::optional<double> rate_per_s = std::nullopt);
+
+// The highest Poisson rate one replica sustains: every SLO met and the run stable (the queue does
+// not grow; a finite run's completed rate cannot tell, as its drain lowers it). A bisection over the rate, 14 simulations of the
+// traffic's request count. nullopt when even a near-zero rate misses the SLOs.
+std::optional<double> max_sustained_rate(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo);
+
+}  // namespace quantplan::serve
