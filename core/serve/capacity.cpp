@@ -280,7 +280,10 @@ ServeStats run_traffic(const Traffic& t, const EnginePricing& pricing, const Slo
     return summarize(sim, requests, pricing, slo);
 }
 
-std::optional<double> max_sustained_rate(const Traffic& t, const EnginePricing& pricing, const Slo& slo) {
+std::optional<double> max_sustained_rate(const Traffic& given, const EnginePricing& pricing, const Slo& slo) {
+    // Short runs cannot tell a slowly growing queue from noise: at least 1,000 requests a run.
+    Traffic t = given;
+    t.requests = std::max<std::int64_t>(t.requests, 1000);
     const auto sustains = [&](double rate) {
         const ServeStats s = run_traffic(t, pricing, slo, rate);
         return s.meets_slo && s.stable;
