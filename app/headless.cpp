@@ -1,6 +1,7 @@
 #include "app/headless.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -54,7 +55,7 @@ void print_table(const PlanResult& p, std::ostream& out) {
                     ? fixed(r.throughput_tokens_per_s, 0) + " (" + fixed(r.bands->throughput_tokens_per_s.low, 0) + "-" +
                           fixed(r.bands->throughput_tokens_per_s.high, 0) + ")"
                     : fixed(r.throughput_tokens_per_s, 0))
-            << std::setw(9) << fixed(r.speedup_vs_bf16, 2) << "\n";
+            << std::setw(9) << (std::isfinite(r.speedup_vs_bf16) ? fixed(r.speedup_vs_bf16, 2) : std::string("-")) << "\n";
         if (r.bands) {
             const SchemeBands& b = *r.bands;
             const auto range = [](bool has, double lo, double hi, double scale, int digits) {
@@ -65,7 +66,10 @@ void print_table(const PlanResult& p, std::ostream& out) {
                 << r.admission.kv_cache_tokens << " tokens " << range(b.has_kv, b.kv_cache_tokens.low, b.kv_cache_tokens.high, 1, 0) << "\n";
             if (!b.covered) out << "    not covered: " << b.coverage_note << "\n";
         }
-        if (!r.admission.fits) out << "    does not fit: " << r.admission.reason << "\n";
+        if (!r.admission.fits)
+            out << "    does not fit at TP " << q.workload.tensor_parallel << "; "
+                << (r.fits_from_tp ? "fits from TP " + std::to_string(*r.fits_from_tp) : std::string("fits at no TP up to 8")) << ": "
+                << r.admission.reason << "\n";
         if (!r.costs.note.empty()) out << "    note: " << r.costs.note << "\n";
     }
     if (!p.crossovers.empty()) {
@@ -73,6 +77,7 @@ void print_table(const PlanResult& p, std::ostream& out) {
         for (const Crossover& c : p.crossovers)
             out << "  B=" << fixed(c.batch, 0) << ": " << c.faster_below << " faster below, " << c.faster_above << " above\n";
     }
+    if (const std::optional<std::string> none = no_scheme_fits(p)) out << "\n" << *none << "\n";
     out << "\ndecision (" << p.decision.regime << "): " << (p.decision.recommendation.empty() ? "none" : p.decision.recommendation) << "\n";
     for (const std::string& r : p.decision.reasons) out << "  - " << r << "\n";
     for (const std::string& w : p.decision.warnings) out << "  warning: " << w << "\n";

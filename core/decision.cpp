@@ -159,7 +159,9 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
         out.reasons.push_back("Recommended: " + out.recommendation + " (" + goal_name(goal.goal) + " goal, " +
                               accuracy_tolerance_name(goal.tolerance) + " accuracy tolerance).");
     } else {
-        out.reasons.push_back("Every priced scheme is vetoed: widen the accuracy tolerance or use a larger GPU.");
+        const bool none_fits = std::none_of(results.begin(), results.end(), [](const SchemeResult& r) { return r.admission.fits; });
+        out.reasons.push_back(none_fits ? "No scheme fits at this TP: raise --tp (each scheme's fits_from_tp) or use a larger GPU."
+                                        : "Every priced scheme is vetoed: widen the accuracy tolerance or use a larger GPU.");
     }
     out.reasons.push_back("Accuracy is a veto, not a selector: aggregate scores hide flipped answers (flip rate tracks KL divergence, rho = 0.981, arXiv:2407.09141); measure on your own traffic.");
     return out;

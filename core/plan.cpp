@@ -149,7 +149,6 @@ PlanResult plan(PlanRequest request) {
     const DecodeStep bf16_step = price.decode(bf16_costs, bf16_batch, w.context_tokens);
     const double bf16_throughput = bf16_adm.fits ? static_cast<double>(bf16_batch) / bf16_step.time_s : 0.0;
 
-    bool any_fits = false;
     for (const Scheme& s : request.schemes) {
         SchemeResult r;
         r.costs = scheme_costs(request.model, inventory, s, w.kv, request.gpu);
@@ -165,15 +164,19 @@ PlanResult plan(PlanRequest request) {
         if (request.engine && request.engine->price_steps)  // evidence goes with the fitted figures
             r.evidence = engine::nearest_points(request.engine->points, request.model.name, request.model.model_type, request.gpu.id,
                                                 request.gpu.compute_capability, engine::scheme_family(s), request.engine->profile.engine);
-        any_fits = any_fits || r.admission.fits;
+        for (const std::int64_t tp : {1, 2, 4, 8}) {
+            if (request.model.num_attention_heads % tp != 0) continue;
+            Workload at = w;
+            at.tensor_parallel = tp;
+            if (tp == w.tensor_parallel ? r.admission.fits : priced_admission(request, r.costs, at).fits) {
+                r.fits_from_tp = tp;
+                break;
+            }
+        }
         out.schemes.push_back(std::move(r));
     }
-    if (!any_fits) {
-        const SchemeResult& first = out.schemes.front();
-        throw Error("--model", request.model.name + " does not fit on " + request.gpu.id + " with any scheme: " +
-                                   scheme_name(first.costs.scheme) + " " + first.admission.reason +
-                                   " (try --tp, a larger --gpu or a smaller scheme)");
-    }
+    // A model that fits nowhere at this TP is still an answer: every scheme says from which TP it
+    // fits (the capacity issue), and the decision has nothing to recommend.
 
     // The closed forms are the roofline's affine pieces: not the engine step model's.
     const bool dense = !request.model.is_moe() && !price.engine();
@@ -210,4 +213,21 @@ PlanResult plan(PlanRequest request) {
     return out;
 }
 
+std::optional<std::string> no_scheme_fits(const PlanResult& result) {
+    const SchemeResult* smallest = nullptr;
+    for (const SchemeResult& r : result.schemes) {
+        if (r.admission.fits) return std::nullopt;
+        if (r.fits_from_tp && (!smallest || *r.fits_from_tp < *smallest->fits_from_tp)) smallest = &r;
+    }
+    const PlanRequest& q = result.request;
+    std::string line = q.model.name + " does not fit on " + q.gpu.id + " at TP " + std::to_string(q.workload.tensor_parallel) + " with any scheme";
+    if (smallest)
+        line += "; fits from TP " + std::to_string(*smallest->fits_from_tp) + " (" + scheme_name(smallest->costs.scheme) + ")";
+    else
+        line += " up to TP 8";
+    if (!result.schemes.empty()) line += ": " + scheme_name(result.schemes.front().costs.scheme) + " " + result.schemes.front().admission.reason;
+    return line;
+}
+
 }  // namespace quantplan
+

@@ -63,8 +63,13 @@ DecodeStep priced_decode_step(const PlanRequest& request, const SchemeCosts& cos
 Admission priced_admission(const PlanRequest& request, const SchemeCosts& costs, const Workload& workload);
 
 // Validates the request (batch, context, utilisation, TP) and prices every scheme. Throws Error
-// naming the option for impossible inputs, and when no scheme's weights fit on the GPU.
+// naming the option for impossible inputs. A model that fits at no scheme is an answer: each
+// scheme's admission says why and fits_from_tp from which TP it fits.
 PlanResult plan(PlanRequest request);
+
+// When no scheme fits at the plan's TP, one line saying so and the smallest TP that fits (and with
+// which scheme); nullopt when some scheme fits.
+std::optional<std::string> no_scheme_fits(const PlanResult& result);
 
 // Validates workload numbers; throws Error("--batch" / "--context" / "--gpu-mem-util" / "--tp").
 void validate_workload(const Workload& w);

@@ -169,7 +169,8 @@ json scheme_json(const SchemeResult& r) {
             {"admission", to_json(r.admission)},
             {"prefill", to_json(r.prefill)},
             {"throughput_tokens_per_s", r.throughput_tokens_per_s},
-            {"speedup_vs_bf16", finite_or_null(r.speedup_vs_bf16)}};
+            {"speedup_vs_bf16", finite_or_null(r.speedup_vs_bf16)},
+            {"fits_from_tp", r.fits_from_tp ? nlohmann::json(*r.fits_from_tp) : nlohmann::json(nullptr)}};
 }
 
 json bands_json(const SchemeBands& b) {

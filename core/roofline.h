@@ -162,6 +162,9 @@ struct SchemeResult {
     // The measured corpus points nearest to this scheme's configuration (same model family and GPU
     // architecture first), with what the fit predicts for each: the evidence behind the figures.
     std::vector<engine::EvidencePoint> evidence;
+    // The smallest tensor-parallel degree of 1, 2, 4, 8 at which the scheme fits on this GPU (at
+    // the workload's other settings); nullopt when none does.
+    std::optional<std::int64_t> fits_from_tp;
 };
 
 // A batch size where two schemes swap order (step time at equal batch).

@@ -221,15 +221,23 @@ BOOST_AUTO_TEST_CASE(bad_workloads_name_the_option) {
     expect([] { run("qwen3-8b", "h9000", "realistic", "bf16", 1, 128); }, "--gpu");
     expect([] { run("qwen3-8b", "h100-sxm", "optimistic", "bf16", 1, 128); }, "--profile");
     expect([] { run("qwen3-8b", "h100-sxm", "realistic", "bf16", 1, 128, "bf16", "turbo"); }, "--kernel");
-    // Weights that do not fit: both numbers, never a negative count.
-    try {
-        run("llama-3.1-70b", "rtx-4090", "realistic", "bf16", 1, 128);
-        BOOST_FAIL("70B bf16 accepted on a 24 GB card");
-    } catch (const Error& e) {
-        const std::string what = e.what();
+    // Weights that do not fit are an answer (the capacity issue): both numbers, never a negative
+    // count, and the TP the scheme fits from (70B bf16 on 24 GB cards: 131.42 GiB / 8 per GPU).
+    {
+        const PlanResult p = run("llama-3.1-70b", "rtx-4090", "realistic", "bf16", 1, 128);
+        const SchemeResult& r = p.schemes.front();
+        BOOST_TEST(!r.admission.fits);
+        BOOST_TEST(r.fits_from_tp.value_or(0) == 8);
+        const std::string what = *no_scheme_fits(p);
         BOOST_TEST(what.find("131.42 GiB") != std::string::npos, what);
+        BOOST_TEST(what.find("fits from TP 8") != std::string::npos, what);
         for (std::size_t i = 0; i + 2 < what.size(); ++i)  // never a negative count
             BOOST_TEST(!(what[i] == ' ' && what[i + 1] == '-' && std::isdigit(static_cast<unsigned char>(what[i + 2]))), what);
+        BOOST_TEST(std::isnan(r.speedup_vs_bf16));  // no baseline to compare with
+        BOOST_TEST(p.decision.recommendation.empty());
+        // Where it fits at the plan's TP, fits_from_tp is the smallest that fits.
+        BOOST_TEST(run("qwen3-8b", "h100-sxm", "realistic", "bf16", 1, 128).schemes.front().fits_from_tp.value_or(0) == 1);
+        BOOST_TEST(!no_scheme_fits(run("qwen3-8b", "h100-sxm", "realistic", "bf16", 1, 128)).has_value());
     }
     PlanRequest r;
     r.model = test::bundled_model("qwen3-8b");

@@ -457,8 +457,9 @@ void MainWindow::replanNow() {
         showError(QString::fromUtf8(e.what()) + (result_ ? tr("  (the panels show the last valid plan)") : QString()));
         return;
     }
-    if (calibration_error.isEmpty()) clearError();
-    else showError(calibration_error);
+    if (!calibration_error.isEmpty()) showError(calibration_error);
+    else if (const std::optional<std::string> none = no_scheme_fits(*result_)) showError(QString::fromStdString(*none));
+    else clearError();
     if (scan_ && scan_model_ != s.model) scan_.reset();  // the real size belonged to another model
     // A checked benchmark's measured TPOT joins the calibration's points on the crossover chart,
     // while the model and GPU are the ones it was checked on.
