@@ -83,6 +83,9 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--target-rate", [&](const std::string& v) { o.target_rate = to_double("--target-rate", v); }},
         {"--price", [&](const std::string& v) { o.prices.push_back(v); }},
         {"--seed", [&](const std::string& v) { o.seed = to_int("--seed", v); }},
+        {"--arrival", [&](const std::string& v) { o.arrival = v; }},
+        {"--trace", [&](const std::string& v) { o.trace = v; }},
+        {"--prefix", [&](const std::string& v) { o.prefix = to_int("--prefix", v); }},
         {"--validate-seconds", [&](const std::string& v) {
              o.validate_seconds = to_double("--validate-seconds", v);
              if (!(*o.validate_seconds >= 10 && *o.validate_seconds <= 3600)) throw Error("--validate-seconds", "must be 10 to 3600 seconds");
@@ -200,6 +203,9 @@ Traffic and sizing (with --serve):
   --requests N             requests simulated per run [1000]
   --isl SPEC, --osl SPEC   input / output lengths: N, uniform:A:B, normal:MEAN:SD,
                            lognormal:MEDIAN:SIGMA or file:PATH (one length a line) [2000, 500]
+  --arrival A              poisson, gamma:CV (burstier above 1) or burst (all at once) [poisson]
+  --trace FILE             replay requests: arrival_s,input_tokens,output_tokens a line (CSV or JSONL)
+  --prefix N               the first N tokens of every prompt are shared (prefix caching)
   --slo-ttft S, --slo-tpot S, --slo-e2e S
                            latency targets in seconds, at p99 unless @p50 or @p90 is appended
   --target-rate R          replicas and GPUs needed for R requests/s [the --rate]

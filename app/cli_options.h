@@ -72,6 +72,9 @@ struct CliOptions {
     std::optional<double> target_rate;      // --target-rate R: replicas for this rate
     std::vector<std::string> prices;        // --price GPU=USD_PER_HOUR (repeatable)
     std::int64_t seed = 1;                  // --seed N
+    std::string arrival = "poisson";        // --arrival poisson|gamma:CV|burst
+    std::optional<std::string> trace;       // --trace FILE: arrival, input and output tokens a line
+    std::int64_t prefix = 0;                // --prefix N: a shared prompt prefix (prefix caching)
     std::vector<std::string> gui_args;      // arguments left for Qt
 };
 

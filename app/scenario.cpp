@@ -1,5 +1,7 @@
 #include "app/scenario.h"
 
+#include <cstdio>
+
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -28,6 +30,16 @@ std::int64_t integer_value(const json& v, const std::string& where) {
 double number_value(const json& v, const std::string& where) {
     if (!v.is_number()) throw Error(where, "expects a number");
     return v.get<double>();
+}
+
+// A length spec or SLO as the command line takes it: a string, or a number written as one.
+std::string spec_value(const json& v, const std::string& where) {
+    if (v.is_string()) return v.get<std::string>();
+    if (!v.is_number()) throw Error(where, "expects a number or a string");
+    char buf[64];
+    if (v.is_number_integer()) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.get<std::int64_t>()));
+    else std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+    return buf;
 }
 
 // A scheme list as the command line takes it: "a,b" or ["a", "b"].
@@ -96,6 +108,40 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (!o.errorsim_outlier) o.errorsim_outlier = number_value(value, at);
         } else if (key == "errorsim_seed") {
             if (!o.errorsim_seed) o.errorsim_seed = integer_value(value, at);
+        } else if (key == "rate") {
+            if (!o.rate) o.rate = number_value(value, at);
+        } else if (key == "concurrency") {
+            if (!o.concurrency) o.concurrency = integer_value(value, at);
+        } else if (key == "requests") {
+            if (o.requests == defaults.requests) o.requests = integer_value(value, at);
+        } else if (key == "isl") {
+            if (o.isl == defaults.isl) o.isl = spec_value(value, at);
+        } else if (key == "osl") {
+            if (o.osl == defaults.osl) o.osl = spec_value(value, at);
+        } else if (key == "arrival") {
+            if (o.arrival == defaults.arrival) o.arrival = text_value(value, at);
+        } else if (key == "trace") {
+            if (!o.trace) o.trace = text_value(value, at);
+        } else if (key == "prefix") {
+            if (o.prefix == defaults.prefix) o.prefix = integer_value(value, at);
+        } else if (key == "slo_ttft") {
+            if (!o.slo_ttft) o.slo_ttft = spec_value(value, at);
+        } else if (key == "slo_tpot") {
+            if (!o.slo_tpot) o.slo_tpot = spec_value(value, at);
+        } else if (key == "slo_e2e") {
+            if (!o.slo_e2e) o.slo_e2e = spec_value(value, at);
+        } else if (key == "target_rate") {
+            if (!o.target_rate) o.target_rate = number_value(value, at);
+        } else if (key == "seed") {
+            if (o.seed == defaults.seed) o.seed = integer_value(value, at);
+        } else if (key == "prices") {
+            // {"h100-sxm": 2.99, ...}: USD per GPU-hour; the command line's --price comes first.
+            if (!value.is_object()) throw Error(at, "expects an object of GPU id to USD per GPU-hour");
+            for (const auto& [gpu, usd] : value.items()) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%.17g", number_value(usd, at + "." + gpu));
+                o.prices.push_back(gpu + "=" + buf);
+            }
         } else {
             throw Error(at, "unknown scenario key (docs/report.md lists them)");
         }

@@ -81,6 +81,10 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         traffic.input = serve::parse_length_spec(o.isl, "--isl");
         traffic.output = serve::parse_length_spec(o.osl, "--osl");
         traffic.seed = static_cast<std::uint64_t>(o.seed);
+        traffic.arrival = serve::parse_arrival(o.arrival, "--arrival");
+        if (o.prefix < 0 || o.prefix > (1 << 24)) throw Error("--prefix", "must be 0 to 16777216 tokens");
+        traffic.prefix_tokens = o.prefix;
+        if (o.trace) traffic.trace = serve::read_trace(*o.trace, "--trace");
         serve::Slo slo;
         slo.ttft = serve::parse_slo(o.slo_ttft, "--slo-ttft");
         slo.tpot = serve::parse_slo(o.slo_tpot, "--slo-tpot");
@@ -88,14 +92,18 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         const std::map<std::string, double> prices = parse_prices(o.prices);
 
         // The engine's max_model_len: the longest request the traffic can hold.
-        const std::int64_t longest = serve::max_length(traffic.input) + serve::max_length(traffic.output);
+        std::int64_t longest = serve::max_length(traffic.input) + serve::max_length(traffic.output);
+        if (!traffic.trace.empty()) {
+            longest = 0;
+            for (const serve::Request& q : traffic.trace) longest = std::max(longest, q.input_tokens + q.output_tokens);
+        }
         o.context = longest;
         o.batch = 1;
         PlanRequest request = plan_request_from_options(o);
         const ModelConfig& model = request.model;
         const GpuProfile& gpu = request.gpu;
         if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
-            throw Error("--isl", "input + output lengths reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
+            throw Error(o.trace ? "--trace" : "--isl", "input + output lengths reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
                                      std::to_string(model.max_position_embeddings));
         if (request.schemes.empty()) {
             for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
@@ -145,7 +153,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                     throw Error(option, fixed(target_slo->seconds * 1e3, 3) + " ms is below the fastest possible step of " + row.name + " (" +
                                             fixed(pricing.fastest_step_s * 1e3, 3) + " ms)");
             row.max_rate = serve::max_sustained_rate(traffic, pricing, slo);
-            const bool asked = traffic.rate_per_s || traffic.concurrency;
+            const bool asked = traffic.rate_per_s || traffic.concurrency || !traffic.trace.empty() || traffic.arrival.kind == serve::Arrival::Kind::Burst;
             if (asked) row.stats = serve::run_traffic(traffic, pricing, slo);
             std::optional<serve::ServeStats> at_max;
             if (row.max_rate) at_max = serve::run_traffic(traffic, pricing, slo, *row.max_rate);
@@ -169,10 +177,15 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         if (!o.json_path) {
             out << model.name << " on " << gpu.name << ", TP " << request.workload.tensor_parallel << ", engine " << setup.profile.title << " ["
                 << setup.profile.id << "]\n";
-            out << "traffic: " << o.requests << " requests, "
-                << (o.rate ? fixed(*o.rate, 2) + " requests/s (Poisson)"
-                           : o.concurrency ? std::to_string(*o.concurrency) + " users (closed loop)" : std::string("at each scheme's highest rate"))
-                << ", input " << traffic.input.text << ", output " << traffic.output.text << " tokens, seed " << o.seed << "\n";
+            out << "traffic: "
+                << (o.trace ? std::to_string(traffic.trace.size()) + " requests from " + *o.trace : std::to_string(o.requests) + " requests") << ", "
+                << (o.rate ? fixed(*o.rate, 2) + " requests/s (" + traffic.arrival.text + ")"
+                           : o.concurrency ? std::to_string(*o.concurrency) + " users (closed loop)"
+                           : o.trace ? std::string("as recorded")
+                           : traffic.arrival.kind == serve::Arrival::Kind::Burst ? std::string("all at once")
+                                                                                 : std::string("at each scheme's highest rate"))
+                << (o.trace ? std::string() : ", input " + traffic.input.text + ", output " + traffic.output.text + " tokens")
+                << (o.prefix > 0 ? ", shared prefix " + std::to_string(o.prefix) + " tokens" : std::string()) << ", seed " << o.seed << "\n";
             if (slo.any()) {
                 out << "SLOs:";
                 const auto show = [&](const char* n, const std::optional<serve::SloTarget>& s) {
@@ -238,6 +251,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             j["preemptions"] = s.preemptions;
             j["kv_utilization_mean"] = s.kv_utilization_mean;
             j["mean_batch"] = s.mean_batch;
+            j["prefix_hit_tokens"] = s.prefix_hit_tokens;
             j["gpu_time_s"] = {{"prefill", s.prefill_s}, {"decode", s.busy_s - s.prefill_s}, {"idle", std::max(0.0, s.span_s - s.busy_s)}};
             j["max_rate_requests_per_s"] = opt(r.max_rate);
             j["replicas_needed"] = opt(r.replicas);
@@ -248,7 +262,8 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         }
         doc["serve"] = arr;
         doc["serve_traffic"] = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
-                                {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"target_rate_requests_per_s", opt(target)},
+                                {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},
+                                {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},
                                 {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)}};
         const std::string text = doc.dump(2) + "\n";
         if (*o.json_path == "-") {

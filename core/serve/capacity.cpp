@@ -4,6 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <numbers>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 
@@ -138,19 +141,117 @@ std::int64_t draw_length(const LengthSpec& s, std::mt19937_64& rng) {
     return std::clamp<std::int64_t>(static_cast<std::int64_t>(v), 1, std::max<std::int64_t>(1, max_length(s)));
 }
 
+Arrival parse_arrival(const std::string& spec, const std::string& option) {
+    Arrival a;
+    a.text = spec;
+    if (spec == "poisson") return a;
+    if (spec == "burst") {
+        a.kind = Arrival::Kind::Burst;
+        return a;
+    }
+    if (spec.rfind("gamma:", 0) == 0) {
+        a.kind = Arrival::Kind::Gamma;
+        a.cv = parse_number(spec.substr(6), option, spec);
+        if (!(a.cv > 0) || a.cv > 10) throw Error(option, "'" + spec + "': the coefficient of variation must be in (0, 10]");
+        return a;
+    }
+    throw Error(option, "'" + spec + "' is not poisson, gamma:CV or burst");
+}
+
+namespace {
+
+// A gamma variate of shape k and scale 1 (Marsaglia and Tsang; k < 1 by the k + 1 boost).
+double gamma_variate(double k, std::mt19937_64& rng) {
+    if (k < 1) return gamma_variate(k + 1, rng) * std::pow(unit(rng), 1.0 / k);
+    const double d = k - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+    for (int tries = 0; tries < 1000; ++tries) {
+        const double x = standard_normal(rng);
+        const double v = std::pow(1 + c * x, 3);
+        if (v <= 0) continue;
+        if (std::log(unit(rng)) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+    }
+    return k;  // not reached in practice: the acceptance rate is above 95%
+}
+
+}  // namespace
+
+double trace_rate(const std::vector<Request>& trace) {
+    if (trace.size() < 2) return 0;
+    const double span = trace.back().arrival_s - trace.front().arrival_s;
+    return span > 0 ? static_cast<double>(trace.size() - 1) / span : 0.0;
+}
+
+std::vector<Request> read_trace(const std::string& path, const std::string& option) {
+    std::ifstream in(path);
+    if (!in) throw Error(option, "cannot read '" + path + "'");
+    std::vector<Request> out;
+    std::string line;
+    std::int64_t number = 0;
+    while (std::getline(in, line)) {
+        ++number;
+        if (number > kMaxFileLines) throw Error(option, path + ": more than 10,000,000 lines");
+        const std::size_t first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos || line[first] == '#') continue;
+        const std::string where = path + ":" + std::to_string(number);
+        double at = 0, in_tokens = 0, out_tokens = 0;
+        if (line[first] == '{') {
+            const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+            if (j.is_discarded() || !j.is_object()) throw Error(option, where + ": not a JSON object");
+            const auto number_of = [&](std::initializer_list<const char*> keys) {
+                for (const char* k : keys)
+                    if (j.contains(k) && j[k].is_number()) return j[k].get<double>();
+                throw Error(option, where + ": needs " + std::string(*keys.begin()));
+            };
+            at = number_of({"arrival_s", "timestamp"});
+            in_tokens = number_of({"input_tokens", "input_length"});
+            out_tokens = number_of({"output_tokens", "output_length"});
+        } else {
+            std::string text = line;
+            std::replace(text.begin(), text.end(), ',', ' ');
+            std::istringstream fields(text);
+            if (!(fields >> at >> in_tokens >> out_tokens)) {
+                if (out.empty() && number == 1) continue;  // a header
+                throw Error(option, where + ": expects arrival_s, input_tokens, output_tokens");
+            }
+        }
+        if (!std::isfinite(at) || at < 0 || at > 1e9) throw Error(option, where + ": an arrival time is seconds from 0 to 1e9");
+        for (double v : {in_tokens, out_tokens})
+            if (!(v >= 1) || v > static_cast<double>(kMaxTokens) || v != std::floor(v))
+                throw Error(option, where + ": a length is a whole number of tokens, 1 to 16777216");
+        if (out.size() >= 1'000'000) throw Error(option, path + ": more than 1,000,000 requests");
+        out.push_back({at, static_cast<std::int64_t>(in_tokens), static_cast<std::int64_t>(out_tokens), 0});
+    }
+    if (out.empty()) throw Error(option, path + ": holds no requests");
+    std::stable_sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+    const double start = out.front().arrival_s;
+    for (Request& r : out) r.arrival_s -= start;
+    return out;
+}
+
 std::vector<Request> make_requests(const Traffic& t, double rate) {
+    if (!t.trace.empty()) {
+        std::vector<Request> out = t.trace;
+        const double own = trace_rate(out);
+        if (rate > 0 && own > 0)
+            for (Request& r : out) r.arrival_s *= own / rate;
+        for (Request& r : out) r.shared_prefix_tokens = std::min(t.prefix_tokens, r.input_tokens);
+        return out;
+    }
     if (t.requests < 1 || t.requests > 1'000'000) throw Error("--requests", "must be 1 to 1000000");
     std::mt19937_64 lengths(t.seed), arrivals(t.seed ^ 0x9e3779b97f4a7c15ULL);
     std::vector<Request> out;
     out.reserve(static_cast<std::size_t>(t.requests));
     double at = 0;
+    const double shape = 1.0 / (t.arrival.cv * t.arrival.cv);
     for (std::int64_t i = 0; i < t.requests; ++i) {
         Request r;
         r.arrival_s = at;
         r.input_tokens = draw_length(t.input, lengths);
         r.output_tokens = draw_length(t.output, lengths);
+        r.shared_prefix_tokens = std::min(t.prefix_tokens, r.input_tokens);
         out.push_back(r);
-        if (rate > 0) at += -std::log(unit(arrivals)) / rate;
+        if (rate <= 0 || t.arrival.kind == Arrival::Kind::Burst) continue;
+        at += t.arrival.kind == Arrival::Kind::Gamma ? gamma_variate(shape, arrivals) / (shape * rate) : -std::log(unit(arrivals)) / rate;
     }
     return out;
 }
@@ -251,6 +352,7 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
     s.slo_attainment = n > 0 ? static_cast<double>(good) / n : 0.0;
     s.goodput_requests_per_s = static_cast<double>(good) / s.span_s;
     s.preemptions = sim.preemptions;
+    s.prefix_hit_tokens = sim.prefix_hit_tokens;
     s.kv_utilization_mean = sim.mean_kv_utilization;
     s.mean_batch = sim.mean_batch;
     s.busy_s = sim.busy_s;
@@ -275,7 +377,7 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
 ServeStats run_traffic(const Traffic& t, const EnginePricing& pricing, const Slo& slo, std::optional<double> rate) {
     if (!rate) rate = t.rate_per_s;
     const bool closed = !rate && t.concurrency;
-    const std::vector<Request> requests = make_requests(t, rate.value_or(0.0));
+    const std::vector<Request> requests = make_requests(t, rate.value_or(0.0));  // a trace without a rate: as recorded
     const SimulationResult sim = simulate(requests, pricing.limits, pricing.cost, 50'000'000, closed ? *t.concurrency : 0);
     return summarize(sim, requests, pricing, slo);
 }
@@ -284,6 +386,7 @@ std::optional<double> max_sustained_rate(const Traffic& given, const EnginePrici
     // Short runs cannot tell a slowly growing queue from noise: at least 1,000 requests a run.
     Traffic t = given;
     t.requests = std::max<std::int64_t>(t.requests, 1000);
+    if (t.arrival.kind == Arrival::Kind::Burst) t.arrival = Arrival{};  // a burst has no rate: searched as Poisson
     const auto sustains = [&](double rate) {
         const ServeStats s = run_traffic(t, pricing, slo, rate);
         return s.meets_slo && s.stable;
@@ -292,6 +395,8 @@ std::optional<double> max_sustained_rate(const Traffic& given, const EnginePrici
     Traffic burst = t;
     burst.rate_per_s.reset();
     burst.concurrency.reset();
+    burst.arrival.kind = Arrival::Kind::Burst;
+    for (Request& r : burst.trace) r.arrival_s = 0;
     const ServeStats saturated = run_traffic(burst, pricing, Slo{}, 0.0);
     double hi = std::max(1e-6, saturated.requests_per_s * 1.2);
     double lo = hi * 1e-3;

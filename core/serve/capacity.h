@@ -36,20 +36,43 @@ std::int64_t draw_length(const LengthSpec& spec, std::mt19937_64& rng);
 // and files; the 99.9th percentile for normal and lognormal (the draws are clamped there).
 std::int64_t max_length(const LengthSpec& spec);
 
+// How open-loop requests arrive: `poisson`, `gamma:CV` (gaps gamma-distributed with that
+// coefficient of variation: 1 is Poisson, above 1 burstier) or `burst` (all at time 0).
+struct Arrival {
+    enum class Kind { Poisson, Gamma, Burst };
+    Kind kind = Kind::Poisson;
+    double cv = 1;
+    std::string text = "poisson";
+};
+Arrival parse_arrival(const std::string& spec, const std::string& option);
+
+// A trace: one request a line, `arrival_s,input_tokens,output_tokens` (CSV or whitespace; a header
+// line is skipped) or a JSONL object with `arrival_s` or `timestamp`, `input_tokens` or
+// `input_length`, `output_tokens` or `output_length`. Sorted by arrival, times made relative to the
+// first. Throws Error(option) naming the line for a malformed or empty trace.
+std::vector<Request> read_trace(const std::string& path, const std::string& option);
+
 // The traffic of a run.
 struct Traffic {
-    std::optional<double> rate_per_s;           // open loop, Poisson
+    std::optional<double> rate_per_s;           // open loop
     std::optional<std::int64_t> concurrency;    // closed loop: N users
     std::int64_t requests = 1000;
     LengthSpec input = {LengthSpec::Kind::Fixed, 2000, 0, {}, "2000"};
     LengthSpec output = {LengthSpec::Kind::Fixed, 500, 0, {}, "500"};
+    Arrival arrival;
+    std::int64_t prefix_tokens = 0;             // a shared prefix of every prompt (prefix caching)
+    std::vector<Request> trace;                 // when not empty: these requests, not drawn ones
     std::uint64_t seed = 1;
 };
 
-// The requests of `traffic`, arrivals Poisson at `rate_per_s` (0: all at time 0, for a closed
-// loop or all at once). Lengths and arrivals draw from separate streams of the seed, so the same
-// seed gives the same prompts at every rate.
+// The requests of `traffic` at `rate_per_s` (0: all at time 0, for a closed loop or all at once).
+// Lengths and arrivals draw from separate streams of the seed, so the same seed gives the same
+// prompts at every rate. A trace is replayed as recorded, its times scaled to `rate_per_s` when
+// that differs from its own mean rate (0 keeps its times).
 std::vector<Request> make_requests(const Traffic& traffic, double rate_per_s);
+
+// A trace's own mean arrival rate (requests / span), 0 for a single request or one instant.
+double trace_rate(const std::vector<Request>& trace);
 
 // A latency target on one quantity at one percentile (`S`, `S@p50`, `S@p90`, `S@p99`).
 struct SloTarget {
@@ -90,6 +113,7 @@ struct ServeStats {
     double goodput_requests_per_s = 0;  // requests meeting every SLO per second
     double slo_attainment = 1;          // their share
     std::int64_t preemptions = 0;
+    std::int64_t prefix_hit_tokens = 0;
     double kv_utilization_mean = 0, mean_batch = 0;
     double span_s = 0, busy_s = 0, prefill_s = 0;  // GPU time: prefill, decode = busy - prefill, idle = span - busy
     bool meets_slo = true;              // every target's percentile within it

@@ -37,6 +37,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     const std::int64_t total_blocks = limits.kv_cache_tokens / limits.block_size_tokens;
     for (const Request& r : requests) {
         if (r.input_tokens < 1 || r.output_tokens < 1) throw Error("--serve", "every request needs at least one input and one output token");
+        if (r.shared_prefix_tokens < 0 || r.shared_prefix_tokens > r.input_tokens)
+            throw Error("--prefix", "a shared prefix of " + std::to_string(r.shared_prefix_tokens) + " tokens is longer than its prompt of " +
+                                        std::to_string(r.input_tokens));
         if (cdiv(r.input_tokens + r.output_tokens, limits.block_size_tokens) > total_blocks)
             throw Error("--serve", "a request of " + std::to_string(r.input_tokens) + " + " + std::to_string(r.output_tokens) +
                                        " tokens does not fit in a KV cache of " + std::to_string(limits.kv_cache_tokens) + " tokens");
@@ -51,6 +54,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::vector<Active> running;
     std::size_t next_arrival = 0;
     std::int64_t free_blocks = total_blocks, order = 0, finished = 0;
+    bool prefix_ready = false;  // some request has prefilled the shared prefix
     double t = requests.empty() ? 0.0 : requests.front().arrival_s;
     double batch_time = 0, kv_time = 0;
     double in_system_time = 0;  // time integral of the requests arrived and not finished, from the engine's state
@@ -136,20 +140,28 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             if (running[i].prefilled < running[i].prefill_target) prefill(running[i], prefill_chunk[i]);
         // (c) Admissions while there are budget, sequence slots and blocks.
         while (budget > 0 && !waiting.empty() && static_cast<std::int64_t>(running.size()) < limits.max_num_seqs && free_blocks > 0) {
+            std::int64_t hit = 0;
             Active a = waiting.front();
             waiting.pop_front();
             a.admitted_order = ++order;
+            if (a.prefilled == 0 && prefix_ready && requests[a.index].shared_prefix_tokens > 0) {
+                a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
+                hit = a.prefilled;
+            }
             running.push_back(a);
             prefill_chunk.push_back(0);
             decodes.push_back(false);
             prefill(running.back(), prefill_chunk.back());
             if (prefill_chunk.back() == 0) {  // no block after all: back to the queue
+                running.back().prefilled -= hit;
+                hit = 0;
                 waiting.push_front(running.back());
                 running.pop_back();
                 prefill_chunk.pop_back();
                 decodes.pop_back();
                 break;
             }
+            out.prefix_hit_tokens += hit;
         }
         if (shape.decode_sequences == 0 && shape.prefill_tokens == 0) {
             if (next_arrival < requests.size()) {
@@ -181,6 +193,8 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             if (prefill_chunk[i] > 0) {
                 a.prefilled += prefill_chunk[i];
                 produced = a.prefilled == a.prefill_target;
+                const std::int64_t shared = requests[a.index].shared_prefix_tokens;
+                if (shared > 0 && a.prefilled >= shared) prefix_ready = true;
             }
             if (!produced) continue;
             ++a.generated;

@@ -11,7 +11,9 @@
 // max_num_seqs run and the KV cache has blocks for them. KV blocks of block_size tokens are
 // allocated as sequences grow; when a decoding sequence needs a block and none is free, the most
 // recently admitted running sequence is preempted by recompute (its blocks freed, back to the
-// front of the queue, its prefill redone).
+// front of the queue, its prefill redone). Prefix caching: a request's shared prefix is skipped at
+// admission once any request has prefilled it. The shared blocks are still counted per sequence
+// (vLLM holds them once), so the KV cache's use is overstated where prefixes are long.
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -25,6 +27,10 @@ struct Request {
     double arrival_s = 0;
     std::int64_t input_tokens = 1;
     std::int64_t output_tokens = 1;
+    // The first tokens of the prompt shared with every other request that has one (a system
+    // prompt; prefix caching). Once one request has prefilled them, later admissions skip them
+    // (all but the prompt's last token, which the engine always computes).
+    std::int64_t shared_prefix_tokens = 0;
 };
 
 // What one engine step computes, for the cost function.
@@ -70,6 +76,7 @@ struct SimulationResult {
     double mean_batch = 0;                 // time-weighted running sequences
     double mean_kv_utilization = 0;        // time-weighted share of KV blocks in use
     double mean_in_system = 0;             // time-weighted requests arrived and not finished, from the engine's queues
+    std::int64_t prefix_hit_tokens = 0;    // prompt tokens whose prefill a prefix-cache hit skipped
 };
 
 // Simulates `requests` (sorted by arrival) on an engine with `limits` and `cost`. Throws

@@ -460,4 +460,49 @@ BOOST_AUTO_TEST_CASE(serve_answers_for_a_model_that_does_not_fit_and_refuses_bad
     }
 }
 
+// The traffic and SLOs as scenario-file keys, the command line winning; a trace, a prefix and
+// burst arrivals through --serve.
+BOOST_AUTO_TEST_CASE(serve_traffic_from_a_scenario_and_a_trace) {
+    const std::string scenario = "/tmp/quantplan_tst_cli_serve_scenario.json";
+    write_file_atomically(scenario, R"({"schemes": "bf16", "rate": 3, "requests": 100, "isl": "uniform:500:1500", "osl": 200,
+        "arrival": "gamma:2", "prefix": 400, "slo_ttft": "1.5@p90", "slo_tpot": 0.05, "target_rate": 9, "seed": 4,
+        "prices": {"h100-sxm": 2.5}})");
+    const RunResult r = run_serve({"--scenario", scenario, "--seed", "5", "--json", "-"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    const auto& t = doc["serve_traffic"];
+    BOOST_TEST(t["rate_requests_per_s"] == 3.0);
+    BOOST_TEST(t["isl"] == "uniform:500:1500");
+    BOOST_TEST(t["osl"] == "200");
+    BOOST_TEST(t["arrival"] == "gamma:2");
+    BOOST_TEST(t["prefix_tokens"] == 400);
+    BOOST_TEST(t["seed"] == 5);  // the command line wins
+    BOOST_TEST(t["price_usd_per_gpu_hour"] == 2.5);
+    BOOST_TEST(doc["serve"][0]["prefix_hit_tokens"].get<std::int64_t>() > 90 * 400);
+    BOOST_TEST(!doc["serve"][0]["cost_per_million_output_tokens"].is_null());
+    // A trace replayed as recorded: three requests.
+    const std::string trace = "/tmp/quantplan_tst_cli_trace.csv";
+    write_file_atomically(trace, "0.0,1000,50\n0.5,800,60\n1.0,1200,40\n");
+    const RunResult tr = run_serve({"--schemes", "bf16", "--trace", trace, "--json", "-"});
+    BOOST_TEST_REQUIRE(tr.exit_code == 0, tr.err);
+    const auto s = nlohmann::json::parse(tr.out)["serve"][0];
+    BOOST_TEST(s["e2e_s"]["p99"].get<double>() > 0);
+    // input tokens/s x the run's span (3 requests / requests/s) is the trace's 3,000 prompt tokens
+    BOOST_TEST(std::abs(s["input_tokens_per_s"].get<double>() * 3.0 / s["requests_per_s"].get<double>() - 3000) < 1);
+    // Burst: everything at time 0, so the last TTFT waits behind the others' prefills.
+    const RunResult b = run_serve({"--schemes", "bf16", "--arrival", "burst", "--requests", "50", "--json", "-"});
+    BOOST_TEST_REQUIRE(b.exit_code == 0, b.err);
+    const auto bs = nlohmann::json::parse(b.out)["serve"][0];
+    BOOST_TEST(bs["ttft_s"]["p99"].get<double>() > bs["ttft_s"]["p50"].get<double>());
+    for (const auto& [args, fragment] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--arrival", "gamma:0"}, "--arrival"}, {{"--prefix", "-1"}, "--prefix"}, {{"--trace", "/nonexistent.csv"}, "--trace"}}) {
+        std::vector<std::string> a = args;
+        a.insert(a.end(), {"--schemes", "bf16", "--requests", "20"});
+        const RunResult bad = run_serve(a);
+        BOOST_TEST(bad.exit_code == 1);
+        BOOST_TEST(bad.err.find(fragment) != std::string::npos, bad.err);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
+

@@ -223,4 +223,77 @@ BOOST_AUTO_TEST_CASE(a_tighter_slo_lowers_the_highest_rate) {
     BOOST_TEST(!max_sustained_rate(t, p, impossible).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(arrivals_have_the_spread_they_are_given) {
+    Traffic t;
+    t.requests = 20000;
+    const auto gap_cv = [&](const std::string& spec) {
+        t.arrival = parse_arrival(spec, "--arrival");
+        const std::vector<Request> r = make_requests(t, 10.0);
+        double sum = 0, sq = 0;
+        for (std::size_t i = 1; i < r.size(); ++i) {
+            const double g = r[i].arrival_s - r[i - 1].arrival_s;
+            sum += g;
+            sq += g * g;
+        }
+        const double n = static_cast<double>(r.size() - 1), mean = sum / n;
+        const double cv = std::sqrt(sq / n - mean * mean) / mean;
+        // 10 requests/s: the mean gap within 5 standard errors (cv x 0.1 / sqrt(n)).
+        BOOST_TEST(std::abs(mean - 0.1) < 5 * std::max(cv, 0.5) * 0.1 / std::sqrt(n), spec << ": mean gap " << mean << ", cv " << cv);
+        return cv;
+    };
+    BOOST_TEST(std::abs(gap_cv("poisson") - 1.0) < 0.03);
+    BOOST_TEST(std::abs(gap_cv("gamma:1") - 1.0) < 0.03);
+    BOOST_TEST(std::abs(gap_cv("gamma:3") - 3.0) < 0.25);
+    BOOST_TEST(std::abs(gap_cv("gamma:0.5") - 0.5) < 0.02);
+    t.arrival = parse_arrival("burst", "--arrival");
+    BOOST_TEST(make_requests(t, 10.0).back().arrival_s == 0.0);
+    for (const char* bad : {"gamma", "gamma:0", "gamma:-1", "gamma:x", "uniform", "Poisson"})
+        BOOST_TEST(test::throws_naming([&] { parse_arrival(bad, "--arrival"); }, "--arrival"), bad);
+}
+
+BOOST_AUTO_TEST_CASE(a_trace_is_replayed_and_scaled_to_a_rate) {
+    const std::string path = "/tmp/quantplan_tst_serve_trace.csv";
+    {
+        std::ofstream f(path);
+        f << "arrival_s,input_tokens,output_tokens\n10.0,100,20\n12.0,300,40\n{\"timestamp\": 11.0, \"input_length\": 200, \"output_length\": 30}\n";
+    }
+    const std::vector<Request> r = read_trace(path, "--trace");
+    BOOST_TEST_REQUIRE(r.size() == 3u);
+    BOOST_TEST(r[0].arrival_s == 0.0);  // relative to the first, sorted
+    BOOST_TEST(r[1].input_tokens == 200);
+    BOOST_TEST(r[2].arrival_s == 2.0);
+    BOOST_TEST(trace_rate(r) == 1.0);
+    Traffic t;
+    t.trace = r;
+    BOOST_TEST(make_requests(t, 0.0)[2].arrival_s == 2.0);   // as recorded
+    BOOST_TEST(make_requests(t, 4.0)[2].arrival_s == 0.5);   // four times as fast
+    for (const char* bad : {"1.0,100\n", "arrival,in,out\n", "1.0,0,5\n", "{\"arrival_s\": 1}\n", "-3,10,10\n", "1,10.5,10\n"}) {
+        {
+            std::ofstream f(path);
+            f << bad;
+        }
+        BOOST_TEST(test::throws_naming([&] { read_trace(path, "--trace"); }, "--trace"), bad);
+    }
+    BOOST_TEST(test::throws_naming([] { read_trace("/nonexistent/trace.csv", "--trace"); }, "--trace"));
+}
+
+BOOST_AUTO_TEST_CASE(a_shared_prefix_is_prefilled_once) {
+    EngineLimits limits;
+    limits.max_num_batched_tokens = 512;
+    // Ten requests a second apart, each alone in the engine: the first prefills 2,000 tokens, the
+    // rest only the 500 after the shared 1,500 (the cost reads every prefilled token).
+    std::vector<Request> r;
+    for (int i = 0; i < 10; ++i) r.push_back({static_cast<double>(i), 2000, 10, 1500});
+    const SimulationResult cached = simulate(r, limits, synthetic_cost);
+    for (Request& q : r) q.shared_prefix_tokens = 0;
+    const SimulationResult plain = simulate(r, limits, synthetic_cost);
+    BOOST_TEST(cached.prefix_hit_tokens == 9 * 1500);
+    BOOST_TEST(plain.prefix_hit_tokens == 0);
+    BOOST_TEST(cached.requests[0].ttft_s() == plain.requests[0].ttft_s());
+    // 2,000 tokens in chunks of 512 is 4 steps; 500 is 1.
+    BOOST_TEST(cached.requests[5].ttft_s() < 0.3 * plain.requests[5].ttft_s());
+    BOOST_TEST(test::throws_naming([] { simulate({{0.0, 100, 10, 200}}, EngineLimits{}, synthetic_cost); }, "--prefix"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
+
