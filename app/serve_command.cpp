@@ -11,6 +11,7 @@
 #include "app/headless.h"
 #include "app/scenario.h"
 #include "core/atomic_file.h"
+#include "core/decision.h"
 #include "core/engine/step_model.h"
 #include "core/error.h"
 #include "core/report_json.h"
@@ -60,6 +61,44 @@ template <class T>
 nlohmann::json opt(const std::optional<T>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
+
+// A scheme admitted on the request's GPU and engine at TP `tp`, with max_model_len `longest`.
+struct Priced {
+    Admission admission;
+    Workload w;
+    SchemeCosts costs;
+};
+
+Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inventory, const Scheme& scheme, std::int64_t tp, std::int64_t longest) {
+    Priced p;
+    p.w = request.workload;
+    p.w.tensor_parallel = tp;
+    p.costs = scheme_costs(request.model, inventory, scheme, p.w.kv, request.gpu);
+    p.admission = engine::engine_admission(p.costs, request.model, request.gpu, *request.engine, p.w);
+    // One request of the longest length must fit in the cache for the engine to start.
+    if (p.admission.fits && p.admission.kv_cache_tokens < longest) {
+        p.admission.fits = false;
+        p.admission.reason =
+            "its KV cache holds " + std::to_string(p.admission.kv_cache_tokens) + " tokens, below one request of " + std::to_string(longest);
+    }
+    return p;
+}
+
+// The smallest TP of 1, 2, 4, 8 (dividing the attention heads) at which the scheme fits.
+std::optional<std::int64_t> smallest_tp(const PlanRequest& request, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
+                                        std::int64_t longest) {
+    for (std::int64_t tp : {1, 2, 4, 8})
+        if (request.model.num_attention_heads % tp == 0 && admit_at(request, inventory, scheme, tp, longest).admission.fits) return tp;
+    return std::nullopt;
+}
+
+// One configuration of the ranked recommendation.
+struct Configuration {
+    std::string gpu, scheme;
+    std::int64_t tp = 1, replicas = 0, gpus = 0;
+    double max_rate = 0;
+    std::optional<double> usd_per_hour, cost_output;
+};
 
 }  // namespace
 
@@ -118,28 +157,11 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         for (const Scheme& scheme : request.schemes) {
             ServeRow row;
             row.name = scheme_name(scheme);
-            const auto admit = [&](std::int64_t tp, Workload* w_out, SchemeCosts* c_out) {
-                Workload w = request.workload;
-                w.tensor_parallel = tp;
-                const SchemeCosts c = scheme_costs(model, inventory, scheme, w.kv, gpu);
-                Admission a = engine::engine_admission(c, model, gpu, setup, w);
-                // One request of the longest length must fit in the cache for the engine to start.
-                if (a.fits && a.kv_cache_tokens < longest) {
-                    a.fits = false;
-                    a.reason = "its KV cache holds " + std::to_string(a.kv_cache_tokens) + " tokens, below one request of " + std::to_string(longest);
-                }
-                if (w_out) *w_out = w;
-                if (c_out) *c_out = c;
-                return a;
-            };
-            for (std::int64_t tp : {1, 2, 4, 8})
-                if (admit(tp, nullptr, nullptr).fits) {
-                    row.fits_from_tp = tp;
-                    break;
-                }
-            Workload w;
-            SchemeCosts costs;
-            const Admission a = admit(request.workload.tensor_parallel, &w, &costs);
+            row.fits_from_tp = smallest_tp(request, inventory, scheme, longest);
+            const Priced priced = admit_at(request, inventory, scheme, request.workload.tensor_parallel, longest);
+            const Workload& w = priced.w;
+            const SchemeCosts& costs = priced.costs;
+            const Admission& a = priced.admission;
             row.fits = a.fits;
             if (!a.fits) {
                 row.reason = "does not fit at TP " + std::to_string(w.tensor_parallel) +
@@ -172,6 +194,67 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                 if (at_max->input_tokens_per_s > 0) row.cost_input = per_s * prefill_share / at_max->input_tokens_per_s * 1e6;
             }
             rows.push_back(row);
+        }
+
+        // The ranked recommendation (with a target rate): every GPU given a price (and --gpu) x
+        // scheme within the accuracy tolerance x its smallest TP and twice that, cheapest first.
+        std::vector<Configuration> ranked;
+        std::vector<std::string> vetoes;
+        if (target) {
+            std::vector<std::string> candidates = {gpu.id};
+            for (const auto& [id, usd] : prices)
+                if (id != gpu.id) candidates.push_back(id);
+            double mean_output = 0;
+            {
+                const std::vector<serve::Request> drawn = serve::make_requests(traffic, 0.0);
+                for (const serve::Request& q : drawn) mean_output += static_cast<double>(q.output_tokens);
+                mean_output /= static_cast<double>(drawn.size());
+            }
+            for (const Scheme& scheme : request.schemes)
+                if (const std::optional<std::string> why = accuracy_veto(scheme, request.goal)) vetoes.push_back(scheme_name(scheme) + ": " + *why);
+            for (const std::string& id : candidates) {
+                CliOptions og = o;
+                og.gpu = id;
+                PlanRequest rq;
+                try {
+                    rq = plan_request_from_options(og);
+                } catch (const Error& e) {
+                    throw Error("--price", id + ": " + e.what());
+                }
+                rq.schemes = request.schemes;
+                const auto usd = prices.find(id);
+                for (const Scheme& scheme : rq.schemes) {
+                    if (accuracy_veto(scheme, request.goal)) continue;
+                    const std::optional<std::int64_t> from = smallest_tp(rq, inventory, scheme, longest);
+                    if (!from) continue;
+                    for (const std::int64_t tp : {*from, *from * 2}) {
+                        if (tp > 8 || model.num_attention_heads % tp != 0) continue;
+                        const Priced p = admit_at(rq, inventory, scheme, tp, longest);
+                        if (!p.admission.fits) continue;
+                        const serve::EnginePricing pricing = serve::engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission);
+                        const std::optional<double> rate = serve::max_sustained_rate(traffic, pricing, slo);
+                        if (!rate) continue;
+                        Configuration c;
+                        c.gpu = id;
+                        c.scheme = scheme_name(scheme);
+                        c.tp = tp;
+                        c.max_rate = *rate;
+                        c.replicas = static_cast<std::int64_t>(std::ceil(*target / *rate - 1e-9));
+                        c.gpus = c.replicas * tp;
+                        if (usd != prices.end()) {
+                            c.usd_per_hour = usd->second * static_cast<double>(c.gpus);
+                            if (mean_output > 0) c.cost_output = *c.usd_per_hour * 1e6 / (3600.0 * *target * mean_output);
+                        }
+                        ranked.push_back(c);
+                    }
+                }
+            }
+            std::stable_sort(ranked.begin(), ranked.end(), [](const Configuration& a, const Configuration& b) {
+                if (a.usd_per_hour.has_value() != b.usd_per_hour.has_value()) return a.usd_per_hour.has_value();
+                if (a.usd_per_hour && *a.usd_per_hour != *b.usd_per_hour) return *a.usd_per_hour < *b.usd_per_hour;
+                if (a.gpus != b.gpus) return a.gpus < b.gpus;
+                return a.max_rate > b.max_rate;
+            });
         }
 
         if (!o.json_path) {
@@ -217,6 +300,19 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                 << (price != prices.end() ? " $/M out at the highest rate, " + fixed(price->second, 2) + " USD per GPU-hour"
                                           : " cost: pass --price " + gpu.id + "=USD_PER_HOUR")
                 << "\n";
+            if (target) {
+                out << "\nrecommendation for " << fixed(*target, 2) << " requests/s within the SLOs (cheapest first"
+                    << (prices.empty() ? "; no --price: fewest GPUs first" : "") << "):\n";
+                if (ranked.empty()) out << "  no configuration meets the SLOs\n";
+                for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
+                    const Configuration& c = ranked[i];
+                    out << "  " << i + 1 << ". " << std::left << std::setw(14) << c.gpu << " TP " << c.tp << "  " << std::setw(16) << c.scheme
+                        << std::right << " x " << c.replicas << (c.replicas == 1 ? " replica = " : " replicas = ") << c.gpus << " GPUs, " << fixed(c.max_rate, 2)
+                        << " requests/s each" << (c.usd_per_hour ? ", " + fixed(*c.usd_per_hour, 2) + " USD/h" : std::string())
+                        << (c.cost_output ? ", " + fixed(*c.cost_output, 3) + " USD per million output tokens" : std::string()) << "\n";
+                }
+                for (const std::string& v : vetoes) out << "  vetoed: " << v << "\n";
+            }
             return 0;
         }
         nlohmann::json doc;
@@ -261,6 +357,13 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             arr.push_back(j);
         }
         doc["serve"] = arr;
+        nlohmann::json rec = nlohmann::json::array();
+        for (const Configuration& c : ranked)
+            rec.push_back({{"gpu", c.gpu}, {"tp", c.tp}, {"scheme", c.scheme}, {"replicas", c.replicas}, {"gpus", c.gpus},
+                           {"max_rate_requests_per_s", c.max_rate}, {"usd_per_hour", opt(c.usd_per_hour)},
+                           {"cost_per_million_output_tokens", opt(c.cost_output)}});
+        doc["serve_recommendation"] = target ? nlohmann::json{{"target_rate_requests_per_s", *target}, {"ranked", rec}, {"vetoed", vetoes}}
+                                             : nlohmann::json(nullptr);
         doc["serve_traffic"] = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
                                 {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},
                                 {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},

@@ -167,4 +167,15 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
     return out;
 }
 
+std::optional<std::string> accuracy_veto(const Scheme& scheme, const WorkloadGoal& goal) {
+    const std::string name = scheme_name(scheme);
+    const AccuracyEvidence* e = evidence_for(accuracy_class(name, dtype_bits(scheme.weights.storage)));
+    if (!e) return std::nullopt;
+    int risk = e->risk;
+    if (goal.reasoning_heavy && risk >= 1) ++risk;
+    if (risk <= allowed_risk(goal.tolerance)) return std::nullopt;
+    return std::string("accuracy veto (") + accuracy_tolerance_name(goal.tolerance) + " tolerance" + (goal.reasoning_heavy ? ", reasoning-heavy" : "") +
+           "): " + e->finding + " [" + e->citation + "]";
+}
+
 }  // namespace quantplan

@@ -3,6 +3,7 @@
 // the workload is in), the schemes are ranked by the goal, and accuracy is a veto applied last,
 // backed by published results (assets/accuracy.json, each with its citation).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 namespace quantplan {
 
 struct SchemeResult;
+struct Scheme;
 
 // What the user optimises for.
 enum class Goal : std::uint8_t { Throughput, Latency };
@@ -68,5 +70,9 @@ struct Decision {
 
 // Ranks priced schemes. `results` must hold bf16 or any baseline; their admission decides the batch.
 Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& goal);
+
+// The accuracy veto alone for `scheme` under `goal` (what decide() applies): the finding and its
+// citation when vetoed, nullopt when the scheme is within the tolerance.
+std::optional<std::string> accuracy_veto(const Scheme& scheme, const WorkloadGoal& goal);
 
 }  // namespace quantplan

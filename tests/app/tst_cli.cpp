@@ -402,6 +402,24 @@ BOOST_AUTO_TEST_CASE(serve_json_contract) {
         BOOST_TEST(s["cost_per_million_output_tokens"].get<double>() > 0);
         BOOST_TEST(s["fits_from_tp"] == 1);
     }
+    // The ranked recommendation for 20 requests/s: cheapest first, each meeting the target.
+    const auto& rec = doc["serve_recommendation"];
+    BOOST_TEST(rec["target_rate_requests_per_s"] == 20.0);
+    BOOST_TEST_REQUIRE(!rec["ranked"].empty());
+    double last = 0;
+    for (const auto& c : rec["ranked"]) {
+        BOOST_TEST(c["usd_per_hour"].get<double>() >= last);
+        last = c["usd_per_hour"].get<double>();
+        BOOST_TEST(c["usd_per_hour"].get<double>() == 3.0 * c["gpus"].get<double>());
+        BOOST_TEST(c["replicas"].get<double>() * c["max_rate_requests_per_s"].get<double>() >= 20.0);
+        BOOST_TEST(c["gpus"].get<std::int64_t>() == c["replicas"].get<std::int64_t>() * c["tp"].get<std::int64_t>());
+    }
+    // Under the strict tolerance 4-bit weights are vetoed and leave the ranking.
+    const RunResult strict = run_serve({"--schemes", "bf16,w4a16-g128", "--rate", "2", "--requests", "100", "--accuracy", "strict", "--json", "-"});
+    BOOST_TEST_REQUIRE(strict.exit_code == 0, strict.err);
+    const auto sr = nlohmann::json::parse(strict.out)["serve_recommendation"];
+    for (const auto& c : sr["ranked"]) BOOST_TEST(c["scheme"] == "bf16");
+    BOOST_TEST(sr["vetoed"].size() == 1u);
     // The same seed, the same numbers.
     const RunResult again = run_serve({"--schemes", "bf16,w4a16-g128", "--rate", "2", "--requests", "200", "--isl", "uniform:1000:3000", "--osl",
                                        "normal:500:100", "--slo-ttft", "2", "--slo-tpot", "0.05@p90", "--target-rate", "20", "--price",
