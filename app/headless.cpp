@@ -192,6 +192,21 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     return r;
 }
 
+int write_json_text(const std::string& text, const std::string& path, std::ostream& out, std::ostream& err) {
+    if (path == "-") {
+        out << text;
+        out.flush();
+        return 0;
+    }
+    try {
+        write_file_atomically(path, text);
+    } catch (const Error& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 2;
+    }
+    return 0;
+}
+
 int run_headless(const CliOptions& given, std::ostream& out, std::ostream& err) {
     try {
         CliOptions o = given;
@@ -218,17 +233,7 @@ int run_headless(const CliOptions& given, std::ostream& out, std::ostream& err) 
                     to_json(checkpoint_budget(inventory, result.schemes[i].costs.scheme, DType::Bf16, true))["tensors"];
         }
         const std::string text = doc.dump(2) + "\n";
-        if (*o.json_path == "-") {
-            out << text;
-            out.flush();
-        } else {
-            try {
-                write_file_atomically(*o.json_path, text);
-            } catch (const Error& e) {
-                err << "quantplan: " << e.what() << "\n";
-                return 2;
-            }
-        }
+        if (const int rc = write_json_text(text, *o.json_path, out, err); rc != 0) return rc;
         return 0;
     } catch (const Error& e) {
         err << "quantplan: " << e.what() << "\n";

@@ -1,6 +1,7 @@
 #pragma once
 // The command-line path: no window, no Qt event loop.
 #include <iosfwd>
+#include <string>
 
 #include "app/cli_options.h"
 #include <optional>
@@ -26,6 +27,10 @@ std::optional<Calibration> calibration_from_options(const CliOptions& options);
 // The error-lab request of the --errorsim-* options (seed 003's default ladders otherwise); a bad
 // value throws Error naming its option. Shared by the headless JSON and the report.
 errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& options);
+
+// Writes `text` (a JSON document) to stdout for "-" or atomically to `path`. Returns 0, or 2 with
+// one line on `err` when the file cannot be written.
+int write_json_text(const std::string& text, const std::string& path, std::ostream& out, std::ostream& err);
 
 // Runs the headless plan: a table on `out`, or JSON to --json FILE|-. Returns the exit code;
 // errors are reported as one line on `err`.

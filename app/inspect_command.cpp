@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "app/headless.h"
 #include "app/data_paths.h"
 #include "core/atomic_file.h"
 #include "core/checkpoint/inspect_json.h"
@@ -149,17 +150,7 @@ int run_inspect(const CliOptions& options, std::ostream& out, std::ostream& err)
     }
     if (options.json_path) {
         const std::string text = inspect_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-        if (*options.json_path == "-") {
-            out << text;
-            out.flush();
-        } else {
-            try {
-                write_file_atomically(*options.json_path, text);
-            } catch (const Error& e) {
-                err << "quantplan: " << e.what() << "\n";
-                return 2;
-            }
-        }
+        if (const int rc = write_json_text(text, *options.json_path, out, err); rc != 0) return rc;
     } else {
         print_table(report, out);
     }

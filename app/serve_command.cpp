@@ -369,17 +369,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                                 {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},
                                 {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)}};
         const std::string text = doc.dump(2) + "\n";
-        if (*o.json_path == "-") {
-            out << text;
-            out.flush();
-        } else {
-            try {
-                write_file_atomically(*o.json_path, text);
-            } catch (const Error& e) {
-                err << "quantplan: " << e.what() << "\n";
-                return 2;
-            }
-        }
+        if (const int rc = write_json_text(text, *o.json_path, out, err); rc != 0) return rc;
         return 0;
     } catch (const Error& e) {
         err << "quantplan: " << e.what() << "\n";
