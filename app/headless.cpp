@@ -232,9 +232,7 @@ int run_headless(const CliOptions& given, std::ostream& out, std::ostream& err) 
                 doc["schemes"][i]["checkpoint"]["tensors"] =
                     to_json(checkpoint_budget(inventory, result.schemes[i].costs.scheme, DType::Bf16, true))["tensors"];
         }
-        const std::string text = doc.dump(2) + "\n";
-        if (const int rc = write_json_text(text, *o.json_path, out, err); rc != 0) return rc;
-        return 0;
+        return write_json_text(doc.dump(2) + "\n", *o.json_path, out, err);
     } catch (const Error& e) {
         err << "quantplan: " << e.what() << "\n";
         return 1;

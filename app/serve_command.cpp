@@ -368,9 +368,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                                 {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},
                                 {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},
                                 {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)}};
-        const std::string text = doc.dump(2) + "\n";
-        if (const int rc = write_json_text(text, *o.json_path, out, err); rc != 0) return rc;
-        return 0;
+        return write_json_text(doc.dump(2) + "\n", *o.json_path, out, err);
     } catch (const Error& e) {
         err << "quantplan: " << e.what() << "\n";
         return 1;

@@ -32,24 +32,22 @@ struct RunResult {
     std::string err;
 };
 
-RunResult run_headless(std::vector<std::string> args) {
+// Parses `args` after the program name and runs `mode` in process.
+RunResult run_in_process(std::vector<std::string> args, int (*mode)(const app::CliOptions&, std::ostream&, std::ostream&)) {
     args.insert(args.begin(), "quantplan");
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     std::ostringstream out, err;
     const app::CliOptions o = app::parse_command_line(static_cast<int>(argv.size()), argv.data());
-    const int rc = app::run_headless(o, out, err);
+    const int rc = mode(o, out, err);
     return {rc, out.str(), err.str()};
 }
 
+RunResult run_headless(std::vector<std::string> args) { return run_in_process(std::move(args), app::run_headless); }
+
 RunResult run_serve(std::vector<std::string> args) {
-    args.insert(args.begin(), {"quantplan", "--headless", "--serve"});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    std::ostringstream out, err;
-    const app::CliOptions o = app::parse_command_line(static_cast<int>(argv.size()), argv.data());
-    const int rc = app::run_serve(o, out, err);
-    return {rc, out.str(), err.str()};
+    args.insert(args.begin(), {"--headless", "--serve"});
+    return run_in_process(std::move(args), app::run_serve);
 }
 
 // Runs the built executable through the shell and returns (exit code, stdout + stderr).
