@@ -385,7 +385,7 @@ ServeStats run_traffic(const Traffic& t, const EnginePricing& pricing, const Slo
 std::optional<double> max_sustained_rate(const Traffic& given, const EnginePricing& pricing, const Slo& slo) {
     // Short runs cannot tell a slowly growing queue from noise: at least 1,000 requests a run.
     Traffic t = given;
-    t.requests = std::max<std::int64_t>(t.requests, 1000);
+    t.requests = std::clamp<std::int64_t>(t.requests, 1000, 20'000);  // and at most 20,000: 14 runs stay within seconds
     if (t.arrival.kind == Arrival::Kind::Burst) t.arrival = Arrival{};  // a burst has no rate: searched as Poisson
     const auto sustains = [&](double rate) {
         const ServeStats s = run_traffic(t, pricing, slo, rate);

@@ -127,7 +127,7 @@ ServeStats run_traffic(const Traffic& traffic, const EnginePricing& pricing, con
 
 // The highest Poisson rate one replica sustains: every SLO met and the run stable (the queue does
 // not grow; a finite run's completed rate cannot tell, as its drain lowers it). A bisection over
-// the rate, 14 simulations of the traffic's request count (at least 1,000). nullopt when even a near-zero rate misses the SLOs.
+// the rate, 14 simulations of the traffic's request count (at least 1,000, at most 20,000). nullopt when even a near-zero rate misses the SLOs.
 std::optional<double> max_sustained_rate(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo);
 
 }  // namespace quantplan::serve
