@@ -48,9 +48,10 @@ std::vector<std::string> split(const std::string& s, char sep) {
     return out;
 }
 
-std::vector<std::int64_t> read_lengths(const std::string& path, const std::string& option) {
-    std::ifstream in(path);
-    if (!in) throw Error(option, "cannot read '" + path + "'");
+}  // namespace
+
+std::vector<std::int64_t> parse_lengths(const std::string& text, const std::string& path, const std::string& option) {
+    std::istringstream in(text);
     std::vector<std::int64_t> out;
     std::string line;
     std::int64_t number = 0;
@@ -73,14 +74,12 @@ std::vector<std::int64_t> read_lengths(const std::string& path, const std::strin
     return out;
 }
 
-}  // namespace
-
 LengthSpec parse_length_spec(const std::string& spec, const std::string& option) {
     LengthSpec s;
     s.text = spec;
     if (spec.rfind("file:", 0) == 0) {
         s.kind = LengthSpec::Kind::File;
-        s.values = read_lengths(spec.substr(5), option);
+        s.values = parse_lengths(read_text_file(spec.substr(5), option), spec.substr(5), option);
         return s;
     }
     const std::vector<std::string> parts = split(spec, ':');
@@ -181,9 +180,22 @@ double trace_rate(const std::vector<Request>& trace) {
     return span > 0 ? static_cast<double>(trace.size() - 1) / span : 0.0;
 }
 
-std::vector<Request> read_trace(const std::string& path, const std::string& option) {
-    std::ifstream in(path);
+std::string read_text_file(const std::string& path, const std::string& option) {
+    std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(option, "cannot read '" + path + "'");
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size < 0 || size > (std::streamoff{1} << 30)) throw Error(option, path + ": larger than 1 GiB");
+    in.seekg(0);
+    std::string text(static_cast<std::size_t>(size), '\0');
+    in.read(text.data(), size);
+    return text;
+}
+
+std::vector<Request> read_trace(const std::string& path, const std::string& option) { return parse_trace(read_text_file(path, option), path, option); }
+
+std::vector<Request> parse_trace(const std::string& text, const std::string& path, const std::string& option) {
+    std::istringstream in(text);
     std::vector<Request> out;
     std::string line;
     std::int64_t number = 0;

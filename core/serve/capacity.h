@@ -51,6 +51,14 @@ Arrival parse_arrival(const std::string& spec, const std::string& option);
 // `input_length`, `output_tokens` or `output_length`. Sorted by arrival, times made relative to the
 // first. Throws Error(option) naming the line for a malformed or empty trace.
 std::vector<Request> read_trace(const std::string& path, const std::string& option);
+// The same from a trace's text (`path` names it in errors).
+std::vector<Request> parse_trace(const std::string& text, const std::string& path, const std::string& option);
+
+// A length file's text (`file:PATH`): the first integer of each line, a header and `#` comments skipped.
+std::vector<std::int64_t> parse_lengths(const std::string& text, const std::string& path, const std::string& option);
+
+// A whole file, at most 1 GiB. Throws Error(option) when it cannot be read.
+std::string read_text_file(const std::string& path, const std::string& option);
 
 // The traffic of a run.
 struct Traffic {

@@ -13,6 +13,7 @@
 #include "core/checkpoint/safetensors.h"
 #include "core/error.h"
 #include "core/model_config_json.h"
+#include "core/serve/capacity.h"
 
 namespace quantplan::fuzz {
 namespace {
@@ -41,6 +42,12 @@ void run_one_input(const std::uint8_t* data, std::size_t size) {
     // As an engine's startup log and as a benchmark result (quantplan --check).
     expect_only_error([&] { check::read_startup_log(text, "fuzz.log"); });
     expect_only_error([&] { check::read_bench_result(text, "fuzz.json"); });
+    // As --serve's trace, length file and option values.
+    expect_only_error([&] { serve::parse_trace(std::string(text), "fuzz.csv", "--trace"); });
+    expect_only_error([&] { serve::parse_lengths(std::string(text), "fuzz.txt", "--isl"); });
+    expect_only_error([&] { serve::parse_length_spec(std::string(text.substr(0, 256)), "--isl"); });
+    expect_only_error([&] { serve::parse_slo(std::string(text.substr(0, 64)), "--slo-ttft"); });
+    expect_only_error([&] { serve::parse_arrival(std::string(text.substr(0, 64)), "--arrival"); });
     expect_only_error([&] { parse_safetensors_header(text, size, "fuzz.safetensors"); });
     expect_only_error([&] { parse_safetensors_header(text, size + 4096, "fuzz.safetensors"); });
     // As configuration files.
