@@ -15,21 +15,10 @@
 #include "core/engine/step_model.h"
 #include "core/error.h"
 #include "core/report_json.h"
-#include "core/serve/capacity.h"
+#include "core/serve/capacity_plan.h"
 
 namespace quantplan::app {
 namespace {
-
-struct ServeRow {
-    std::string name;
-    bool fits = false;
-    std::string reason;                       // why not, when it does not fit
-    std::optional<std::int64_t> fits_from_tp;
-    serve::ServeStats stats;                  // the run asked for
-    std::optional<double> max_rate;
-    std::optional<std::int64_t> replicas, gpus;
-    std::optional<double> cost_output, cost_input;  // USD per million tokens at the maximum rate
-};
 
 std::map<std::string, double> parse_prices(const std::vector<std::string>& given) {
     std::map<std::string, double> out;
@@ -62,44 +51,6 @@ nlohmann::json opt(const std::optional<T>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-// A scheme admitted on the request's GPU and engine at TP `tp`, with max_model_len `longest`.
-struct Priced {
-    Admission admission;
-    Workload w;
-    SchemeCosts costs;
-};
-
-Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inventory, const Scheme& scheme, std::int64_t tp, std::int64_t longest) {
-    Priced p;
-    p.w = request.workload;
-    p.w.tensor_parallel = tp;
-    p.costs = scheme_costs(request.model, inventory, scheme, p.w.kv, request.gpu);
-    p.admission = engine::engine_admission(p.costs, request.model, request.gpu, *request.engine, p.w);
-    // One request of the longest length must fit in the cache for the engine to start.
-    if (p.admission.fits && p.admission.kv_cache_tokens < longest) {
-        p.admission.fits = false;
-        p.admission.reason =
-            "its KV cache holds " + std::to_string(p.admission.kv_cache_tokens) + " tokens, below one request of " + std::to_string(longest);
-    }
-    return p;
-}
-
-// The smallest TP of 1, 2, 4, 8 (dividing the attention heads) at which the scheme fits.
-std::optional<std::int64_t> smallest_tp(const PlanRequest& request, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
-                                        std::int64_t longest) {
-    for (std::int64_t tp : {1, 2, 4, 8})
-        if (request.model.num_attention_heads % tp == 0 && admit_at(request, inventory, scheme, tp, longest).admission.fits) return tp;
-    return std::nullopt;
-}
-
-// One configuration of the ranked recommendation.
-struct Configuration {
-    std::string gpu, scheme;
-    std::int64_t tp = 1, replicas = 0, gpus = 0;
-    double max_rate = 0;
-    std::optional<double> usd_per_hour, cost_output;
-};
-
 }  // namespace
 
 int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
@@ -131,11 +82,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         const std::map<std::string, double> prices = parse_prices(o.prices);
 
         // The engine's max_model_len: the longest request the traffic can hold.
-        std::int64_t longest = serve::max_length(traffic.input) + serve::max_length(traffic.output);
-        if (!traffic.trace.empty()) {
-            longest = 0;
-            for (const serve::Request& q : traffic.trace) longest = std::max(longest, q.input_tokens + q.output_tokens);
-        }
+        const std::int64_t longest = serve::longest_request(traffic);
         o.context = longest;
         o.batch = 1;
         PlanRequest request = plan_request_from_options(o);
@@ -149,113 +96,27 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             if (gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));
         }
         const engine::EngineSetup& setup = *request.engine;
-        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(model));
         const std::optional<double> target = o.target_rate ? o.target_rate : o.rate;
         const auto price = prices.find(gpu.id);
-
-        std::vector<ServeRow> rows;
-        for (const Scheme& scheme : request.schemes) {
-            ServeRow row;
-            row.name = scheme_name(scheme);
-            row.fits_from_tp = smallest_tp(request, inventory, scheme, longest);
-            const Priced priced = admit_at(request, inventory, scheme, request.workload.tensor_parallel, longest);
-            const Workload& w = priced.w;
-            const SchemeCosts& costs = priced.costs;
-            const Admission& a = priced.admission;
-            row.fits = a.fits;
-            if (!a.fits) {
-                row.reason = "does not fit at TP " + std::to_string(w.tensor_parallel) +
-                             (row.fits_from_tp ? "; fits from TP " + std::to_string(*row.fits_from_tp) : "; fits at no TP up to 8");
-                rows.push_back(row);
-                continue;
-            }
-            const serve::EnginePricing pricing = serve::engine_pricing(costs, model, gpu, setup, w, a);
-            for (const auto& [option, target_slo] : {std::pair{"--slo-ttft", slo.ttft}, std::pair{"--slo-tpot", slo.tpot}, std::pair{"--slo-e2e", slo.e2e}})
-                if (target_slo && target_slo->seconds < pricing.fastest_step_s)
-                    throw Error(option, fixed(target_slo->seconds * 1e3, 3) + " ms is below the fastest possible step of " + row.name + " (" +
-                                            fixed(pricing.fastest_step_s * 1e3, 3) + " ms)");
-            row.max_rate = serve::max_sustained_rate(traffic, pricing, slo);
-            const bool asked = traffic.rate_per_s || traffic.concurrency || !traffic.trace.empty() || traffic.arrival.kind == serve::Arrival::Kind::Burst;
-            if (asked) row.stats = serve::run_traffic(traffic, pricing, slo);
-            std::optional<serve::ServeStats> at_max;
-            if (row.max_rate) at_max = serve::run_traffic(traffic, pricing, slo, *row.max_rate);
-            if (!asked && at_max) row.stats = *at_max;
-            if (!asked && !at_max) row.stats = serve::run_traffic(traffic, pricing, slo, 0.0);
-            if (target && row.max_rate) {
-                row.replicas = static_cast<std::int64_t>(std::ceil(*target / *row.max_rate - 1e-9));
-                row.gpus = *row.replicas * w.tensor_parallel;
-            }
-            if (price != prices.end() && at_max && at_max->busy_s > 0) {
-                // A replica's cost per second, split between input and output tokens by the GPU time
-                // their prefill and decode took (idle time in proportion).
-                const double per_s = price->second * static_cast<double>(w.tensor_parallel) / 3600.0;
-                const double prefill_share = std::clamp(at_max->prefill_s / at_max->busy_s, 0.0, 1.0);
-                if (at_max->output_tokens_per_s > 0) row.cost_output = per_s * (1 - prefill_share) / at_max->output_tokens_per_s * 1e6;
-                if (at_max->input_tokens_per_s > 0) row.cost_input = per_s * prefill_share / at_max->input_tokens_per_s * 1e6;
-            }
-            rows.push_back(row);
-        }
-
-        // The ranked recommendation (with a target rate): every GPU given a price (and --gpu) x
-        // scheme within the accuracy tolerance x its smallest TP and twice that, cheapest first.
-        std::vector<Configuration> ranked;
-        std::vector<std::string> vetoes;
+        // The recommendation's candidates: --gpu and every GPU given a price.
+        std::vector<PlanRequest> candidates;
         if (target) {
-            std::vector<std::string> candidates = {gpu.id};
-            for (const auto& [id, usd] : prices)
-                if (id != gpu.id) candidates.push_back(id);
-            double mean_output = 0;
-            {
-                const std::vector<serve::Request> drawn = serve::make_requests(traffic, 0.0);
-                for (const serve::Request& q : drawn) mean_output += static_cast<double>(q.output_tokens);
-                mean_output /= static_cast<double>(drawn.size());
-            }
-            for (const Scheme& scheme : request.schemes)
-                if (const std::optional<std::string> why = accuracy_veto(scheme, request.goal)) vetoes.push_back(scheme_name(scheme) + ": " + *why);
-            for (const std::string& id : candidates) {
+            candidates.push_back(request);
+            for (const auto& [id, usd] : prices) {
+                if (id == gpu.id) continue;
                 CliOptions og = o;
                 og.gpu = id;
-                PlanRequest rq;
                 try {
-                    rq = plan_request_from_options(og);
+                    candidates.push_back(plan_request_from_options(og));
                 } catch (const Error& e) {
                     throw Error("--price", id + ": " + e.what());
                 }
-                rq.schemes = request.schemes;
-                const auto usd = prices.find(id);
-                for (const Scheme& scheme : rq.schemes) {
-                    if (accuracy_veto(scheme, request.goal)) continue;
-                    const std::optional<std::int64_t> from = smallest_tp(rq, inventory, scheme, longest);
-                    if (!from) continue;
-                    for (const std::int64_t tp : {*from, *from * 2}) {
-                        if (tp > 8 || model.num_attention_heads % tp != 0) continue;
-                        const Priced p = admit_at(rq, inventory, scheme, tp, longest);
-                        if (!p.admission.fits) continue;
-                        const serve::EnginePricing pricing = serve::engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission);
-                        const std::optional<double> rate = serve::max_sustained_rate(traffic, pricing, slo);
-                        if (!rate) continue;
-                        Configuration c;
-                        c.gpu = id;
-                        c.scheme = scheme_name(scheme);
-                        c.tp = tp;
-                        c.max_rate = *rate;
-                        c.replicas = static_cast<std::int64_t>(std::ceil(*target / *rate - 1e-9));
-                        c.gpus = c.replicas * tp;
-                        if (usd != prices.end()) {
-                            c.usd_per_hour = usd->second * static_cast<double>(c.gpus);
-                            if (mean_output > 0) c.cost_output = *c.usd_per_hour * 1e6 / (3600.0 * *target * mean_output);
-                        }
-                        ranked.push_back(c);
-                    }
-                }
             }
-            std::stable_sort(ranked.begin(), ranked.end(), [](const Configuration& a, const Configuration& b) {
-                if (a.usd_per_hour.has_value() != b.usd_per_hour.has_value()) return a.usd_per_hour.has_value();
-                if (a.usd_per_hour && *a.usd_per_hour != *b.usd_per_hour) return *a.usd_per_hour < *b.usd_per_hour;
-                if (a.gpus != b.gpus) return a.gpus < b.gpus;
-                return a.max_rate > b.max_rate;
-            });
         }
+        const serve::CapacityPlan capacity = serve::capacity_plan(request, candidates, {traffic, slo, target, prices});
+        const std::vector<serve::SchemeCapacity>& rows = capacity.schemes;
+        const std::vector<serve::Configuration>& ranked = capacity.ranked;
+        const std::vector<std::string>& vetoes = capacity.vetoes;
 
         if (!o.json_path) {
             out << model.name << " on " << gpu.name << ", TP " << request.workload.tensor_parallel << ", engine " << setup.profile.title << " ["
@@ -282,7 +143,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             out << "\n" << std::left << std::setw(20) << "scheme" << std::right << std::setw(11) << "TTFT p50" << std::setw(11) << "TTFT p99"
                 << std::setw(11) << "TPOT p50" << std::setw(11) << "TPOT p99" << std::setw(10) << "out tok/s" << std::setw(9) << "SLO %"
                 << std::setw(10) << "max req/s" << std::setw(9) << "replicas" << std::setw(10) << "$/M out" << "\n";
-            for (const ServeRow& r : rows) {
+            for (const serve::SchemeCapacity& r : rows) {
                 out << std::left << std::setw(20) << r.name << std::right;
                 if (!r.fits) {
                     out << "  " << r.reason << "\n";
@@ -305,7 +166,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                     << (prices.empty() ? "; no --price: fewest GPUs first" : "") << "):\n";
                 if (ranked.empty()) out << "  no configuration meets the SLOs\n";
                 for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
-                    const Configuration& c = ranked[i];
+                    const serve::Configuration& c = ranked[i];
                     out << "  " << i + 1 << ". " << std::left << std::setw(14) << c.gpu << " TP " << c.tp << "  " << std::setw(16) << c.scheme
                         << std::right << " x " << c.replicas << (c.replicas == 1 ? " replica = " : " replicas = ") << c.gpus << " GPUs, " << fixed(c.max_rate, 2)
                         << " requests/s each" << (c.usd_per_hour ? ", " + fixed(*c.usd_per_hour, 2) + " USD/h" : std::string())
@@ -323,7 +184,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             doc = {{"model", model.name}, {"gpu", gpu.id}};
         }
         nlohmann::json arr = nlohmann::json::array();
-        for (const ServeRow& r : rows) {
+        for (const serve::SchemeCapacity& r : rows) {
             nlohmann::json j = {{"name", r.name}, {"fits", r.fits}, {"fits_from_tp", opt(r.fits_from_tp)}};
             if (!r.fits) {
                 j["reason"] = r.reason;
@@ -358,7 +219,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         }
         doc["serve"] = arr;
         nlohmann::json rec = nlohmann::json::array();
-        for (const Configuration& c : ranked)
+        for (const serve::Configuration& c : ranked)
             rec.push_back({{"gpu", c.gpu}, {"tp", c.tp}, {"scheme", c.scheme}, {"replicas", c.replicas}, {"gpus", c.gpus},
                            {"max_rate_requests_per_s", c.max_rate}, {"usd_per_hour", opt(c.usd_per_hour)},
                            {"cost_per_million_output_tokens", opt(c.cost_output)}});

@@ -1,0 +1,60 @@
+#pragma once
+// Capacity planning per scheme and the ranked recommendation (docs/capacity.md): the simulator
+// (core/serve) run for every scheme of a plan request, on the request's GPU at its TP, and for
+// every candidate GPU x scheme x TP against a target rate. The command line's --serve, and later
+// the report and the window, show what this returns.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/serve/capacity.h"
+
+namespace quantplan::serve {
+
+// What the planner is asked.
+struct CapacityRequest {
+    Traffic traffic;
+    Slo slo;
+    std::optional<double> target_rate;       // replicas and the ranking for this rate (requests/s)
+    std::map<std::string, double> prices;    // GPU id -> USD per GPU-hour
+};
+
+// One scheme on the request's GPU at its TP.
+struct SchemeCapacity {
+    std::string name;
+    bool fits = false;
+    std::string reason;                       // why not, when it does not fit
+    std::optional<std::int64_t> fits_from_tp;
+    serve::ServeStats stats;                  // the run asked for
+    std::optional<double> max_rate;
+    std::optional<std::int64_t> replicas, gpus;
+    std::optional<double> cost_output, cost_input;  // USD per million tokens at the maximum rate
+};
+
+// One configuration of the ranked recommendation.
+struct Configuration {
+    std::string gpu, scheme;
+    std::int64_t tp = 1, replicas = 0, gpus = 0;
+    double max_rate = 0;
+    std::optional<double> usd_per_hour, cost_output;
+};
+
+struct CapacityPlan {
+    std::vector<SchemeCapacity> schemes;  // in the request's order
+    std::vector<Configuration> ranked;    // cheapest first (empty without a target rate)
+    std::vector<std::string> vetoes;      // schemes the accuracy tolerance vetoes, with why
+};
+
+// The longest request the traffic can hold (input + output): the engine's max_model_len.
+std::int64_t longest_request(const Traffic& traffic);
+
+// Runs the traffic for every scheme of `request` (schemes filled in, engine set) and, with a
+// target rate, ranks every `candidates` GPU (each a request like `request` on another GPU) x
+// scheme within the accuracy tolerance x its smallest TP and twice that. Throws Error naming the
+// option for an SLO below the fastest possible step.
+CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanRequest>& candidates, const CapacityRequest& ask);
+
+}  // namespace quantplan::serve
