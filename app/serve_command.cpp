@@ -44,8 +44,6 @@ std::string fixed(double v, int digits) {
     return buf;
 }
 
-nlohmann::json percentiles_json(const serve::Percentiles& p) { return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}}; }
-
 template <class T>
 nlohmann::json opt(const std::optional<T>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -183,48 +181,8 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             // No scheme fits at this TP: the serve array is still the answer.
             doc = {{"model", model.name}, {"gpu", gpu.id}};
         }
-        nlohmann::json arr = nlohmann::json::array();
-        for (const serve::SchemeCapacity& r : rows) {
-            nlohmann::json j = {{"name", r.name}, {"fits", r.fits}, {"fits_from_tp", opt(r.fits_from_tp)}};
-            if (!r.fits) {
-                j["reason"] = r.reason;
-                for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
-                                      "goodput_requests_per_s", "slo_attainment", "preemptions", "kv_utilization_mean", "max_rate_requests_per_s",
-                                      "replicas_needed", "gpus_needed", "cost_per_million_output_tokens", "cost_per_million_input_tokens"})
-                    j[k] = nullptr;
-                arr.push_back(j);
-                continue;
-            }
-            const serve::ServeStats& s = r.stats;
-            j["ttft_s"] = percentiles_json(s.ttft_s);
-            j["tpot_s"] = percentiles_json(s.tpot_s);
-            j["itl_s"] = percentiles_json(s.itl_s);
-            j["e2e_s"] = percentiles_json(s.e2e_s);
-            j["output_tokens_per_s"] = s.output_tokens_per_s;
-            j["input_tokens_per_s"] = s.input_tokens_per_s;
-            j["requests_per_s"] = s.requests_per_s;
-            j["goodput_requests_per_s"] = s.goodput_requests_per_s;
-            j["slo_attainment"] = s.slo_attainment;
-            j["preemptions"] = s.preemptions;
-            j["kv_utilization_mean"] = s.kv_utilization_mean;
-            j["mean_batch"] = s.mean_batch;
-            j["prefix_hit_tokens"] = s.prefix_hit_tokens;
-            j["gpu_time_s"] = {{"prefill", s.prefill_s}, {"decode", s.busy_s - s.prefill_s}, {"idle", std::max(0.0, s.span_s - s.busy_s)}};
-            j["max_rate_requests_per_s"] = opt(r.max_rate);
-            j["replicas_needed"] = opt(r.replicas);
-            j["gpus_needed"] = opt(r.gpus);
-            j["cost_per_million_output_tokens"] = opt(r.cost_output);
-            j["cost_per_million_input_tokens"] = opt(r.cost_input);
-            arr.push_back(j);
-        }
-        doc["serve"] = arr;
-        nlohmann::json rec = nlohmann::json::array();
-        for (const serve::Configuration& c : ranked)
-            rec.push_back({{"gpu", c.gpu}, {"tp", c.tp}, {"scheme", c.scheme}, {"replicas", c.replicas}, {"gpus", c.gpus},
-                           {"max_rate_requests_per_s", c.max_rate}, {"usd_per_hour", opt(c.usd_per_hour)},
-                           {"cost_per_million_output_tokens", opt(c.cost_output)}});
-        doc["serve_recommendation"] = target ? nlohmann::json{{"target_rate_requests_per_s", *target}, {"ranked", rec}, {"vetoed", vetoes}}
-                                             : nlohmann::json(nullptr);
+        doc["serve"] = serve::serve_json(capacity);
+        doc["serve_recommendation"] = serve::recommendation_json(capacity, target);
         doc["serve_traffic"] = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
                                 {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},
                                 {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},

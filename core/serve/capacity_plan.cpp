@@ -8,6 +8,8 @@
 #include "core/engine/step_model.h"
 #include "core/error.h"
 
+#include <nlohmann/json.hpp>
+
 namespace quantplan::serve {
 namespace {
 
@@ -161,6 +163,64 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
             });
         }
     return out;
+}
+
+namespace {
+
+nlohmann::json percentiles_json(const Percentiles& p) { return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}}; }
+
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json serve_json(const CapacityPlan& plan) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const SchemeCapacity& r : plan.schemes) {
+        nlohmann::json j = {{"name", r.name}, {"fits", r.fits}, {"fits_from_tp", opt(r.fits_from_tp)}};
+        if (!r.fits) {
+            j["reason"] = r.reason;
+            for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
+                                  "goodput_requests_per_s", "slo_attainment", "preemptions", "kv_utilization_mean", "max_rate_requests_per_s",
+                                  "replicas_needed", "gpus_needed", "cost_per_million_output_tokens", "cost_per_million_input_tokens"})
+                j[k] = nullptr;
+            arr.push_back(j);
+            continue;
+        }
+        const ServeStats& s = r.stats;
+        j["ttft_s"] = percentiles_json(s.ttft_s);
+        j["tpot_s"] = percentiles_json(s.tpot_s);
+        j["itl_s"] = percentiles_json(s.itl_s);
+        j["e2e_s"] = percentiles_json(s.e2e_s);
+        j["output_tokens_per_s"] = s.output_tokens_per_s;
+        j["input_tokens_per_s"] = s.input_tokens_per_s;
+        j["requests_per_s"] = s.requests_per_s;
+        j["goodput_requests_per_s"] = s.goodput_requests_per_s;
+        j["slo_attainment"] = s.slo_attainment;
+        j["preemptions"] = s.preemptions;
+        j["kv_utilization_mean"] = s.kv_utilization_mean;
+        j["mean_batch"] = s.mean_batch;
+        j["prefix_hit_tokens"] = s.prefix_hit_tokens;
+        j["gpu_time_s"] = {{"prefill", s.prefill_s}, {"decode", s.busy_s - s.prefill_s}, {"idle", std::max(0.0, s.span_s - s.busy_s)}};
+        j["max_rate_requests_per_s"] = opt(r.max_rate);
+        j["replicas_needed"] = opt(r.replicas);
+        j["gpus_needed"] = opt(r.gpus);
+        j["cost_per_million_output_tokens"] = opt(r.cost_output);
+        j["cost_per_million_input_tokens"] = opt(r.cost_input);
+        arr.push_back(j);
+    }
+    return arr;
+}
+
+nlohmann::json recommendation_json(const CapacityPlan& plan, const std::optional<double>& target) {
+    nlohmann::json rec = nlohmann::json::array();
+    for (const Configuration& c : plan.ranked)
+        rec.push_back({{"gpu", c.gpu}, {"tp", c.tp}, {"scheme", c.scheme}, {"replicas", c.replicas}, {"gpus", c.gpus},
+                       {"max_rate_requests_per_s", c.max_rate}, {"usd_per_hour", opt(c.usd_per_hour)},
+                       {"cost_per_million_output_tokens", opt(c.cost_output)}});
+    return target ? nlohmann::json{{"target_rate_requests_per_s", *target}, {"ranked", rec}, {"vetoed", plan.vetoes}} : nlohmann::json(nullptr);
 }
 
 }  // namespace quantplan::serve

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/plan.h"
 #include "core/serve/capacity.h"
 
@@ -56,5 +58,11 @@ std::int64_t longest_request(const Traffic& traffic);
 // scheme within the accuracy tolerance x its smallest TP and twice that. Throws Error naming the
 // option for an SLO below the fastest possible step.
 CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanRequest>& candidates, const CapacityRequest& ask);
+
+// JSON `serve`: one object per scheme with the capacity issue's keys (docs/capacity.md).
+nlohmann::json serve_json(const CapacityPlan& plan);
+
+// JSON `serve_recommendation`: the target, the ranked configurations and the vetoes; null without a target.
+nlohmann::json recommendation_json(const CapacityPlan& plan, const std::optional<double>& target);
 
 }  // namespace quantplan::serve
