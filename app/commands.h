@@ -5,6 +5,10 @@
 
 #include "app/cli_options.h"
 #include "core/fidelity/fit.h"
+#include "core/serve/capacity_plan.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
 
 namespace quantplan::app {
 
@@ -32,6 +36,22 @@ int run_check(const CliOptions& options, std::ostream& out, std::ostream& err);
 
 // --serve: capacity planning on the simulator (serve_command.cpp, docs/capacity.md).
 int run_serve(const CliOptions& options, std::ostream& out, std::ostream& err);
+
+// Capacity planning as --serve computes it, for the report too.
+struct CapacityRun {
+    CliOptions options;                     // after the scenario; profile "engine"
+    PlanRequest request;                    // the schemes filled in
+    serve::Traffic traffic;
+    serve::Slo slo;
+    std::map<std::string, double> prices;
+    std::optional<double> target;           // --target-rate, else --rate
+    serve::CapacityPlan plan;
+    nlohmann::json traffic_json;            // JSON `serve_traffic`
+};
+// Throws Error naming the option for bad traffic, SLOs or prices.
+CapacityRun run_capacity(const CliOptions& options);
+// True when the options ask for capacity planning (--serve or any traffic, SLO or price option).
+bool capacity_asked(const CliOptions& options);
 
 // True when this build has the planner window.
 bool gui_available();

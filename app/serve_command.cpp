@@ -51,67 +51,95 @@ nlohmann::json opt(const std::optional<T>& v) {
 
 }  // namespace
 
-int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
-    try {
-        CliOptions o = given;
-        if (o.scenario) apply_scenario_file(o, *o.scenario);
-        o.profile = "engine";  // the simulator prices every step with the engine profile's step model
-        serve::Traffic traffic;
-        if (o.rate && (!(*o.rate > 0) || *o.rate > 1e6)) throw Error("--rate", "must be above 0 (requests per second)");
-        if (o.concurrency && (*o.concurrency <= 0 || *o.concurrency > 1'000'000)) throw Error("--concurrency", "must be 1 to 1000000 users");
-        if (o.rate && o.concurrency) throw Error("--rate", "give --rate or --concurrency, not both");
-        if (o.target_rate && (!(*o.target_rate > 0) || *o.target_rate > 1e9)) throw Error("--target-rate", "must be above 0 (requests per second)");
-        if (o.seed < 0) throw Error("--seed", "must be 0 or positive");
-        traffic.rate_per_s = o.rate;
-        traffic.concurrency = o.concurrency;
-        traffic.requests = o.requests;
-        if (o.requests < 1 || o.requests > 1'000'000) throw Error("--requests", "must be 1 to 1000000");
-        traffic.input = serve::parse_length_spec(o.isl, "--isl");
-        traffic.output = serve::parse_length_spec(o.osl, "--osl");
-        traffic.seed = static_cast<std::uint64_t>(o.seed);
-        traffic.arrival = serve::parse_arrival(o.arrival, "--arrival");
-        if (o.prefix < 0 || o.prefix > (1 << 24)) throw Error("--prefix", "must be 0 to 16777216 tokens");
-        traffic.prefix_tokens = o.prefix;
-        if (o.trace) traffic.trace = serve::read_trace(*o.trace, "--trace");
-        serve::Slo slo;
-        slo.ttft = serve::parse_slo(o.slo_ttft, "--slo-ttft");
-        slo.tpot = serve::parse_slo(o.slo_tpot, "--slo-tpot");
-        slo.e2e = serve::parse_slo(o.slo_e2e, "--slo-e2e");
-        const std::map<std::string, double> prices = parse_prices(o.prices);
+bool capacity_asked(const CliOptions& o) {
+    return o.serve || o.rate || o.concurrency || o.trace || o.slo_ttft || o.slo_tpot || o.slo_e2e || o.target_rate || !o.prices.empty();
+}
 
-        // The engine's max_model_len: the longest request the traffic can hold.
-        const std::int64_t longest = serve::longest_request(traffic);
-        o.context = longest;
-        o.batch = 1;
-        PlanRequest request = plan_request_from_options(o);
-        const ModelConfig& model = request.model;
-        const GpuProfile& gpu = request.gpu;
-        if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
-            throw Error(o.trace ? "--trace" : "--isl", "input + output lengths reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
-                                     std::to_string(model.max_position_embeddings));
-        if (request.schemes.empty()) {
-            for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
-            if (gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));
-        }
-        const engine::EngineSetup& setup = *request.engine;
-        const std::optional<double> target = o.target_rate ? o.target_rate : o.rate;
-        const auto price = prices.find(gpu.id);
-        // The recommendation's candidates: --gpu and every GPU given a price.
-        std::vector<PlanRequest> candidates;
-        if (target) {
-            candidates.push_back(request);
-            for (const auto& [id, usd] : prices) {
-                if (id == gpu.id) continue;
-                CliOptions og = o;
-                og.gpu = id;
-                try {
-                    candidates.push_back(plan_request_from_options(og));
-                } catch (const Error& e) {
-                    throw Error("--price", id + ": " + e.what());
-                }
+CapacityRun run_capacity(const CliOptions& given) {
+    CapacityRun run;
+    CliOptions& o = run.options;
+    o = given;
+    if (o.scenario) apply_scenario_file(o, *o.scenario);
+    o.profile = "engine";  // the simulator prices every step with the engine profile's step model
+    serve::Traffic& traffic = run.traffic;
+    if (o.rate && (!(*o.rate > 0) || *o.rate > 1e6)) throw Error("--rate", "must be above 0 (requests per second)");
+    if (o.concurrency && (*o.concurrency <= 0 || *o.concurrency > 1'000'000)) throw Error("--concurrency", "must be 1 to 1000000 users");
+    if (o.rate && o.concurrency) throw Error("--rate", "give --rate or --concurrency, not both");
+    if (o.target_rate && (!(*o.target_rate > 0) || *o.target_rate > 1e9)) throw Error("--target-rate", "must be above 0 (requests per second)");
+    if (o.seed < 0) throw Error("--seed", "must be 0 or positive");
+    traffic.rate_per_s = o.rate;
+    traffic.concurrency = o.concurrency;
+    traffic.requests = o.requests;
+    if (o.requests < 1 || o.requests > 1'000'000) throw Error("--requests", "must be 1 to 1000000");
+    traffic.input = serve::parse_length_spec(o.isl, "--isl");
+    traffic.output = serve::parse_length_spec(o.osl, "--osl");
+    traffic.seed = static_cast<std::uint64_t>(o.seed);
+    traffic.arrival = serve::parse_arrival(o.arrival, "--arrival");
+    if (o.prefix < 0 || o.prefix > (1 << 24)) throw Error("--prefix", "must be 0 to 16777216 tokens");
+    traffic.prefix_tokens = o.prefix;
+    if (o.trace) traffic.trace = serve::read_trace(*o.trace, "--trace");
+    serve::Slo& slo = run.slo;
+    slo.ttft = serve::parse_slo(o.slo_ttft, "--slo-ttft");
+    slo.tpot = serve::parse_slo(o.slo_tpot, "--slo-tpot");
+    slo.e2e = serve::parse_slo(o.slo_e2e, "--slo-e2e");
+    run.prices = parse_prices(o.prices);
+    const std::map<std::string, double>& prices = run.prices;
+
+    // The engine's max_model_len: the longest request the traffic can hold.
+    const std::int64_t longest = serve::longest_request(traffic);
+    o.context = longest;
+    o.batch = 1;
+    run.request = plan_request_from_options(o);
+    PlanRequest& request = run.request;
+    const ModelConfig& model = request.model;
+    const GpuProfile& gpu = request.gpu;
+    if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
+        throw Error(o.trace ? "--trace" : "--isl", "input + output lengths reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
+                                 std::to_string(model.max_position_embeddings));
+    if (request.schemes.empty()) {
+        for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
+        if (gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));
+    }
+    run.target = o.target_rate ? o.target_rate : o.rate;
+    const std::optional<double>& target = run.target;
+    // The recommendation's candidates: --gpu and every GPU given a price.
+    std::vector<PlanRequest> candidates;
+    if (target) {
+        candidates.push_back(request);
+        for (const auto& [id, usd] : prices) {
+            if (id == gpu.id) continue;
+            CliOptions og = o;
+            og.gpu = id;
+            try {
+                candidates.push_back(plan_request_from_options(og));
+            } catch (const Error& e) {
+                throw Error("--price", id + ": " + e.what());
             }
         }
-        const serve::CapacityPlan capacity = serve::capacity_plan(request, candidates, {traffic, slo, target, prices});
+    }
+    run.plan = serve::capacity_plan(request, candidates, {traffic, slo, target, prices});
+    const auto price = prices.find(gpu.id);
+    run.traffic_json = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
+                        {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},
+                        {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},
+                        {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)}};
+    return run;
+}
+
+int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
+    try {
+        const CapacityRun run = run_capacity(given);
+        const CliOptions& o = run.options;
+        const serve::Traffic& traffic = run.traffic;
+        const serve::Slo& slo = run.slo;
+        const PlanRequest& request = run.request;
+        const ModelConfig& model = request.model;
+        const GpuProfile& gpu = request.gpu;
+        const engine::EngineSetup& setup = *request.engine;
+        const std::map<std::string, double>& prices = run.prices;
+        const auto price = prices.find(gpu.id);
+        const std::optional<double>& target = run.target;
+        const serve::CapacityPlan& capacity = run.plan;
         const std::vector<serve::SchemeCapacity>& rows = capacity.schemes;
         const std::vector<serve::Configuration>& ranked = capacity.ranked;
         const std::vector<std::string>& vetoes = capacity.vetoes;
@@ -183,10 +211,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         }
         doc["serve"] = serve::serve_json(capacity);
         doc["serve_recommendation"] = serve::recommendation_json(capacity, target);
-        doc["serve_traffic"] = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
-                                {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},
-                                {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},
-                                {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)}};
+        doc["serve_traffic"] = run.traffic_json;
         return write_json_text(doc.dump(2) + "\n", *o.json_path, out, err);
     } catch (const Error& e) {
         err << "quantplan: " << e.what() << "\n";
