@@ -77,6 +77,12 @@ int run_report(const CliOptions& given, std::ostream& out, std::ostream& err) {
             content.measured = report::ReportMeasured{*o.calibration, std::move(*cal), std::move(overlay)};
         }
         content.inputs = inputs_json(o);
+        if (capacity_asked(o)) {
+            CapacityRun run = run_capacity(o);
+            content.capacity = std::move(run.plan);
+            content.capacity_target = run.target;
+            content.capacity_traffic = std::move(run.traffic_json);
+        }
         content.generator = version_text();
         if (o.timestamp) content.generated_at = utc_now();
 #ifdef QUANTPLAN_HAVE_GUI

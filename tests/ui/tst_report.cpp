@@ -297,6 +297,29 @@ BOOST_AUTO_TEST_CASE(calibration_adds_predicted_vs_measured) {
     BOOST_TEST(read_file(plain / "report.md").find("Predicted vs measured") == std::string::npos);
 }
 
+// Traffic options add the capacity section (docs/capacity.md): the --serve figures in report.json
+// and a table in report.md and report.html; without them the report has none.
+BOOST_AUTO_TEST_CASE(traffic_adds_the_capacity_section) {
+    const fs::path dir = scratch("capacity");
+    const RunResult r = report_to(dir, {"--headless", "--schemes", "bf16,w8a8-int8", "--rate", "2", "--requests", "100", "--slo-tpot", "0.05",
+                                        "--target-rate", "8", "--price", "h100-sxm=3"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(read_file(dir / "report.json"));
+    BOOST_TEST_REQUIRE(doc.contains("capacity"));
+    BOOST_TEST(doc["capacity"]["serve"].size() == 2u);
+    BOOST_TEST(doc["capacity"]["serve"][0]["max_rate_requests_per_s"].get<double>() > 2.0);
+    BOOST_TEST(doc["capacity"]["traffic"]["rate_requests_per_s"] == 2.0);
+    BOOST_TEST(doc["capacity"]["recommendation"]["target_rate_requests_per_s"] == 8.0);
+    BOOST_TEST(!doc["capacity"]["recommendation"]["ranked"].empty());
+    const std::string md = read_file(dir / "report.md");
+    BOOST_TEST(md.find("## Capacity") != std::string::npos);
+    BOOST_TEST(md.find("Cheapest configurations for 8.00 requests/s") != std::string::npos);
+    BOOST_TEST(read_file(dir / "report.html").find("Capacity") != std::string::npos);
+    const fs::path plain = scratch("no-capacity");
+    BOOST_TEST_REQUIRE(report_to(plain, {"--headless"}).exit_code == 0);
+    BOOST_TEST(!nlohmann::json::parse(read_file(plain / "report.json")).contains("capacity"));
+}
+
 BOOST_AUTO_TEST_CASE(base64_matches_rfc4648_vectors) {
     const std::vector<std::pair<std::string, std::string>> vectors = {
         {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};

@@ -228,6 +228,48 @@ std::vector<Block> build_blocks(const ReportContent& c) {
         }
     }
 
+    // Capacity planning (docs/capacity.md).
+    if (c.capacity) {
+        out.push_back(heading(2, "Capacity"));
+        const nlohmann::json& t = c.capacity_traffic;
+        const auto field = [&](const char* k) { return t.contains(k) && !t[k].is_null() ? (t[k].is_string() ? t[k].get<std::string>() : t[k].dump()) : std::string(); };
+        const std::string how = !field("trace").empty() ? "the trace " + field("trace")
+                                : !field("rate_requests_per_s").empty() ? field("requests") + " requests at " + field("rate_requests_per_s") +
+                                                                              " requests/s (" + field("arrival") + ")"
+                                : !field("concurrency").empty() ? field("requests") + " requests from " + field("concurrency") + " users in a closed loop"
+                                                                : field("requests") + " requests at each scheme's highest rate";
+        out.push_back(paragraph("Traffic: " + how + (field("trace").empty() ? ", input " + field("isl") + " and output " + field("osl") + " tokens" : "") +
+                                ", seed " + field("seed") + "," + " simulated through the engine's continuous batching, every step priced by the engine profile's "
+                                "step model; the highest rate is the highest Poisson rate one replica sustains within the SLOs "
+                                "with a stable queue (docs/capacity.md)."));
+        Block cap = table({"scheme", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "output tok/s", "SLO attainment",
+                           "highest req/s", "replicas", "USD / M output"},
+                          {false, true, true, true, true, true, true, true, true, true});
+        const auto opt_text = [](const auto& v, int digits) { return v ? fixed(static_cast<double>(*v), digits) : std::string("-"); };
+        for (const serve::SchemeCapacity& r : c.capacity->schemes) {
+            if (!r.fits) {
+                cap.rows.push_back({r.name, r.reason, "", "", "", "", "", "", "", ""});
+                continue;
+            }
+            const serve::ServeStats& st = r.stats;
+            cap.rows.push_back({r.name, fixed(st.ttft_s.p50 * 1e3, 1), fixed(st.ttft_s.p99 * 1e3, 1), fixed(st.tpot_s.p50 * 1e3, 2),
+                                fixed(st.tpot_s.p99 * 1e3, 2), fixed(st.output_tokens_per_s, 0), percent(st.slo_attainment),
+                                opt_text(r.max_rate, 2), opt_text(r.replicas, 0), opt_text(r.cost_output, 3)});
+        }
+        out.push_back(std::move(cap));
+        if (c.capacity_target && !c.capacity->ranked.empty()) {
+            out.push_back(paragraph("Cheapest configurations for " + fixed(*c.capacity_target, 2) + " requests/s within the SLOs:"));
+            Block rec = table({"GPU", "TP", "scheme", "replicas", "GPUs", "highest req/s each", "USD / hour"},
+                              {false, true, false, true, true, true, true});
+            for (std::size_t i = 0; i < c.capacity->ranked.size() && i < 10; ++i) {
+                const serve::Configuration& k = c.capacity->ranked[i];
+                rec.rows.push_back({k.gpu, integer(k.tp), k.scheme, integer(k.replicas), integer(k.gpus), fixed(k.max_rate, 2),
+                                    opt_text(k.usd_per_hour, 2)});
+            }
+            out.push_back(std::move(rec));
+        }
+    }
+
     // The engine profile, the bands and the nearest measured points (docs/fidelity.md).
     if (q.engine) {
         const engine::EngineSetup& e = *q.engine;
@@ -503,6 +545,10 @@ json report_json(const ReportContent& c) {
     doc["inputs"] = c.inputs;
     if (c.generated_at) doc["generated_at"] = *c.generated_at;
     if (c.errorsim) doc["errorsim"] = errorsim::errorsim_json(*c.errorsim);
+    if (c.capacity)
+        doc["capacity"] = {{"traffic", c.capacity_traffic},
+                           {"serve", serve::serve_json(*c.capacity)},
+                           {"recommendation", serve::recommendation_json(*c.capacity, c.capacity_target)}};
     if (c.measured) doc["measured"] = measured_json(c.measured->calibration, c.measured->overlay, c.measured->source);
     std::size_t schemes = c.plan.schemes.size();
     doc["sweeps"] = {{"file", "sweeps.csv"},

@@ -17,6 +17,7 @@
 #include "core/errorsim/errorsim_request.h"
 #include "core/measured_overlay.h"
 #include "core/plan.h"
+#include "core/serve/capacity_plan.h"
 #include "core/sweep.h"
 
 namespace quantplan::report {
@@ -65,6 +66,11 @@ struct ReportContent {
     std::optional<std::string> generated_at;           // only with --timestamp (breaks byte-identity)
     std::vector<ReportChart> charts;                   // empty without Qt
     std::string generator = "quantplan";               // program and version, e.g. "quantplan 0.1.0"
+    // Capacity planning (docs/capacity.md), when the options asked for it: the plan, the
+    // target rate and the traffic as JSON `serve_traffic` gives it.
+    std::optional<serve::CapacityPlan> capacity;
+    std::optional<double> capacity_target;
+    nlohmann::json capacity_traffic;
 };
 
 // One file of the report folder: its path relative to the folder ("charts/memory.svg") and bytes.
