@@ -13,9 +13,10 @@
 namespace quantplan::serve {
 namespace {
 
-std::string fixed(double v, int digits) {
+// Milliseconds to three decimals, for an error message.
+std::string milliseconds(double seconds) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
     return buf;
 }
 
@@ -89,8 +90,8 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
             const EnginePricing pricing = engine_pricing(costs, model, gpu, setup, w, a);
             for (const auto& [option, target_slo] : {std::pair{"--slo-ttft", slo.ttft}, std::pair{"--slo-tpot", slo.tpot}, std::pair{"--slo-e2e", slo.e2e}})
                 if (target_slo && target_slo->seconds < pricing.fastest_step_s)
-                    throw Error(option, fixed(target_slo->seconds * 1e3, 3) + " ms is below the fastest possible step of " + row.name + " (" +
-                                            fixed(pricing.fastest_step_s * 1e3, 3) + " ms)");
+                    throw Error(option, milliseconds(target_slo->seconds) + " is below the fastest possible step of " + row.name + " (" +
+                                            milliseconds(pricing.fastest_step_s) + ")");
             row.max_rate = max_sustained_rate(traffic, pricing, slo);
             const bool asked = traffic.rate_per_s || traffic.concurrency || !traffic.trace.empty() || traffic.arrival.kind == Arrival::Kind::Burst;
             if (asked) row.stats = run_traffic(traffic, pricing, slo);
