@@ -196,9 +196,9 @@ Decision:
   --goal G                 throughput or latency [throughput]
   --accuracy T             strict, moderate or loose accuracy tolerance [moderate]
   --reasoning              reasoning-heavy traffic (long chains of thought degrade first)
-Traffic and sizing (with --serve):
-  --rate R                 Poisson arrivals at R requests/s (else --concurrency; neither: the run is
-                           at the highest rate found)
+Traffic and sizing (with --serve; with --out they add the report's Capacity section):
+  --rate R                 open-loop arrivals at R requests/s (else --concurrency; neither: the run
+                           is at the highest rate found)
   --concurrency N          N users in a closed loop, each sending its next request when one ends
   --requests N             requests simulated per run [1000]
   --isl SPEC, --osl SPEC   input / output lengths: N, uniform:A:B, normal:MEAN:SD,
