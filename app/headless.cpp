@@ -211,6 +211,9 @@ int run_headless(const CliOptions& given, std::ostream& out, std::ostream& err) 
     try {
         CliOptions o = given;
         if (o.scenario) apply_scenario_file(o, *o.scenario);  // the same options as the report and the window take
+        if (capacity_asked(o))
+            err << "quantplan: note: traffic, SLO and price options are read by --serve and by --out (the report's Capacity section); "
+                   "this plan does not use them\n";
         const PlanResult result = plan(plan_request_from_options(o));
         std::optional<errorsim::ErrorsimReport> lab;
         if (o.errorsim) lab = errorsim::run_errorsim(errorsim_request_from_options(o));
