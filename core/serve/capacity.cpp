@@ -336,7 +336,7 @@ Percentiles percentiles(std::vector<double> v) {
 
 ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const EnginePricing& pricing, const Slo& slo) {
     ServeStats s;
-    std::vector<double> ttft, tpot, e2e;
+    std::vector<double> ttft, tpot, e2e, queue;
     std::int64_t good = 0, in_tokens = 0, out_tokens = 0;
     for (std::size_t i = 0; i < sim.requests.size(); ++i) {
         const RequestResult& q = sim.requests[i];
@@ -345,6 +345,7 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
         ttft.push_back(first);
         tpot.push_back(q.tpot_s());
         e2e.push_back(total);
+        queue.push_back(q.queue_s());
         const bool ok = (!slo.ttft || first <= slo.ttft->seconds) && (!slo.tpot || q.tpot_s() <= slo.tpot->seconds) &&
                         (!slo.e2e || total <= slo.e2e->seconds);
         good += ok ? 1 : 0;
@@ -355,6 +356,7 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
     s.tpot_s = percentiles(tpot);
     s.itl_s = s.tpot_s;
     s.e2e_s = percentiles(e2e);
+    s.queue_s = percentiles(queue);
     const double start = requests.empty() ? 0.0 : requests.front().arrival_s;
     s.span_s = std::max(1e-9, sim.end_s - start + pricing.request_overhead_s);
     const double n = static_cast<double>(sim.requests.size());

@@ -183,7 +183,7 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         nlohmann::json j = {{"name", r.name}, {"fits", r.fits}, {"fits_from_tp", opt(r.fits_from_tp)}};
         if (!r.fits) {
             j["reason"] = r.reason;
-            for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
+            for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "queue_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
                                   "goodput_requests_per_s", "slo_attainment", "preemptions", "kv_utilization_mean", "max_rate_requests_per_s",
                                   "replicas_needed", "gpus_needed", "cost_per_million_output_tokens", "cost_per_million_input_tokens"})
                 j[k] = nullptr;
@@ -195,6 +195,7 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         j["tpot_s"] = percentiles_json(s.tpot_s);
         j["itl_s"] = percentiles_json(s.itl_s);
         j["e2e_s"] = percentiles_json(s.e2e_s);
+        j["queue_s"] = percentiles_json(s.queue_s);
         j["output_tokens_per_s"] = s.output_tokens_per_s;
         j["input_tokens_per_s"] = s.input_tokens_per_s;
         j["requests_per_s"] = s.requests_per_s;

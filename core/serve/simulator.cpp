@@ -162,6 +162,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 break;
             }
             out.prefix_hit_tokens += hit;
+            if (out.requests[running.back().index].admitted_s < 0) out.requests[running.back().index].admitted_s = t;
         }
         if (shape.decode_sequences == 0 && shape.prefill_tokens == 0) {
             if (next_arrival < requests.size()) {

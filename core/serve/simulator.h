@@ -56,11 +56,13 @@ struct EngineLimits {
 struct RequestResult {
     double arrival_s = 0;
     double first_token_s = 0;   // end of the step that produced its first output token
+    double admitted_s = -1;     // start of the step that first scheduled it (-1: never)
     double finish_s = 0;
     std::int64_t output_tokens = 0;
     std::int64_t preemptions = 0;
     double ttft_s() const { return first_token_s - arrival_s; }
     double e2e_s() const { return finish_s - arrival_s; }
+    double queue_s() const { return admitted_s >= 0 ? admitted_s - arrival_s : 0.0; }  // waiting before its first step
     // Time per output token after the first; 0 for one-token outputs.
     double tpot_s() const { return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0; }
 };

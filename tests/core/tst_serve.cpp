@@ -295,5 +295,29 @@ BOOST_AUTO_TEST_CASE(a_shared_prefix_is_prefilled_once) {
     BOOST_TEST(test::throws_naming([] { simulate({{0.0, 100, 10, 200}}, EngineLimits{}, synthetic_cost); }, "--prefix"));
 }
 
+BOOST_AUTO_TEST_CASE(queueing_delay_is_the_wait_before_the_first_step) {
+    EngineLimits limits;
+    limits.max_num_seqs = 2;
+    // Four at once, two slots: the first two start at once, the last two wait for the first to end.
+    const std::vector<Request> burst(4, Request{0.0, 100, 50});
+    const SimulationResult r = simulate(burst, limits, synthetic_cost);
+    BOOST_TEST(r.requests[0].queue_s() == 0.0);
+    BOOST_TEST(r.requests[1].queue_s() == 0.0);
+    BOOST_TEST(r.requests[2].queue_s() >= r.requests[0].e2e_s() - 1e-12);
+    BOOST_TEST(r.requests[2].queue_s() < r.requests[2].ttft_s());
+    // The same burst through capacity's summary: the mean wait is the two waits over four.
+    Traffic t;
+    t.requests = 4;
+    t.input = parse_length_spec("100", "--isl");
+    t.output = parse_length_spec("50", "--osl");
+    t.arrival = parse_arrival("burst", "--arrival");
+    EnginePricing p;
+    p.cost = synthetic_cost;
+    p.limits = limits;
+    const ServeStats st = run_traffic(t, p, Slo{}, 0.0);
+    BOOST_TEST(std::abs(st.queue_s.mean - (r.requests[2].queue_s() + r.requests[3].queue_s()) / 4.0) < 1e-12);
+    BOOST_TEST(st.queue_s.p99 > 0.0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
