@@ -18,22 +18,12 @@
 #include "core/atomic_file.h"
 #include "core/check/check.h"
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace quantplan::app {
 namespace {
 
-std::string read_log(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("--check", "cannot read " + path);
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    if (size > static_cast<std::streamoff>(check::kMaxLogBytes))
-        throw Error("--check", path + " is larger than " + std::to_string(check::kMaxLogBytes >> 20) + " MiB; pass the startup part of the log");
-    in.seekg(0);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+std::string read_log(const std::string& path) { return read_text_file(path, "--check", check::kMaxLogBytes); }
 
 std::string shown(double v, const std::string& unit) {
     char buf[48];
@@ -83,12 +73,10 @@ std::pair<std::string, std::string> corpus_metric(const std::string& quantity) {
 std::size_t add_to_corpus(const check::CheckResult& r, const std::string& check_file, const std::string& path) {
     nlohmann::ordered_json doc;
     {
-        std::ifstream in(path, std::ios::binary);
-        if (in) {
-            std::ostringstream s;
-            s << in.rdbuf();
+        std::error_code ec;
+        if (std::filesystem::exists(path, ec)) {
             try {
-                doc = nlohmann::ordered_json::parse(s.str());
+                doc = nlohmann::ordered_json::parse(read_text_file(path, "--add-to-corpus"));
             } catch (const nlohmann::json::exception&) {
                 throw Error("--add-to-corpus", path + " exists and is not a corpus file");
             }

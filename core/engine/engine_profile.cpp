@@ -10,6 +10,7 @@
 
 #include "core/checkpoint/json_guard.h"
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace quantplan::engine {
 namespace {
@@ -117,14 +118,6 @@ ojson curves_json(const std::map<KernelFamily, EfficiencyCurve>& curves) {
         out[kernel_family_name(family)] = std::move(e);
     }
     return out;
-}
-
-std::string read_text(const std::filesystem::path& path, const std::string& what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path.string(), "cannot read the " + what);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 }  // namespace
@@ -522,11 +515,11 @@ EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, con
         if (entry.path().extension() == ".json") files.push_back(entry.path());
     if (ec) throw Error(profiles_dir.string(), "cannot list the engine profiles: " + ec.message());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) c.profiles.push_back(parse_engine_profile(read_text(f, "engine profile"), f.filename().string()));
+    for (const auto& f : files) c.profiles.push_back(parse_engine_profile(read_text_file(f, "engine profile"), f.filename().string()));
     std::sort(c.profiles.begin(), c.profiles.end(), [](const EngineProfile& a, const EngineProfile& b) {
         return a.engine != b.engine ? a.engine < b.engine : compare_versions(a.min_version, b.min_version) < 0;
     });
-    if (std::filesystem::exists(fit_file, ec)) apply_fit(c, parse_fitted_parameters(read_text(fit_file, "fitted parameter file"), fit_file.filename().string()));
+    if (std::filesystem::exists(fit_file, ec)) apply_fit(c, parse_fitted_parameters(read_text_file(fit_file, "fitted parameter file"), fit_file.filename().string()));
     return c;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/checkpoint/json_guard.h"
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace quantplan::fidelity {
 namespace {
@@ -166,14 +167,6 @@ std::string source_key_of(const std::string& file, const json& source) {
     return key;
 }
 
-std::string read_text(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw Error(p.string(), "cannot read the corpus file");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 }  // namespace
 
 const char* metric_name(Metric m) {
@@ -267,7 +260,7 @@ Corpus load_corpus(const std::filesystem::path& dir, const std::vector<std::file
     std::uint64_t h = fnv1a64("");
     std::set<std::string> ids;
     for (const auto& f : files) {
-        const std::string text = read_text(f);
+        const std::string text = read_text_file(f, "corpus file");
         const std::string name = f.lexically_relative(dir).empty() || f.lexically_relative(dir).string().rfind("..", 0) == 0
                                      ? f.filename().string()
                                      : f.lexically_relative(dir).generic_string();

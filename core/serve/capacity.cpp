@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace quantplan::serve {
 namespace {
@@ -180,17 +181,6 @@ double trace_rate(const std::vector<Request>& trace) {
     return span > 0 ? static_cast<double>(trace.size() - 1) / span : 0.0;
 }
 
-std::string read_text_file(const std::string& path, const std::string& option) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(option, "cannot read '" + path + "'");
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    if (size < 0 || size > (std::streamoff{1} << 30)) throw Error(option, path + ": larger than 1 GiB");
-    in.seekg(0);
-    std::string text(static_cast<std::size_t>(size), '\0');
-    in.read(text.data(), size);
-    return text;
-}
 
 std::vector<Request> read_trace(const std::string& path, const std::string& option) { return parse_trace(read_text_file(path, option), path, option); }
 

@@ -57,8 +57,6 @@ std::vector<Request> parse_trace(const std::string& text, const std::string& pat
 // A length file's text (`file:PATH`): the first integer of each line, a header and `#` comments skipped.
 std::vector<std::int64_t> parse_lengths(const std::string& text, const std::string& path, const std::string& option);
 
-// A whole file, at most 1 GiB. Throws Error(option) when it cannot be read.
-std::string read_text_file(const std::string& path, const std::string& option);
 
 // The traffic of a run.
 struct Traffic {
