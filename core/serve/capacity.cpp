@@ -344,7 +344,6 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
     }
     s.ttft_s = percentiles(ttft);
     s.tpot_s = percentiles(tpot);
-    s.itl_s = s.tpot_s;
     s.e2e_s = percentiles(e2e);
     s.queue_s = percentiles(queue);
     const double start = requests.empty() ? 0.0 : requests.front().arrival_s;

@@ -114,7 +114,9 @@ Percentiles percentiles(std::vector<double> values);
 
 // A run's figures, as a benchmark client reports them.
 struct ServeStats {
-    Percentiles ttft_s, tpot_s, itl_s, e2e_s;
+    // ITL is reported as TPOT: the simulator has no per-token jitter, so a request's mean gap
+    // between tokens is its TPOT.
+    Percentiles ttft_s, tpot_s, e2e_s;
     Percentiles queue_s;                // arrival to the first step that schedules it  // ITL: a request's mean gap (the simulator has no per-token jitter)
     double output_tokens_per_s = 0, input_tokens_per_s = 0, requests_per_s = 0;
     double goodput_requests_per_s = 0;  // requests meeting every SLO per second

@@ -71,98 +71,104 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
     const std::int64_t longest = longest_request(traffic);
     const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(model));
     const auto price = prices.find(gpu.id);
-        std::vector<SchemeCapacity>& rows = out.schemes;
-        for (const Scheme& scheme : request.schemes) {
-            SchemeCapacity row;
-            row.name = scheme_name(scheme);
-            row.fits_from_tp = smallest_tp(request, inventory, scheme, longest);
-            const Priced priced = admit_at(request, inventory, scheme, request.workload.tensor_parallel, longest);
-            const Workload& w = priced.w;
-            const SchemeCosts& costs = priced.costs;
-            const Admission& a = priced.admission;
-            row.fits = a.fits;
-            if (!a.fits) {
-                row.reason = "does not fit at TP " + std::to_string(w.tensor_parallel) +
-                             (row.fits_from_tp ? "; fits from TP " + std::to_string(*row.fits_from_tp) : "; fits at no TP up to 8");
-                rows.push_back(row);
-                continue;
-            }
-            const EnginePricing pricing = engine_pricing(costs, model, gpu, setup, w, a);
-            for (const auto& [option, target_slo] : {std::pair{"--slo-ttft", slo.ttft}, std::pair{"--slo-tpot", slo.tpot}, std::pair{"--slo-e2e", slo.e2e}})
-                if (target_slo && target_slo->seconds < pricing.fastest_step_s)
-                    throw Error(option, milliseconds(target_slo->seconds) + " is below the fastest possible step of " + row.name + " (" +
-                                            milliseconds(pricing.fastest_step_s) + ")");
-            row.max_rate = max_sustained_rate(traffic, pricing, slo);
-            const bool asked = traffic.rate_per_s || traffic.concurrency || !traffic.trace.empty() || traffic.arrival.kind == Arrival::Kind::Burst;
-            if (asked) row.stats = run_traffic(traffic, pricing, slo);
-            std::optional<ServeStats> at_max;
-            if (row.max_rate) at_max = run_traffic(traffic, pricing, slo, *row.max_rate);
-            if (!asked && at_max) row.stats = *at_max;
-            if (!asked && !at_max) row.stats = run_traffic(traffic, pricing, slo, 0.0);
-            if (target && row.max_rate) {
-                row.replicas = static_cast<std::int64_t>(std::ceil(*target / *row.max_rate - 1e-9));
-                row.gpus = *row.replicas * w.tensor_parallel;
-            }
-            if (price != prices.end() && at_max && at_max->busy_s > 0) {
-                // A replica's cost per second, split between input and output tokens by the GPU time
-                // their prefill and decode took (idle time in proportion).
-                const double per_s = price->second * static_cast<double>(w.tensor_parallel) / 3600.0;
-                const double prefill_share = std::clamp(at_max->prefill_s / at_max->busy_s, 0.0, 1.0);
-                if (at_max->output_tokens_per_s > 0) row.cost_output = per_s * (1 - prefill_share) / at_max->output_tokens_per_s * 1e6;
-                if (at_max->input_tokens_per_s > 0) row.cost_input = per_s * prefill_share / at_max->input_tokens_per_s * 1e6;
-            }
+    std::vector<SchemeCapacity>& rows = out.schemes;
+    for (const Scheme& scheme : request.schemes) {
+        SchemeCapacity row;
+        row.name = scheme_name(scheme);
+        row.fits_from_tp = smallest_tp(request, inventory, scheme, longest);
+        const Priced priced = admit_at(request, inventory, scheme, request.workload.tensor_parallel, longest);
+        const Workload& w = priced.w;
+        const SchemeCosts& costs = priced.costs;
+        const Admission& a = priced.admission;
+        row.fits = a.fits;
+        if (!a.fits) {
+            row.reason = "does not fit at TP " + std::to_string(w.tensor_parallel) +
+                         (row.fits_from_tp ? "; fits from TP " + std::to_string(*row.fits_from_tp) : "; fits at no TP up to 8");
             rows.push_back(row);
+            continue;
         }
+        const EnginePricing pricing = engine_pricing(costs, model, gpu, setup, w, a);
+        for (const auto& [option, target_slo] : {std::pair{"--slo-ttft", slo.ttft}, std::pair{"--slo-tpot", slo.tpot}, std::pair{"--slo-e2e", slo.e2e}})
+            if (target_slo && target_slo->seconds < pricing.fastest_step_s)
+                throw Error(option, milliseconds(target_slo->seconds) + " is below the fastest possible step of " + row.name + " (" +
+                                        milliseconds(pricing.fastest_step_s) + ")");
+        row.max_rate = max_sustained_rate(traffic, pricing, slo);
+        const bool asked = traffic.rate_per_s || traffic.concurrency || !traffic.trace.empty() || traffic.arrival.kind == Arrival::Kind::Burst;
+        if (asked) row.stats = run_traffic(traffic, pricing, slo);
+        std::optional<ServeStats> at_max;
+        if (row.max_rate) at_max = run_traffic(traffic, pricing, slo, *row.max_rate);
+        if (!asked && at_max) row.stats = *at_max;
+        if (!asked && !at_max) row.stats = run_traffic(traffic, pricing, slo, 0.0);
+        if (target && row.max_rate) {
+            row.replicas = static_cast<std::int64_t>(std::ceil(*target / *row.max_rate - 1e-9));
+            row.gpus = *row.replicas * w.tensor_parallel;
+        }
+        if (price != prices.end() && at_max && at_max->busy_s > 0) {
+            // A replica's cost per second, split between input and output tokens by the GPU time
+            // their prefill and decode took (idle time in proportion).
+            const double per_s = price->second * static_cast<double>(w.tensor_parallel) / 3600.0;
+            const double prefill_share = std::clamp(at_max->prefill_s / at_max->busy_s, 0.0, 1.0);
+            if (at_max->output_tokens_per_s > 0) row.cost_output = per_s * (1 - prefill_share) / at_max->output_tokens_per_s * 1e6;
+            if (at_max->input_tokens_per_s > 0) row.cost_input = per_s * prefill_share / at_max->input_tokens_per_s * 1e6;
+        }
+        rows.push_back(row);
+    }
 
-        // The ranked recommendation (with a target rate): every GPU given a price (and --gpu) x
-        // scheme within the accuracy tolerance x its smallest TP and twice that, cheapest first.
-        std::vector<Configuration>& ranked = out.ranked;
-        std::vector<std::string>& vetoes = out.vetoes;
-        if (target) {
-            double mean_output = 0;
-            {
-                const std::vector<Request> drawn = make_requests(traffic, 0.0);
-                for (const Request& q : drawn) mean_output += static_cast<double>(q.output_tokens);
-                mean_output /= static_cast<double>(drawn.size());
-            }
-            for (const Scheme& scheme : request.schemes)
-                if (const std::optional<std::string> why = accuracy_veto(scheme, request.goal)) vetoes.push_back(scheme_name(scheme) + ": " + *why);
-            for (const PlanRequest& rq : candidates) {
-                const std::string& id = rq.gpu.id;
-                const auto usd = prices.find(id);
-                for (const Scheme& scheme : request.schemes) {
-                    if (accuracy_veto(scheme, request.goal)) continue;
-                    const std::optional<std::int64_t> from = smallest_tp(rq, inventory, scheme, longest);
-                    if (!from) continue;
-                    for (const std::int64_t tp : {*from, *from * 2}) {
-                        if (tp > 8 || model.num_attention_heads % tp != 0) continue;
-                        const Priced p = admit_at(rq, inventory, scheme, tp, longest);
-                        if (!p.admission.fits) continue;
-                        const EnginePricing pricing = engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission);
-                        const std::optional<double> rate = max_sustained_rate(traffic, pricing, slo);
-                        if (!rate) continue;
-                        Configuration c;
-                        c.gpu = id;
-                        c.scheme = scheme_name(scheme);
-                        c.tp = tp;
-                        c.max_rate = *rate;
-                        c.replicas = static_cast<std::int64_t>(std::ceil(*target / *rate - 1e-9));
-                        c.gpus = c.replicas * tp;
-                        if (usd != prices.end()) {
-                            c.usd_per_hour = usd->second * static_cast<double>(c.gpus);
-                            if (mean_output > 0) c.cost_output = *c.usd_per_hour * 1e6 / (3600.0 * *target * mean_output);
-                        }
-                        ranked.push_back(c);
+    // The ranked recommendation (with a target rate): every GPU given a price (and --gpu) x
+    // scheme within the accuracy tolerance x its smallest TP and twice that, cheapest first.
+    std::vector<Configuration>& ranked = out.ranked;
+    std::vector<std::string>& vetoes = out.vetoes;
+    if (target) {
+        double mean_output = 0;
+        {
+            const std::vector<Request> drawn = make_requests(traffic, 0.0);
+            for (const Request& q : drawn) mean_output += static_cast<double>(q.output_tokens);
+            mean_output /= static_cast<double>(drawn.size());
+        }
+        for (const Scheme& scheme : request.schemes)
+            if (const std::optional<std::string> why = accuracy_veto(scheme, request.goal)) vetoes.push_back(scheme_name(scheme) + ": " + *why);
+        for (const PlanRequest& rq : candidates) {
+            const std::string& id = rq.gpu.id;
+            const auto usd = prices.find(id);
+            for (const Scheme& scheme : request.schemes) {
+                if (accuracy_veto(scheme, request.goal)) continue;
+                const std::optional<std::int64_t> from = smallest_tp(rq, inventory, scheme, longest);
+                if (!from) continue;
+                for (const std::int64_t tp : {*from, *from * 2}) {
+                    if (tp > 8 || model.num_attention_heads % tp != 0) continue;
+                    const Priced p = admit_at(rq, inventory, scheme, tp, longest);
+                    if (!p.admission.fits) continue;
+                    // The request's own GPU and TP was searched for its scheme row already.
+                    const SchemeCapacity* row = nullptr;
+                    for (const SchemeCapacity& r : out.schemes)
+                        if (r.name == scheme_name(scheme) && r.fits) row = &r;
+                    const bool searched = row != nullptr && id == gpu.id && tp == request.workload.tensor_parallel;
+                    const std::optional<double> rate =
+                        searched ? row->max_rate
+                                 : max_sustained_rate(traffic, engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission), slo);
+                    if (!rate) continue;
+                    Configuration c;
+                    c.gpu = id;
+                    c.scheme = scheme_name(scheme);
+                    c.tp = tp;
+                    c.max_rate = *rate;
+                    c.replicas = static_cast<std::int64_t>(std::ceil(*target / *rate - 1e-9));
+                    c.gpus = c.replicas * tp;
+                    if (usd != prices.end()) {
+                        c.usd_per_hour = usd->second * static_cast<double>(c.gpus);
+                        if (mean_output > 0) c.cost_output = *c.usd_per_hour * 1e6 / (3600.0 * *target * mean_output);
                     }
+                    ranked.push_back(c);
                 }
             }
-            std::stable_sort(ranked.begin(), ranked.end(), [](const Configuration& a, const Configuration& b) {
-                if (a.usd_per_hour.has_value() != b.usd_per_hour.has_value()) return a.usd_per_hour.has_value();
-                if (a.usd_per_hour && *a.usd_per_hour != *b.usd_per_hour) return *a.usd_per_hour < *b.usd_per_hour;
-                if (a.gpus != b.gpus) return a.gpus < b.gpus;
-                return a.max_rate > b.max_rate;
-            });
         }
+        std::stable_sort(ranked.begin(), ranked.end(), [](const Configuration& a, const Configuration& b) {
+            if (a.usd_per_hour.has_value() != b.usd_per_hour.has_value()) return a.usd_per_hour.has_value();
+            if (a.usd_per_hour && *a.usd_per_hour != *b.usd_per_hour) return *a.usd_per_hour < *b.usd_per_hour;
+            if (a.gpus != b.gpus) return a.gpus < b.gpus;
+            return a.max_rate > b.max_rate;
+        });
+    }
     return out;
 }
 
@@ -193,7 +199,7 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         const ServeStats& s = r.stats;
         j["ttft_s"] = percentiles_json(s.ttft_s);
         j["tpot_s"] = percentiles_json(s.tpot_s);
-        j["itl_s"] = percentiles_json(s.itl_s);
+        j["itl_s"] = percentiles_json(s.tpot_s);  // no per-token jitter: ITL is TPOT
         j["e2e_s"] = percentiles_json(s.e2e_s);
         j["queue_s"] = percentiles_json(s.queue_s);
         j["output_tokens_per_s"] = s.output_tokens_per_s;
