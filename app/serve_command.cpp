@@ -117,7 +117,12 @@ CapacityRun run_capacity(const CliOptions& given) {
             }
         }
     }
-    run.plan = serve::capacity_plan(request, candidates, {traffic, slo, target, prices});
+    serve::CapacityRequest ask;
+    ask.traffic = traffic;
+    ask.slo = slo;
+    ask.target_rate = target;
+    ask.prices = prices;
+    run.plan = serve::capacity_plan(request, candidates, ask);
     const auto price = prices.find(gpu.id);
     run.traffic_json = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
                         {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},

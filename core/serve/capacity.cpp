@@ -377,19 +377,42 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
     return s;
 }
 
-ServeStats run_traffic(const Traffic& t, const EnginePricing& pricing, const Slo& slo, std::optional<double> rate) {
+ServeStats run_traffic(const Traffic& t, const EnginePricing& pricing, const Slo& slo, std::optional<double> rate, std::size_t timeline_points) {
     if (!rate) rate = t.rate_per_s;
     const bool closed = !rate && t.concurrency;
     const std::vector<Request> requests = make_requests(t, rate.value_or(0.0));  // a trace without a rate: as recorded
-    const SimulationResult sim = simulate(requests, pricing.limits, pricing.cost, 50'000'000, closed ? *t.concurrency : 0);
-    return summarize(sim, requests, pricing, slo);
+    SimulationResult sim = simulate(requests, pricing.limits, pricing.cost, 50'000'000, closed ? *t.concurrency : 0, timeline_points);
+    ServeStats s = summarize(sim, requests, pricing, slo);
+    s.timeline = std::move(sim.timeline);
+    return s;
+}
+
+namespace {
+
+// The traffic a rate search runs: short runs cannot tell a slowly growing queue from noise, so at
+// least 1,000 requests a run, and at most 20,000 so that a search stays within seconds; a burst
+// has no rate, so it is searched as Poisson.
+Traffic search_traffic(const Traffic& given) {
+    Traffic t = given;
+    t.requests = std::clamp<std::int64_t>(t.requests, 1000, 20'000);
+    if (t.arrival.kind == Arrival::Kind::Burst) t.arrival = Arrival{};
+    return t;
+}
+
+}  // namespace
+
+std::vector<RatePoint> rate_sweep(const Traffic& given, const EnginePricing& pricing, const Slo& slo, const std::vector<double>& rates) {
+    const Traffic t = search_traffic(given);
+    std::vector<RatePoint> out;
+    for (const double rate : rates) {
+        const ServeStats s = run_traffic(t, pricing, slo, rate);
+        out.push_back({rate, s.ttft_s, s.tpot_s, s.e2e_s, s.goodput_requests_per_s, s.meets_slo, s.stable});
+    }
+    return out;
 }
 
 std::optional<double> max_sustained_rate(const Traffic& given, const EnginePricing& pricing, const Slo& slo) {
-    // Short runs cannot tell a slowly growing queue from noise: at least 1,000 requests a run.
-    Traffic t = given;
-    t.requests = std::clamp<std::int64_t>(t.requests, 1000, 20'000);  // and at most 20,000: 14 runs stay within seconds
-    if (t.arrival.kind == Arrival::Kind::Burst) t.arrival = Arrival{};  // a burst has no rate: searched as Poisson
+    const Traffic t = search_traffic(given);
     const auto sustains = [&](double rate) {
         const ServeStats s = run_traffic(t, pricing, slo, rate);
         return s.meets_slo && s.stable;

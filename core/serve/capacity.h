@@ -127,12 +127,27 @@ struct ServeStats {
     double span_s = 0, busy_s = 0, prefill_s = 0;  // GPU time: prefill, decode = busy - prefill, idle = span - busy
     bool meets_slo = true;              // every target's percentile within it
     bool stable = true;                 // the queue does not grow: the last quarter's E2E within 25% of the second's
+    std::vector<TimelinePoint> timeline;  // batch, queue, KV use and preemptions over the run (when asked for)
 };
 
 ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const EnginePricing& pricing, const Slo& slo);
 
-// Runs `traffic` (at `rate_per_s` when set, else the traffic's own rate or concurrency).
-ServeStats run_traffic(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo, std::optional<double> rate_per_s = std::nullopt);
+// Runs `traffic` (at `rate_per_s` when set, else the traffic's own rate or concurrency), keeping
+// a timeline of at most 2 x `timeline_points` points (0: none).
+ServeStats run_traffic(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo, std::optional<double> rate_per_s = std::nullopt,
+                       std::size_t timeline_points = 0);
+
+// One point of a latency-against-rate curve: a Poisson run at `rate_per_s`.
+struct RatePoint {
+    double rate_per_s = 0;
+    Percentiles ttft_s, tpot_s, e2e_s;
+    double goodput_requests_per_s = 0;
+    bool meets_slo = true, stable = true;
+};
+
+// The same traffic at each of `rates` (Poisson, the search's request count: at least 1,000, at
+// most 20,000), for the latency-against-rate charts.
+std::vector<RatePoint> rate_sweep(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo, const std::vector<double>& rates);
 
 // The highest Poisson rate one replica sustains: every SLO met and the run stable (the queue does
 // not grow; a finite run's completed rate cannot tell, as its drain lowers it). A bisection over

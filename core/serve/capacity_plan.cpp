@@ -72,7 +72,15 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
     const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(model));
     const auto price = prices.find(gpu.id);
     std::vector<SchemeCapacity>& rows = out.schemes;
+    // Progress: each scheme row one unit, and the ranking one per candidate GPU.
+    const double units = static_cast<double>(request.schemes.size() + (target ? candidates.size() : 0));
+    double done = 0;
+    const auto step = [&](const std::string& what) {
+        if (ask.progress) ask.progress(units > 0 ? done / units : 1.0, what);
+        done += 1;
+    };
     for (const Scheme& scheme : request.schemes) {
+        step(scheme_name(scheme) + " on " + gpu.id);
         SchemeCapacity row;
         row.name = scheme_name(scheme);
         row.fits_from_tp = smallest_tp(request, inventory, scheme, longest);
@@ -94,11 +102,16 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
                                         milliseconds(pricing.fastest_step_s) + ")");
         row.max_rate = max_sustained_rate(traffic, pricing, slo);
         const bool asked = traffic.rate_per_s || traffic.concurrency || !traffic.trace.empty() || traffic.arrival.kind == Arrival::Kind::Burst;
-        if (asked) row.stats = run_traffic(traffic, pricing, slo);
+        if (asked) row.stats = run_traffic(traffic, pricing, slo, std::nullopt, ask.timeline_points);
         std::optional<ServeStats> at_max;
-        if (row.max_rate) at_max = run_traffic(traffic, pricing, slo, *row.max_rate);
+        if (row.max_rate) at_max = run_traffic(traffic, pricing, slo, *row.max_rate, asked ? 0 : ask.timeline_points);
         if (!asked && at_max) row.stats = *at_max;
-        if (!asked && !at_max) row.stats = run_traffic(traffic, pricing, slo, 0.0);
+        if (!asked && !at_max) row.stats = run_traffic(traffic, pricing, slo, 0.0, ask.timeline_points);
+        if (row.max_rate && !ask.sweep_fractions.empty()) {
+            std::vector<double> rates;
+            for (const double f : ask.sweep_fractions) rates.push_back(f * *row.max_rate);
+            row.sweep = rate_sweep(traffic, pricing, slo, rates);
+        }
         if (target && row.max_rate) {
             row.replicas = static_cast<std::int64_t>(std::ceil(*target / *row.max_rate - 1e-9));
             row.gpus = *row.replicas * w.tensor_parallel;
@@ -128,6 +141,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
         for (const Scheme& scheme : request.schemes)
             if (const std::optional<std::string> why = accuracy_veto(scheme, request.goal)) vetoes.push_back(scheme_name(scheme) + ": " + *why);
         for (const PlanRequest& rq : candidates) {
+            step("ranking on " + rq.gpu.id);
             const std::string& id = rq.gpu.id;
             const auto usd = prices.find(id);
             for (const Scheme& scheme : request.schemes) {
@@ -169,6 +183,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
             return a.max_rate > b.max_rate;
         });
     }
+    if (ask.progress) ask.progress(1.0, "done");
     return out;
 }
 
@@ -217,6 +232,24 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         j["gpus_needed"] = opt(r.gpus);
         j["cost_per_million_output_tokens"] = opt(r.cost_output);
         j["cost_per_million_input_tokens"] = opt(r.cost_input);
+        // The run over time, column by column (the timeline view).
+        nlohmann::json tl = {{"t_s", nlohmann::json::array()}, {"batch", nlohmann::json::array()}, {"queue", nlohmann::json::array()},
+                             {"kv_utilization", nlohmann::json::array()}, {"preemptions", nlohmann::json::array()}};
+        for (const TimelinePoint& p : s.timeline) {
+            tl["t_s"].push_back(p.t_s);
+            tl["batch"].push_back(p.running);
+            tl["queue"].push_back(p.waiting);
+            tl["kv_utilization"].push_back(p.kv_utilization);
+            tl["preemptions"].push_back(p.preemptions);
+        }
+        j["timeline"] = tl;
+        // Latency against rate around the highest rate (the report's and window's charts).
+        nlohmann::json sweep = nlohmann::json::array();
+        for (const RatePoint& p : r.sweep)
+            sweep.push_back({{"rate_requests_per_s", p.rate_per_s}, {"ttft_s", percentiles_json(p.ttft_s)}, {"tpot_s", percentiles_json(p.tpot_s)},
+                             {"e2e_s", percentiles_json(p.e2e_s)}, {"goodput_requests_per_s", p.goodput_requests_per_s},
+                             {"meets_slo", p.meets_slo}, {"stable", p.stable}});
+        j["rate_sweep"] = sweep;
         arr.push_back(j);
     }
     return arr;

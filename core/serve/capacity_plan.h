@@ -4,6 +4,7 @@
 // every candidate GPU x scheme x TP against a target rate. The command line's --serve, and later
 // the report and the window, show what this returns.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,13 @@ struct CapacityRequest {
     Slo slo;
     std::optional<double> target_rate;       // replicas and the ranking for this rate (requests/s)
     std::map<std::string, double> prices;    // GPU id -> USD per GPU-hour
+    // Latency against rate for the charts: runs at these fractions of each scheme's highest rate
+    // (empty: none).
+    std::vector<double> sweep_fractions = {0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25};
+    std::size_t timeline_points = 256;       // the timeline kept of the run asked for (0: none)
+    // Called between simulations with the share done (0..1) and what runs next; it may throw to
+    // cancel (the window's background job does), and nothing is left half-done.
+    std::function<void(double, const std::string&)> progress;
 };
 
 // One scheme on the request's GPU at its TP.
@@ -34,6 +42,7 @@ struct SchemeCapacity {
     std::optional<double> max_rate;
     std::optional<std::int64_t> replicas, gpus;
     std::optional<double> cost_output, cost_input;  // USD per million tokens at the maximum rate
+    std::vector<RatePoint> sweep;             // latency against rate around the maximum rate
 };
 
 // One configuration of the ranked recommendation.

@@ -18,14 +18,15 @@ struct Active {
     std::int64_t prefill_target = 0;  // tokens to prefill: the prompt, plus what was generated before a preemption
     std::int64_t prefilled = 0;
     std::int64_t generated = 0;
-    std::int64_t blocks = 0;
+    std::int64_t blocks = 0;           // blocks it owns
+    std::int64_t cached_blocks = 0;    // the prefix cache's blocks it uses (held once, not owned)
     std::int64_t admitted_order = 0;  // later admissions are preempted first
 };
 
 }  // namespace
 
 SimulationResult simulate(const std::vector<Request>& given, const EngineLimits& limits, const StepCost& cost, std::int64_t max_steps,
-                          std::int64_t closed_loop_users) {
+                          std::int64_t closed_loop_users, std::size_t timeline_points) {
     // Closed loop: the first users' requests arrive at once, each later one when a request finishes.
     std::vector<Request> requests = given;
     if (closed_loop_users > 0)
@@ -55,8 +56,22 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::size_t next_arrival = 0;
     std::int64_t free_blocks = total_blocks, order = 0, finished = 0;
     bool prefix_ready = false;  // some request has prefilled the shared prefix
+    std::int64_t prefix_blocks = 0;  // the prefix cache's blocks (full blocks of the shared prefix)
     double t = requests.empty() ? 0.0 : requests.front().arrival_s;
     double batch_time = 0, kv_time = 0;
+    std::int64_t timeline_stride = 1, events = 0;
+    const auto sample = [&](std::int64_t running_now, std::int64_t waiting_now) {
+        if (timeline_points == 0) return;
+        if (events++ % timeline_stride != 0) return;
+        out.timeline.push_back({t, running_now, waiting_now, static_cast<double>(total_blocks - free_blocks) / static_cast<double>(total_blocks),
+                                out.preemptions});
+        if (out.timeline.size() >= 2 * timeline_points) {  // thin to every other point, sample half as often
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < out.timeline.size(); i += 2) out.timeline[kept++] = out.timeline[i];
+            out.timeline.resize(kept);
+            timeline_stride *= 2;
+        }
+    };
     double in_system_time = 0;  // time integral of the requests arrived and not finished, from the engine's state
     const auto blocks_for = [&](std::int64_t tokens) { return cdiv(tokens, limits.block_size_tokens); };
     const auto release = [&](Active& a) {
@@ -73,6 +88,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             ++next_arrival;
         }
         if (running.empty() && waiting.empty()) {
+            sample(0, 0);
             t = requests[next_arrival].arrival_s;  // idle until the next arrival (nothing in the system)
             continue;
         }
@@ -88,13 +104,14 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             // (which this step writes).
             const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
             bool self_preempted = false;
-            while (blocks_for(held + 1) > running[i].blocks && free_blocks == 0) {
+            while (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks && free_blocks == 0) {
                 // Preempt the most recently admitted other running sequence (or this one when it is the latest).
                 std::size_t victim = i;
                 for (std::size_t j = 0; j < running.size(); ++j)
                     if (running[j].admitted_order > running[victim].admitted_order) victim = j;
                 Active& v = running[victim];
                 release(v);
+                v.cached_blocks = 0;
                 v.prefill_target = requests[v.index].input_tokens + v.generated;
                 v.prefilled = 0;
                 ++out.requests[v.index].preemptions;
@@ -113,7 +130,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
                 continue;
             }
-            if (blocks_for(held + 1) > running[i].blocks) {
+            if (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks) {
                 --free_blocks;
                 ++running[i].blocks;
             }
@@ -125,10 +142,10 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         // (b) Prefills in progress, in chunks.
         const auto prefill = [&](Active& a, std::int64_t& chunk_out) {
             std::int64_t chunk = std::min(a.prefill_target - a.prefilled, budget);
-            const std::int64_t can_hold = (a.blocks + free_blocks) * limits.block_size_tokens - a.prefilled;
+            const std::int64_t can_hold = (a.blocks + a.cached_blocks + free_blocks) * limits.block_size_tokens - a.prefilled;
             chunk = std::min(chunk, std::max<std::int64_t>(can_hold, 0));
             if (chunk <= 0) return;
-            const std::int64_t need = blocks_for(a.prefilled + chunk) - a.blocks;
+            const std::int64_t need = std::max<std::int64_t>(blocks_for(a.prefilled + chunk) - a.blocks - a.cached_blocks, 0);
             free_blocks -= need;
             a.blocks += need;
             shape.prefill_tokens += chunk;
@@ -146,6 +163,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             a.admitted_order = ++order;
             if (a.prefilled == 0 && prefix_ready && requests[a.index].shared_prefix_tokens > 0) {
                 a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
+                a.cached_blocks = std::min(prefix_blocks, requests[a.index].shared_prefix_tokens / limits.block_size_tokens);
                 hit = a.prefilled;
             }
             running.push_back(a);
@@ -154,6 +172,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             prefill(running.back(), prefill_chunk.back());
             if (prefill_chunk.back() == 0) {  // no block after all: back to the queue
                 running.back().prefilled -= hit;
+                running.back().cached_blocks = 0;
                 hit = 0;
                 waiting.push_front(running.back());
                 running.pop_back();
@@ -175,6 +194,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             throw Error("--serve", "the scheduler is stuck: no sequence can run with the KV cache given");
         }
         // Run it.
+        sample(static_cast<std::int64_t>(running.size()), static_cast<std::int64_t>(waiting.size()));
         const double dt = cost(shape);
         if (!(dt > 0) || !std::isfinite(dt)) throw Error("--serve", "a step cost must be a positive time");
         batch_time += dt * static_cast<double>(running.size());
@@ -195,7 +215,14 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 a.prefilled += prefill_chunk[i];
                 produced = a.prefilled == a.prefill_target;
                 const std::int64_t shared = requests[a.index].shared_prefix_tokens;
-                if (shared > 0 && a.prefilled >= shared) prefix_ready = true;
+                if (shared > 0 && a.prefilled >= shared && !prefix_ready) {
+                    // The first prefill of the prefix: its full blocks pass to the cache, held once.
+                    prefix_ready = true;
+                    prefix_blocks = shared / limits.block_size_tokens;
+                    a.blocks -= prefix_blocks;
+                    a.cached_blocks = prefix_blocks;
+                    out.prefix_cache_blocks = prefix_blocks;
+                }
             }
             if (!produced) continue;
             ++a.generated;

@@ -12,8 +12,9 @@
 // allocated as sequences grow; when a decoding sequence needs a block and none is free, the most
 // recently admitted running sequence is preempted by recompute (its blocks freed, back to the
 // front of the queue, its prefill redone). Prefix caching: a request's shared prefix is skipped at
-// admission once any request has prefilled it. The shared blocks are still counted per sequence
-// (vLLM holds them once), so the KV cache's use is overstated where prefixes are long.
+// admission once any request has prefilled it, and its full blocks are held once, in the cache,
+// by every sequence that uses it (vLLM's block pool counts a cached block once, with a reference
+// per sequence); the cache keeps them to the end of the run.
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -67,6 +68,16 @@ struct RequestResult {
     double tpot_s() const { return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0; }
 };
 
+// The engine's state at one moment of a run (the timeline view): at the start of a step, or when
+// the engine falls idle.
+struct TimelinePoint {
+    double t_s = 0;
+    std::int64_t running = 0;      // sequences in the batch (the step's batch size)
+    std::int64_t waiting = 0;      // requests arrived and not yet scheduled, or preempted (the queue)
+    double kv_utilization = 0;     // share of KV blocks in use, the prefix cache's included
+    std::int64_t preemptions = 0;  // preemptions so far
+};
+
 // A run.
 struct SimulationResult {
     std::vector<RequestResult> requests;   // in the order given
@@ -79,6 +90,10 @@ struct SimulationResult {
     double mean_kv_utilization = 0;        // time-weighted share of KV blocks in use
     double mean_in_system = 0;             // time-weighted requests arrived and not finished, from the engine's queues
     std::int64_t prefix_hit_tokens = 0;    // prompt tokens whose prefill a prefix-cache hit skipped
+    std::int64_t prefix_cache_blocks = 0;  // KV blocks the prefix cache holds once for every sequence
+    // The engine's state over the run, thinned to at most 2 x timeline_points points (every k-th
+    // step, k doubling whenever the list fills); empty when timeline_points is 0.
+    std::vector<TimelinePoint> timeline;
 };
 
 // Simulates `requests` (sorted by arrival) on an engine with `limits` and `cost`. Throws
@@ -86,9 +101,10 @@ struct SimulationResult {
 // or limits that are not positive. Bounded: at most `max_steps` steps.
 // With `closed_loop_users` > 0 the arrival times are ignored: that many users each send the next
 // request when their last one finishes (the first ones at time 0), as a benchmark client with a
-// concurrency cap does.
+// concurrency cap does. `timeline_points` bounds the timeline kept (0: none), so memory stays
+// bounded for long runs.
 SimulationResult simulate(const std::vector<Request>& requests, const EngineLimits& limits, const StepCost& cost,
-                          std::int64_t max_steps = 50'000'000, std::int64_t closed_loop_users = 0);
+                          std::int64_t max_steps = 50'000'000, std::int64_t closed_loop_users = 0, std::size_t timeline_points = 0);
 
 // Open-loop Poisson arrivals at `rate_per_s` of `count` requests with fixed lengths, from `seed`.
 std::vector<Request> poisson_requests(std::int64_t count, double rate_per_s, std::int64_t input_tokens, std::int64_t output_tokens,

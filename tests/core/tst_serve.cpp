@@ -295,6 +295,55 @@ BOOST_AUTO_TEST_CASE(a_shared_prefix_is_prefilled_once) {
     BOOST_TEST(test::throws_naming([] { simulate({{0.0, 100, 10, 200}}, EngineLimits{}, synthetic_cost); }, "--prefix"));
 }
 
+BOOST_AUTO_TEST_CASE(a_shared_prefix_is_held_once_in_the_kv_cache) {
+    EngineLimits limits;
+    limits.kv_cache_tokens = 1 << 16;  // 4,096 blocks of 16
+    // One request prefills the prefix; eight arrive together after it finished and run side by side.
+    std::vector<Request> r = {{0.0, 2000, 10, 1500}};
+    for (int i = 0; i < 8; ++i) r.push_back({10.0, 2000, 200, 1500});
+    const SimulationResult cached = simulate(r, limits, synthetic_cost, 50'000'000, 0, 1000);
+    for (Request& q : r) q.shared_prefix_tokens = 0;
+    const SimulationResult plain = simulate(r, limits, synthetic_cost, 50'000'000, 0, 1000);
+    const auto peak = [](const SimulationResult& s) {
+        double m = 0;
+        for (const TimelinePoint& p : s.timeline) m = std::max(m, p.kv_utilization);
+        return m;
+    };
+    // 1,500 shared tokens are 93 full blocks, held once: 93 + 8 x 33 blocks at the peak against
+    // 8 x 126 without the cache (2,000 + 200 tokens: up to 138 blocks a sequence).
+    BOOST_TEST(cached.prefix_cache_blocks == 93);
+    BOOST_TEST(plain.prefix_cache_blocks == 0);
+    const double blocks = 4096.0;
+    BOOST_TEST(peak(plain) * blocks >= 8 * 126 - 1e-6);
+    BOOST_TEST(peak(cached) * blocks <= 93 + 8 * (138 - 93) + 1e-6);
+    BOOST_TEST(peak(cached) < 0.5 * peak(plain));
+}
+
+BOOST_AUTO_TEST_CASE(the_timeline_is_bounded_and_follows_the_run) {
+    EngineLimits limits;
+    limits.max_num_seqs = 32;
+    const std::vector<Request> r = poisson_requests(5000, 40.0, 500, 100, 7);
+    const SimulationResult s = simulate(r, limits, synthetic_cost, 50'000'000, 0, 100);
+    BOOST_TEST(s.timeline.size() >= 100u);
+    BOOST_TEST(s.timeline.size() < 200u);
+    double last = -1;
+    std::int64_t most = 0, preempted = 0;
+    for (const TimelinePoint& p : s.timeline) {
+        BOOST_TEST(p.t_s >= last);
+        last = p.t_s;
+        BOOST_TEST(p.running <= limits.max_num_seqs);
+        BOOST_TEST(p.kv_utilization >= 0.0);
+        BOOST_TEST(p.kv_utilization <= 1.0);
+        BOOST_TEST(p.preemptions >= preempted);
+        preempted = p.preemptions;
+        most = std::max(most, p.running);
+    }
+    BOOST_TEST(last <= s.end_s);
+    BOOST_TEST(most > 1);
+    // None kept unless asked.
+    BOOST_TEST(simulate(r, limits, synthetic_cost).timeline.empty());
+}
+
 BOOST_AUTO_TEST_CASE(queueing_delay_is_the_wait_before_the_first_step) {
     EngineLimits limits;
     limits.max_num_seqs = 2;
