@@ -82,6 +82,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--slo-e2e", [&](const std::string& v) { o.slo_e2e = v; }},
         {"--target-rate", [&](const std::string& v) { o.target_rate = to_double("--target-rate", v); }},
         {"--price", [&](const std::string& v) { o.prices.push_back(v); }},
+        {"--compare-gpus", [&](const std::string& v) { o.compare_gpus = v; }},
         {"--seed", [&](const std::string& v) { o.seed = to_int("--seed", v); }},
         {"--arrival", [&](const std::string& v) { o.arrival = v; }},
         {"--trace", [&](const std::string& v) { o.trace = v; }},
@@ -210,6 +211,9 @@ Traffic and sizing (with --serve; with --out they add the report's Capacity sect
                            latency targets in seconds, at p99 unless @p50 or @p90 is appended
   --target-rate R          replicas and GPUs needed for R requests/s [the --rate]
   --price GPU=USD          on-demand price per GPU-hour (repeatable) for the cost per million tokens
+                           [the bundled list, assets/prices/gpu-prices.json]
+  --compare-gpus L         more GPUs for the recommendation: all (every GPU with a price) or
+                           ids joined with commas [the --gpu and every GPU given a --price]
   --seed N                 the traffic's seed [1]
 Output:
   --json FILE|-            write the JSON document (docs/headless.md) to FILE or stdout

@@ -71,6 +71,7 @@ struct CliOptions {
     std::optional<std::string> slo_ttft, slo_tpot, slo_e2e;  // --slo-ttft S[@pNN] ...
     std::optional<double> target_rate;      // --target-rate R: replicas for this rate
     std::vector<std::string> prices;        // --price GPU=USD_PER_HOUR (repeatable)
+    std::optional<std::string> compare_gpus;  // --compare-gpus all|ID,ID: more GPUs for the recommendation
     std::int64_t seed = 1;                  // --seed N
     std::string arrival = "poisson";        // --arrival poisson|gamma:CV|burst
     std::optional<std::string> trace;       // --trace FILE: arrival, input and output tokens a line

@@ -43,7 +43,8 @@ struct CapacityRun {
     PlanRequest request;                    // the schemes filled in
     serve::Traffic traffic;
     serve::Slo slo;
-    std::map<std::string, double> prices;
+    std::map<std::string, double> prices;   // USD per GPU-hour: the bundled defaults, then --price
+    std::map<std::string, std::string> price_sources;  // where each price came from (one line)
     std::optional<double> target;           // --target-rate, else --rate
     serve::CapacityPlan plan;
     nlohmann::json traffic_json;            // JSON `serve_traffic`

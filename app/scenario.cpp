@@ -134,6 +134,8 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (!o.target_rate) o.target_rate = number_value(value, at);
         } else if (key == "seed") {
             if (o.seed == defaults.seed) o.seed = integer_value(value, at);
+        } else if (key == "compare_gpus") {
+            if (!o.compare_gpus) o.compare_gpus = spec_value(value, at);
         } else if (key == "prices") {
             // {"h100-sxm": 2.99, ...}: USD per GPU-hour; the command line's --price comes first.
             if (!value.is_object()) throw Error(at, "expects an object of GPU id to USD per GPU-hour");

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "app/commands.h"
 #include "app/headless.h"
@@ -16,6 +18,9 @@
 #include "core/error.h"
 #include "core/report_json.h"
 #include "core/serve/capacity_plan.h"
+#include "core/serve/gpu_prices.h"
+#include "core/text_file.h"
+#include "app/data_paths.h"
 
 namespace quantplan::app {
 namespace {
@@ -82,7 +87,22 @@ CapacityRun run_capacity(const CliOptions& given) {
     slo.ttft = serve::parse_slo(o.slo_ttft, "--slo-ttft");
     slo.tpot = serve::parse_slo(o.slo_tpot, "--slo-tpot");
     slo.e2e = serve::parse_slo(o.slo_e2e, "--slo-e2e");
-    run.prices = parse_prices(o.prices);
+    // Prices: the bundled list's default for each GPU, then --price.
+    {
+        const std::filesystem::path file = data_dir() / "assets" / "prices" / "gpu-prices.json";
+        const std::vector<serve::GpuPrice> bundled =
+            serve::parse_gpu_prices(read_text_file(file.string(), "assets/prices/gpu-prices.json", 4 << 20), "assets/prices/gpu-prices.json");
+        for (const auto& [id, p] : serve::default_gpu_prices(bundled)) {
+            run.prices[id] = p.usd_per_gpu_hour;
+            run.price_sources[id] = p.provider + ", " + p.offering + ", " + (p.date ? *p.date : std::string("undated")) + " (" + p.source +
+                                    "; assets/prices/gpu-prices.json)";
+        }
+    }
+    const std::map<std::string, double> given_prices = parse_prices(o.prices);
+    for (const auto& [id, usd] : given_prices) {
+        run.prices[id] = usd;
+        run.price_sources[id] = "--price";
+    }
     const std::map<std::string, double>& prices = run.prices;
 
     // The engine's max_model_len: the longest request the traffic can hold.
@@ -102,18 +122,33 @@ CapacityRun run_capacity(const CliOptions& given) {
     }
     run.target = o.target_rate ? o.target_rate : o.rate;
     const std::optional<double>& target = run.target;
-    // The recommendation's candidates: --gpu and every GPU given a price.
+    // The recommendation's candidates: --gpu, every GPU given a --price, and --compare-gpus.
     std::vector<PlanRequest> candidates;
     if (target) {
         candidates.push_back(request);
-        for (const auto& [id, usd] : prices) {
-            if (id == gpu.id) continue;
+        std::vector<std::pair<std::string, std::string>> more;  // id, the option that named it
+        for (const auto& [id, usd] : given_prices) more.emplace_back(id, "--price");
+        if (o.compare_gpus && *o.compare_gpus == "all") {
+            for (const auto& [id, usd] : prices) more.emplace_back(id, "--compare-gpus");
+        } else if (o.compare_gpus) {
+            std::string list = *o.compare_gpus;
+            for (std::size_t from = 0; from <= list.size();) {
+                const std::size_t comma = std::min(list.find(',', from), list.size());
+                const std::string id = list.substr(from, comma - from);
+                if (id.empty()) throw Error("--compare-gpus", "'" + list + "' is not all or GPU ids joined with commas");
+                more.emplace_back(id, "--compare-gpus");
+                from = comma + 1;
+            }
+        }
+        std::set<std::string> seen = {gpu.id};
+        for (const auto& [id, option] : more) {
+            if (!seen.insert(id).second) continue;
             CliOptions og = o;
             og.gpu = id;
             try {
                 candidates.push_back(plan_request_from_options(og));
             } catch (const Error& e) {
-                throw Error("--price", id + ": " + e.what());
+                throw Error(option, id + ": " + e.what());
             }
         }
     }
@@ -127,7 +162,9 @@ CapacityRun run_capacity(const CliOptions& given) {
     run.traffic_json = {{"rate_requests_per_s", opt(o.rate)}, {"concurrency", opt(o.concurrency)}, {"requests", o.requests},
                         {"isl", o.isl}, {"osl", o.osl}, {"seed", o.seed}, {"arrival", o.arrival},
                         {"trace", opt(o.trace)}, {"prefix_tokens", o.prefix}, {"target_rate_requests_per_s", opt(target)},
-                        {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)}};
+                        {"price_usd_per_gpu_hour", price != prices.end() ? nlohmann::json(price->second) : nlohmann::json(nullptr)},
+                        {"price_source", price != prices.end() ? nlohmann::json(run.price_sources.at(gpu.id)) : nlohmann::json(nullptr)},
+                        {"compare_gpus", opt(o.compare_gpus)}};
     return run;
 }
 
@@ -190,11 +227,12 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             out << "\nmax req/s: the highest Poisson rate one replica sustains within the SLOs and stable (its queue does not grow);"
                 << (target ? " replicas for " + fixed(*target, 2) + " requests/s;" : " replicas: pass --target-rate;")
                 << (price != prices.end() ? " $/M out at the highest rate, " + fixed(price->second, 2) + " USD per GPU-hour"
-                                          : " cost: pass --price " + gpu.id + "=USD_PER_HOUR")
+                                          : " cost: no bundled price for " + gpu.id + "; pass --price " + gpu.id + "=USD_PER_HOUR")
                 << "\n";
+            if (price != prices.end()) out << "price: " << run.price_sources.at(gpu.id) << "\n";
             if (target) {
                 out << "\nrecommendation for " << fixed(*target, 2) << " requests/s within the SLOs (cheapest first"
-                    << (prices.empty() ? "; no --price: fewest GPUs first" : "") << "):\n";
+                    << "; GPUs without a price last, fewest GPUs first; more GPUs: --compare-gpus all):\n";
                 if (ranked.empty()) out << "  no configuration meets the SLOs\n";
                 for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
                     const serve::Configuration& c = ranked[i];

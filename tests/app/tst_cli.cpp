@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -423,6 +424,41 @@ BOOST_AUTO_TEST_CASE(serve_json_contract) {
                                        "normal:500:100", "--slo-ttft", "2", "--slo-tpot", "0.05@p90", "--target-rate", "20", "--price",
                                        "h100-sxm=3", "--json", "-"});
     BOOST_TEST(again.out == r.out);
+}
+
+// Without --price the bundled list prices the GPU (its default entry, with source and date);
+// --compare-gpus adds GPUs to the recommendation.
+BOOST_AUTO_TEST_CASE(serve_prices_from_the_bundled_list_and_compares_gpus) {
+    const auto bundled = nlohmann::json::parse(std::ifstream(std::string(QUANTPLAN_SOURCE_DIR) + "/assets/prices/gpu-prices.json"));
+    double h100 = 0, h200 = 0;
+    for (const auto& e : bundled["prices"]) {
+        if (!e["default"].get<bool>()) continue;
+        if (e["gpu"] == "h100-sxm") h100 = e["usd_per_gpu_hour"].get<double>();
+        if (e["gpu"] == "h200") h200 = e["usd_per_gpu_hour"].get<double>();
+    }
+    BOOST_TEST_REQUIRE(h100 > 0);
+    BOOST_TEST_REQUIRE(h200 > 0);
+    const RunResult r = run_serve({"--schemes", "w8a8-fp8", "--rate", "2", "--requests", "200", "--target-rate", "30", "--compare-gpus", "h200",
+                                   "--json", "-"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    BOOST_TEST(doc["serve_traffic"]["price_usd_per_gpu_hour"].get<double>() == h100);
+    BOOST_TEST(doc["serve_traffic"]["price_source"].get<std::string>().find("gpu-prices.json") != std::string::npos);
+    BOOST_TEST(doc["serve"][0]["cost_per_million_output_tokens"].get<double>() > 0);
+    bool saw_h200 = false;
+    for (const auto& c : doc["serve_recommendation"]["ranked"]) {
+        const double per_gpu = c["gpu"] == "h200" ? h200 : h100;
+        saw_h200 = saw_h200 || c["gpu"] == "h200";
+        BOOST_TEST(std::abs(c["usd_per_hour"].get<double>() - per_gpu * c["gpus"].get<double>()) < 1e-9);
+    }
+    BOOST_TEST(saw_h200);
+    // --price wins over the list; an unknown GPU in --compare-gpus is one line naming the option.
+    const RunResult given = run_serve({"--schemes", "w8a8-fp8", "--rate", "2", "--requests", "100", "--price", "h100-sxm=1.25", "--json", "-"});
+    BOOST_TEST_REQUIRE(given.exit_code == 0, given.err);
+    BOOST_TEST(nlohmann::json::parse(given.out)["serve_traffic"]["price_source"] == "--price");
+    const RunResult bad = run_serve({"--schemes", "bf16", "--rate", "2", "--target-rate", "5", "--compare-gpus", "h200,no-such-gpu"});
+    BOOST_TEST(bad.exit_code == 1);
+    BOOST_TEST(bad.err.find("--compare-gpus") != std::string::npos, bad.err);
 }
 
 // At a rate near zero every request is alone: its TPOT is the engine profile's decode step at batch 1

@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "core/serve/capacity.h"
+#include "core/serve/gpu_prices.h"
+#include "core/text_file.h"
 #include "core/serve/simulator.h"
 #include "tests/core/test_support.h"
 
@@ -370,3 +372,29 @@ BOOST_AUTO_TEST_CASE(queueing_delay_is_the_wait_before_the_first_step) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+
+// The bundled price list (assets/prices/gpu-prices.json): every entry well formed, one default per
+// GPU, each with a source; and malformed lists refused naming the field.
+BOOST_AUTO_TEST_CASE(the_bundled_gpu_prices_are_well_formed) {
+    const std::string path = (test::source_dir() / "assets" / "prices" / "gpu-prices.json").string();
+    const std::vector<GpuPrice> all = parse_gpu_prices(read_text_file(path, "gpu-prices.json", 1 << 22), path);
+    BOOST_TEST(all.size() >= 20u);
+    const std::map<std::string, GpuPrice> defaults = default_gpu_prices(all);
+    for (const char* gpu : {"h100-sxm", "h200", "a100-80gb", "l40s", "l4", "rtx-4090"}) {
+        BOOST_TEST_REQUIRE(defaults.count(gpu) == 1u, gpu);
+        BOOST_TEST(defaults.at(gpu).usd_per_gpu_hour > 0.1);
+        BOOST_TEST(defaults.at(gpu).usd_per_gpu_hour < 20.0);
+        BOOST_TEST(!defaults.at(gpu).source.empty());
+        // Every GPU id names a bundled GPU profile.
+        BOOST_TEST(std::filesystem::exists(test::source_dir() / "assets" / "gpus" / (std::string(gpu) + ".json")), gpu);
+    }
+    for (const auto& [bad, field] : std::vector<std::pair<std::string, std::string>>{
+             {"[]", "prices"},
+             {R"({"prices": [{"gpu": "h200", "usd_per_gpu_hour": 0, "default": true, "provider": "p", "offering": "o", "source": "s"}]})", "usd_per_gpu_hour"},
+             {R"({"prices": [{"gpu": "h200", "usd_per_gpu_hour": 2, "default": true, "provider": "p", "offering": "o"}]})", "source"},
+             {R"({"prices": [{"gpu": "h200", "usd_per_gpu_hour": 2, "default": true, "provider": "p", "offering": "o", "source": "s"},
+                            {"gpu": "h200", "usd_per_gpu_hour": 3, "default": true, "provider": "p", "offering": "o", "source": "s"}]})", "second default"},
+             {R"({"prices": [{"gpu": "h200", "usd_per_gpu_hour": 2, "default": true, "provider": "p", "offering": "o", "source": "s", "date": "May"}]})", "date"},
+             {"{", "not valid JSON"}})
+        BOOST_TEST(test::throws_naming([&] { parse_gpu_prices(bad, "prices.json"); }, field), bad);
+}

@@ -23,6 +23,7 @@
 
 #include "core/measured_overlay.h"
 #include "core/plan.h"
+#include "core/serve/capacity_plan.h"
 #include "core/sweep.h"
 
 QT_BEGIN_NAMESPACE
@@ -148,6 +149,46 @@ struct MemoryChartOptions {
 //   "runtime overhead", "KV cache budget", "not given to the engine"             (memory bars)
 // A scheme whose weights do not fit shows a zero KV budget and "does not fit" in its label.
 QChart* make_memory_chart(const PlanResult& plan, const MemoryChartOptions& options = {});
+
+// --- Capacity charts ------------------------------------------------------------------------
+
+// The latency a latency-against-rate chart draws.
+enum class ServeLatency {
+    Ttft,  // time to first token (RatePoint::ttft_s)
+    Tpot,  // time per output token (RatePoint::tpot_s)
+    E2e,   // end-to-end latency (RatePoint::e2e_s)
+};
+
+// Display choices for make_latency_rate_chart().
+struct LatencyRateChartOptions {
+    ServeLatency metric = ServeLatency::Tpot;
+    double quantile = 0.99;              // the percentile drawn: 0.5, 0.9 or 0.99 (p99 above 0.9)
+    std::optional<double> slo_s;         // the target on this latency, drawn as a horizontal line
+    QString title;                       // empty: a title naming the latency and percentile
+};
+
+// One latency percentile (ms, log axis) against the request rate (requests/s), one line per
+// scheme of `plan` that fits, from each scheme's rate sweep (SchemeCapacity::sweep: Poisson runs
+// around its highest rate). Series, by name:
+//   "<scheme>"         QLineSeries, (rate, latency at the percentile in ms)
+//   "SLO"              QLineSeries of two points across the x range at options.slo_s (only with one)
+//   "highest rate"     QScatterSeries: one point per scheme at (its highest rate, the latency there,
+//                      interpolated on its curve)
+// With no sweep point at all the chart has only a title saying so.
+QChart* make_latency_rate_chart(const serve::CapacityPlan& plan, const LatencyRateChartOptions& options = {});
+
+// Cost per million output tokens (USD) of the ranked configurations (CapacityPlan::ranked, the
+// first `max_configurations` that have a price), as horizontal bars, the cheapest on top; each
+// category reads "<gpu> TP<n> <scheme> x<replicas>". Series: "USD per million output tokens"
+// (one QBarSet of a QHorizontalBarSeries). Without a priced configuration, only a title saying so.
+QChart* make_capacity_cost_chart(const serve::CapacityPlan& plan, std::size_t max_configurations = 10);
+
+// One run over time: sequences in the batch and requests waiting (left axis), KV-cache use in
+// percent (right axis), from a simulator timeline (ServeStats::timeline). Series, by name:
+//   "batch", "queue"   QLineSeries, (t in s, count)
+//   "KV use (%)"       QLineSeries, (t in s, percent), dashed
+// An empty timeline gives only a title saying so.
+QChart* make_timeline_chart(const std::vector<serve::TimelinePoint>& timeline, const QString& title = {});
 
 // --- Lookup and export ------------------------------------------------------------------------
 
