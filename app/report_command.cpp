@@ -82,12 +82,14 @@ int run_report(const CliOptions& given, std::ostream& out, std::ostream& err) {
             content.capacity = std::move(run.plan);
             content.capacity_target = run.target;
             content.capacity_traffic = std::move(run.traffic_json);
+            content.capacity_slo = run.slo;
         }
         content.generator = version_text();
         if (o.timestamp) content.generated_at = utc_now();
 #ifdef QUANTPLAN_HAVE_GUI
         content.charts = report::render_report_charts(content.plan, content.errorsim ? &*content.errorsim : nullptr,
-                                                      content.measured ? &content.measured->overlay : nullptr);
+                                                      content.measured ? &content.measured->overlay : nullptr,
+                                                      content.capacity ? &*content.capacity : nullptr, &content.capacity_slo);
 #endif
         const std::vector<report::ReportFile> files = report::report_files(content);
         report::write_report_folder(*o.out_dir, files);

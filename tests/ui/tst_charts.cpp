@@ -10,6 +10,7 @@
 #include <string>
 
 #include <QtCharts/QBarSet>
+#include <QtCharts/QHorizontalBarSeries>
 #include <QtCharts/QHorizontalStackedBarSeries>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLogValueAxis>
@@ -314,6 +315,115 @@ BOOST_AUTO_TEST_CASE(memory_bars_are_cores_step_and_admission) {
                 BOOST_TEST(set->count() == n);
             }
         }
+}
+
+namespace {
+
+// A capacity plan with known numbers: two schemes with rate sweeps, one that does not fit, two
+// ranked configurations (one priced) and a short timeline.
+serve::CapacityPlan synthetic_capacity() {
+    serve::CapacityPlan plan;
+    for (int k = 0; k < 2; ++k) {
+        serve::SchemeCapacity s;
+        s.name = k == 0 ? "bf16" : "w4a16-g128";
+        s.fits = true;
+        s.max_rate = 4.0 + k;
+        for (int i = 1; i <= 5; ++i) {
+            serve::RatePoint p;
+            p.rate_per_s = i * (1.0 + 0.25 * k);
+            p.tpot_s.p99 = 0.010 + 0.002 * i + 0.001 * k;
+            p.tpot_s.p90 = 0.009 + 0.002 * i;
+            p.ttft_s.p99 = 0.2 * i;
+            s.sweep.push_back(p);
+        }
+        plan.schemes.push_back(s);
+    }
+    serve::SchemeCapacity none;
+    none.name = "bf16-tp1";
+    none.fits = false;
+    plan.schemes.push_back(none);
+    serve::Configuration a;
+    a.gpu = "h200";
+    a.scheme = "bf16";
+    a.tp = 1;
+    a.replicas = 3;
+    a.gpus = 3;
+    a.max_rate = 7;
+    a.usd_per_hour = 11.97;
+    a.cost_output = 0.125;
+    plan.ranked.push_back(a);
+    serve::Configuration b = a;
+    b.gpu = "h20";
+    b.usd_per_hour.reset();
+    b.cost_output.reset();
+    plan.ranked.push_back(b);
+    plan.schemes[0].stats.timeline = {{0.0, 1, 0, 0.01, 0}, {0.5, 12, 3, 0.4, 0}, {1.0, 16, 9, 0.97, 2}, {1.5, 4, 0, 0.2, 2}};
+    return plan;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(capacity_charts_are_cores_runs) {
+    const serve::CapacityPlan plan = synthetic_capacity();
+    ui::LatencyRateChartOptions o;
+    o.metric = ui::ServeLatency::Tpot;
+    o.quantile = 0.99;
+    o.slo_s = 0.05;
+    std::unique_ptr<QChart> chart(ui::make_latency_rate_chart(plan, o));
+    for (int k = 0; k < 2; ++k) {
+        const serve::SchemeCapacity& s = plan.schemes[static_cast<std::size_t>(k)];
+        auto* line = series_named<QLineSeries>(chart.get(), QString::fromStdString(s.name));
+        BOOST_REQUIRE(line->count() == 5);
+        for (int i = 0; i < 5; ++i) {
+            BOOST_TEST(close(s.sweep[static_cast<std::size_t>(i)].rate_per_s, line->at(i).x()));
+            BOOST_TEST(close(s.sweep[static_cast<std::size_t>(i)].tpot_s.p99 * kMsPerS, line->at(i).y()));
+        }
+    }
+    BOOST_TEST(ui::find_series(chart.get(), "bf16-tp1") == nullptr);  // does not fit: no curve
+    auto* slo = series_named<QLineSeries>(chart.get(), "SLO");
+    BOOST_TEST(close(50.0, slo->at(0).y()));
+    auto* marks = series_named<QScatterSeries>(chart.get(), "highest rate");
+    BOOST_REQUIRE(marks->count() == 2);
+    BOOST_TEST(close(4.0, marks->at(0).x()));
+    BOOST_TEST(close(5.0, marks->at(1).x()));
+    // bf16's highest rate, 4, is its fourth sweep point: the marker sits on it.
+    BOOST_TEST(std::fabs(marks->at(0).y() - plan.schemes[0].sweep[3].tpot_s.p99 * kMsPerS) < 1e-9);
+    check_renders(chart.get(), "capacity-tpot", kSize);
+    // p90 draws the p90 column.
+    o.quantile = 0.9;
+    o.slo_s.reset();
+    std::unique_ptr<QChart> p90(ui::make_latency_rate_chart(plan, o));
+    BOOST_TEST(close(plan.schemes[0].sweep[0].tpot_s.p90 * kMsPerS, series_named<QLineSeries>(p90.get(), "bf16")->at(0).y()));
+    BOOST_TEST(ui::find_series(p90.get(), "SLO") == nullptr);
+
+    // Cost: only priced configurations, as core ranked them.
+    std::unique_ptr<QChart> cost(ui::make_capacity_cost_chart(plan));
+    QHorizontalBarSeries* bars = nullptr;
+    for (QAbstractSeries* s : cost->series())
+        if (auto* b = qobject_cast<QHorizontalBarSeries*>(s)) bars = b;
+    BOOST_REQUIRE(bars != nullptr);
+    QBarSet* usd = bar_set_named(bars->barSets(), "USD per million output tokens");
+    BOOST_REQUIRE(usd->count() == 1);
+    BOOST_TEST(close(0.125, usd->at(0)));
+    check_renders(cost.get(), "capacity-cost", kSize);
+
+    // Timeline: batch, queue and KV use in percent.
+    std::unique_ptr<QChart> tl(ui::make_timeline_chart(plan.schemes[0].stats.timeline));
+    auto* batch = series_named<QLineSeries>(tl.get(), "batch");
+    auto* queue = series_named<QLineSeries>(tl.get(), "queue");
+    auto* kv = series_named<QLineSeries>(tl.get(), "KV use (%)");
+    BOOST_REQUIRE(batch->count() == 4);
+    BOOST_TEST(batch->at(2).y() == 16.0);
+    BOOST_TEST(queue->at(2).y() == 9.0);
+    BOOST_TEST(close(97.0, kv->at(2).y()));
+    check_renders(tl.get(), "capacity-timeline", kSize);
+
+    // Nothing to draw: a title that says so, no series.
+    std::unique_ptr<QChart> empty(ui::make_latency_rate_chart(serve::CapacityPlan{}));
+    BOOST_TEST(empty->series().isEmpty());
+    BOOST_TEST(empty->title().contains("no scheme"));
+    std::unique_ptr<QChart> no_price(ui::make_capacity_cost_chart(serve::CapacityPlan{}));
+    BOOST_TEST(no_price->title().contains("no configuration has a price"));
 }
 
 BOOST_AUTO_TEST_CASE(bad_render_arguments_fail_cleanly) {

@@ -315,9 +315,18 @@ BOOST_AUTO_TEST_CASE(traffic_adds_the_capacity_section) {
     BOOST_TEST(md.find("## Capacity") != std::string::npos);
     BOOST_TEST(md.find("Cheapest configurations for 8.00 requests/s") != std::string::npos);
     BOOST_TEST(read_file(dir / "report.html").find("Capacity") != std::string::npos);
+    // The capacity charts: latency against rate with the SLO, cost per configuration, a timeline.
+    for (const char* chart : {"capacity-ttft", "capacity-tpot", "capacity-cost", "capacity-timeline"}) {
+        BOOST_TEST(fs::exists(dir / "charts" / (std::string(chart) + ".png")), chart);
+        BOOST_TEST(fs::exists(dir / "charts" / (std::string(chart) + ".svg")), chart);
+        BOOST_TEST(md.find(std::string("charts/") + chart + ".png") != std::string::npos, chart);
+    }
+    BOOST_TEST(doc["capacity"]["serve"][0]["rate_sweep"].size() >= 5u);
+    BOOST_TEST(!doc["capacity"]["serve"][0]["timeline"]["t_s"].empty());
     const fs::path plain = scratch("no-capacity");
     BOOST_TEST_REQUIRE(report_to(plain, {"--headless"}).exit_code == 0);
     BOOST_TEST(!nlohmann::json::parse(read_file(plain / "report.json")).contains("capacity"));
+    BOOST_TEST(!fs::exists(plain / "charts" / "capacity-tpot.png"));
 }
 
 BOOST_AUTO_TEST_CASE(base64_matches_rfc4648_vectors) {

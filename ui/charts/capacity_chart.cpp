@@ -10,7 +10,6 @@
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalBarSeries>
 #include <QtCharts/QLineSeries>
-#include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
 #include <QtGui/QPen>
@@ -21,8 +20,8 @@
 namespace quantplan::ui {
 namespace {
 
-// Room above the highest curve on a log axis, and below the lowest.
-constexpr double kLogMargin = 1.5;
+// Room above the highest curve (or the SLO line).
+constexpr double kHeadroom = 1.15;
 
 const serve::Percentiles& latency_of(const serve::RatePoint& p, ServeLatency metric) {
     switch (metric) {
@@ -58,7 +57,7 @@ QChart* make_latency_rate_chart(const serve::CapacityPlan& plan, const LatencyRa
         int color = 0;
     };
     std::vector<Curve> curves;
-    double x_lo = std::numeric_limits<double>::infinity(), x_hi = 0, y_lo = std::numeric_limits<double>::infinity(), y_hi = 0;
+    double x_hi = 0, y_hi = 0;
     for (std::size_t i = 0; i < plan.schemes.size(); ++i) {
         const serve::SchemeCapacity& s = plan.schemes[i];
         Curve c;
@@ -73,9 +72,7 @@ QChart* make_latency_rate_chart(const serve::CapacityPlan& plan, const LatencyRa
         if (c.points.empty()) continue;
         std::sort(c.points.begin(), c.points.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
         for (const QPointF& p : c.points) {
-            x_lo = std::min(x_lo, p.x());
             x_hi = std::max(x_hi, p.x());
-            y_lo = std::min(y_lo, p.y());
             y_hi = std::max(y_hi, p.y());
         }
         curves.push_back(std::move(c));
@@ -84,22 +81,18 @@ QChart* make_latency_rate_chart(const serve::CapacityPlan& plan, const LatencyRa
         chart->setTitle(title + QStringLiteral(": no scheme has a highest rate to sweep around"));
         return chart;
     }
-    if (options.slo_s && *options.slo_s > 0) {
-        y_lo = std::min(y_lo, *options.slo_s * detail::kMsPerS);
-        y_hi = std::max(y_hi, *options.slo_s * detail::kMsPerS);
-    }
-    auto* x_axis = new QLogValueAxis();
-    x_axis->setBase(10);
-    x_axis->setTitleText(QStringLiteral("request rate (requests/s, Poisson, log scale)"));
+    if (options.slo_s && *options.slo_s > 0) y_hi = std::max(y_hi, *options.slo_s * detail::kMsPerS);
+    // Linear axes: the curves span a decade at most, where a log axis would show one label.
+    auto* x_axis = new QValueAxis();
+    x_axis->setTitleText(QStringLiteral("request rate (requests/s, Poisson)"));
+    x_axis->setRange(0, x_hi * 1.05);
+    x_axis->applyNiceNumbers();
     x_axis->setLabelFormat(QStringLiteral("%g"));
-    x_axis->setMinorTickCount(8);
-    detail::set_log_range(x_axis, x_lo / 1.1, x_hi * 1.1);
-    auto* y_axis = new QLogValueAxis();
-    y_axis->setBase(10);
-    y_axis->setTitleText(QStringLiteral("%1 %2 (ms, log scale)").arg(latency_name(options.metric), percentile_name(options.quantile)));
+    auto* y_axis = new QValueAxis();
+    y_axis->setTitleText(QStringLiteral("%1 %2 (ms)").arg(latency_name(options.metric), percentile_name(options.quantile)));
+    y_axis->setRange(0, y_hi * kHeadroom);
+    y_axis->applyNiceNumbers();
     y_axis->setLabelFormat(QStringLiteral("%g"));
-    y_axis->setMinorTickCount(8);
-    detail::set_log_range(y_axis, y_lo / kLogMargin, y_hi * kLogMargin);
     chart->addAxis(x_axis, Qt::AlignBottom);
     chart->addAxis(y_axis, Qt::AlignLeft);
 
@@ -115,13 +108,13 @@ QChart* make_latency_rate_chart(const serve::CapacityPlan& plan, const LatencyRa
         line->setPen(QPen(detail::series_color(c.color), 2.5));
         for (const QPointF& p : c.points) line->append(p);
         detail::add_series(chart, line, {x_axis, y_axis});
-        if (c.max_rate) markers->append(*c.max_rate, detail::interpolate_log_log(c.points, *c.max_rate));
+        if (c.max_rate) markers->append(*c.max_rate, detail::interpolate_log_log(c.points, *c.max_rate));  // on the curve
     }
     if (options.slo_s && *options.slo_s > 0) {
         auto* slo = new QLineSeries();
         slo->setName(QStringLiteral("SLO"));
-        slo->append(x_lo / 1.1, *options.slo_s * detail::kMsPerS);
-        slo->append(x_hi * 1.1, *options.slo_s * detail::kMsPerS);
+        slo->append(0, *options.slo_s * detail::kMsPerS);
+        slo->append(x_axis->max(), *options.slo_s * detail::kMsPerS);
         slo->setPen(QPen(QColor(0xC0, 0x00, 0x00), 2.0, Qt::DashLine));
         detail::add_series(chart, slo, {x_axis, y_axis});
     }
@@ -203,6 +196,7 @@ QChart* make_timeline_chart(const std::vector<serve::TimelinePoint>& timeline, c
     auto* x_axis = new QValueAxis();
     x_axis->setTitleText(QStringLiteral("time (s)"));
     x_axis->setRange(timeline.front().t_s, std::max(t_hi, timeline.front().t_s + 1e-3));
+    x_axis->applyNiceNumbers();
     x_axis->setLabelFormat(QStringLiteral("%g"));
     auto* count_axis = new QValueAxis();
     count_axis->setTitleText(QStringLiteral("sequences / requests"));

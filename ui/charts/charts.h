@@ -167,7 +167,7 @@ struct LatencyRateChartOptions {
     QString title;                       // empty: a title naming the latency and percentile
 };
 
-// One latency percentile (ms, log axis) against the request rate (requests/s), one line per
+// One latency percentile (ms) against the request rate (requests/s), one line per
 // scheme of `plan` that fits, from each scheme's rate sweep (SchemeCapacity::sweep: Poisson runs
 // around its highest rate). Series, by name:
 //   "<scheme>"         QLineSeries, (rate, latency at the percentile in ms)

@@ -71,6 +71,7 @@ struct ReportContent {
     std::optional<serve::CapacityPlan> capacity;
     std::optional<double> capacity_target;
     nlohmann::json capacity_traffic;
+    serve::Slo capacity_slo;
 };
 
 // One file of the report folder: its path relative to the folder ("charts/memory.svg") and bytes.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include <QtCore/QByteArray>
 #include <QtWidgets/QApplication>
@@ -109,7 +110,7 @@ std::vector<std::int64_t> chart_batches() {
 }
 
 std::vector<ReportChart> render_report_charts(const PlanResult& plan, const errorsim::ErrorsimReport* errorsim,
-                                             const MeasuredOverlay* measured) {
+                                             const MeasuredOverlay* measured, const serve::CapacityPlan* capacity, const serve::Slo* slo) {
     OffscreenApplication app;
     std::vector<ReportChart> charts;
     const std::vector<SweepPoint> sweep = batch_sweep(plan, chart_batches());
@@ -150,6 +151,37 @@ std::vector<ReportChart> render_report_charts(const PlanResult& plan, const erro
     charts.push_back(render(ui::make_memory_chart(plan), "memory",
                             "Per scheme: the bytes one decode step reads (weights, KV cache, activations) and how the "
                             "engine splits the GPU's memory, leaving the KV-cache budget that decides the maximum sequences."));
+    if (capacity != nullptr) {
+        const serve::Slo none;
+        const serve::Slo& targets = slo != nullptr ? *slo : none;
+        for (const auto& [metric, target, name, what] :
+             {std::tuple{ui::ServeLatency::Ttft, targets.ttft, "capacity-ttft", "time to first token"},
+              std::tuple{ui::ServeLatency::Tpot, targets.tpot, "capacity-tpot", "time per output token"}}) {
+            ui::LatencyRateChartOptions o;
+            o.metric = metric;
+            o.quantile = target ? target->quantile : 0.99;
+            if (target) o.slo_s = target->seconds;
+            charts.push_back(render(ui::make_latency_rate_chart(*capacity, o), name,
+                                    std::string("The ") + what + " percentile against the Poisson request rate, per scheme, from simulated runs "
+                                    "around each scheme's highest rate (black squares: the highest rate one replica sustains within the SLOs"
+                                    " with a stable queue)" + (target ? "; the dashed red line is the SLO." : "; no SLO on it was given.")));
+        }
+        bool priced = false;
+        for (const serve::Configuration& c : capacity->ranked) priced = priced || c.cost_output.has_value();
+        if (priced)
+            charts.push_back(render(ui::make_capacity_cost_chart(*capacity), "capacity-cost",
+                                    "USD per million output tokens of the ten cheapest configurations (GPU, TP, scheme, replicas) "
+                                    "that carry the target rate within the SLOs, at the bundled or given GPU prices."));
+        for (const serve::SchemeCapacity& s : capacity->schemes) {
+            if (!s.fits || s.stats.timeline.empty()) continue;
+            charts.push_back(render(ui::make_timeline_chart(s.stats.timeline, QStringLiteral("%1: one run over time").arg(QString::fromStdString(s.name))),
+                                    "capacity-timeline",
+                                    "The run of " + s.name + " as the capacity table shows it: sequences in the batch and requests "
+                                    "waiting (left axis), and the share of KV-cache blocks in use (right axis), at the start of "
+                                    "each step (thinned to a few hundred points)."));
+            break;
+        }
+    }
     return charts;
 }
 

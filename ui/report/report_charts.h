@@ -19,11 +19,15 @@ std::vector<std::int64_t> chart_batches();
 
 // Renders the crossover (step time), throughput, granularity-vs-error (when `errorsim` is given),
 // checkpoint-size and memory charts; `measured` (or nullptr) overlays the crossover and throughput
-// charts with measured decode steps. Creates an offscreen QApplication when the process has none
+// charts with measured decode steps. With `capacity` (the --serve planning, with its `slo`): TTFT
+// and TPOT against request rate with the SLO lines and each scheme's highest rate, the cost per
+// million output tokens per configuration (when one is priced), and the first fitting scheme's
+// run over time. Creates an offscreen QApplication when the process has none
 // (QT_QPA_PLATFORM=offscreen: no display needed), and keeps LC_NUMERIC at "C" so that numbers in
 // every file stay locale-independent. Throws ReportWriteFailed when a chart cannot be rendered,
 // Error when another kind of Qt application (QCoreApplication) is running.
 std::vector<ReportChart> render_report_charts(const PlanResult& plan, const errorsim::ErrorsimReport* errorsim,
-                                             const MeasuredOverlay* measured = nullptr);
+                                             const MeasuredOverlay* measured = nullptr, const serve::CapacityPlan* capacity = nullptr,
+                                             const serve::Slo* slo = nullptr);
 
 }  // namespace quantplan::report
