@@ -14,5 +14,6 @@ inline std::filesystem::path engine_profiles_dir() { return data_dir() / "assets
 inline std::filesystem::path engine_fit_file() { return data_dir() / "assets" / "engines" / "fit" / "engine-fit.json"; }
 inline std::filesystem::path measurements_dir() { return data_dir() / "assets" / "measurements"; }
 inline std::filesystem::path scenarios_dir() { return data_dir() / "assets" / "scenarios"; }
+inline std::filesystem::path gpu_prices_file() { return data_dir() / "assets" / "prices" / "gpu-prices.json"; }
 
 }  // namespace quantplan::app

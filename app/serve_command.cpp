@@ -89,7 +89,7 @@ CapacityRun run_capacity(const CliOptions& given) {
     slo.e2e = serve::parse_slo(o.slo_e2e, "--slo-e2e");
     // Prices: the bundled list's default for each GPU, then --price.
     {
-        const std::filesystem::path file = data_dir() / "assets" / "prices" / "gpu-prices.json";
+        const std::filesystem::path file = gpu_prices_file();
         const std::vector<serve::GpuPrice> bundled =
             serve::parse_gpu_prices(read_text_file(file.string(), "assets/prices/gpu-prices.json", 4 << 20), "assets/prices/gpu-prices.json");
         for (const auto& [id, p] : serve::default_gpu_prices(bundled)) {

@@ -73,7 +73,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
     const auto price = prices.find(gpu.id);
     std::vector<SchemeCapacity>& rows = out.schemes;
     // Progress: each scheme row one unit, and the ranking one per candidate GPU.
-    const double units = static_cast<double>(request.schemes.size() + (target ? candidates.size() : 0));
+    const double units = static_cast<double>(request.schemes.size() + (target && ask.search ? candidates.size() : 0));
     double done = 0;
     const auto step = [&](const std::string& what) {
         if (ask.progress) ask.progress(units > 0 ? done / units : 1.0, what);
@@ -100,8 +100,14 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
             if (target_slo && target_slo->seconds < pricing.fastest_step_s)
                 throw Error(option, milliseconds(target_slo->seconds) + " is below the fastest possible step of " + row.name + " (" +
                                         milliseconds(pricing.fastest_step_s) + ")");
-        row.max_rate = max_sustained_rate(traffic, pricing, slo);
         const bool asked = traffic.rate_per_s || traffic.concurrency || !traffic.trace.empty() || traffic.arrival.kind == Arrival::Kind::Burst;
+        if (!ask.search) {
+            if (!asked) throw Error("--serve", "a run without the highest-rate search needs a rate, a concurrency, a trace or a burst");
+            row.stats = run_traffic(traffic, pricing, slo, std::nullopt, ask.timeline_points);
+            rows.push_back(row);
+            continue;
+        }
+        row.max_rate = max_sustained_rate(traffic, pricing, slo);
         if (asked) row.stats = run_traffic(traffic, pricing, slo, std::nullopt, ask.timeline_points);
         std::optional<ServeStats> at_max;
         if (row.max_rate) at_max = run_traffic(traffic, pricing, slo, *row.max_rate, asked ? 0 : ask.timeline_points);
@@ -131,7 +137,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
     // scheme within the accuracy tolerance x its smallest TP and twice that, cheapest first.
     std::vector<Configuration>& ranked = out.ranked;
     std::vector<std::string>& vetoes = out.vetoes;
-    if (target) {
+    if (target && ask.search) {
         double mean_output = 0;
         {
             const std::vector<Request> drawn = make_requests(traffic, 0.0);
@@ -183,7 +189,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
             return a.max_rate > b.max_rate;
         });
     }
-    if (ask.progress) ask.progress(1.0, "done");
+    if (ask.progress) ask.progress(1.0, "capacity planning done");
     return out;
 }
 

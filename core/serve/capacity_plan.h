@@ -27,6 +27,9 @@ struct CapacityRequest {
     // (empty: none).
     std::vector<double> sweep_fractions = {0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25};
     std::size_t timeline_points = 256;       // the timeline kept of the run asked for (0: none)
+    // False: only the run asked for (a rate, a concurrency, a trace or a burst), without the
+    // highest-rate search, the sweeps, replicas, costs or the ranking: the window's quick first look.
+    bool search = true;
     // Called between simulations with the share done (0..1) and what runs next; it may throw to
     // cancel (the window's background job does), and nothing is left half-done.
     std::function<void(double, const std::string&)> progress;

@@ -40,6 +40,7 @@
 #include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QLabel>
 #include <QtWidgets/QLineEdit>
+#include <QtWidgets/QPushButton>
 #include <QtWidgets/QListWidget>
 #include <QtWidgets/QSpinBox>
 #include <QtWidgets/QTabWidget>
@@ -55,6 +56,7 @@
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
 #include "ui/window/chart_view.h"
+#include "ui/window/capacity_panel.h"
 #include "ui/window/checkpoint_panel.h"
 #include "ui/window/controls_panel.h"
 #include "ui/window/crossover_panel.h"
@@ -94,6 +96,7 @@ DataPaths source_data() {
     d.icon_file = kSource / "assets" / "icons" / "quantplan.svg";
     d.engine_profiles_dir = kSource / "assets" / "engines" / "profiles";
     d.engine_fit_file = kSource / "assets" / "engines" / "fit" / "engine-fit.json";
+    d.gpu_prices_file = kSource / "assets" / "prices" / "gpu-prices.json";
     return d;
 }
 
@@ -178,7 +181,7 @@ BOOST_FIXTURE_TEST_CASE(opens_on_the_default_model_and_gpu_with_the_six_schemes,
     BOOST_TEST(window.controls()->modelBox()->currentData().toString().toStdString() == "qwen3-8b");
     BOOST_TEST(window.controls()->gpuBox()->currentData().toString().toStdString() == "h100-sxm");
     BOOST_TEST(window.windowTitle().contains(QStringLiteral("qwen3-8b")));
-    BOOST_TEST(window.tabs()->count() == 5);
+    BOOST_TEST(window.tabs()->count() == 6);
     // Every panel lays out at the smallest screen.
     BOOST_TEST(window.minimumSizeHint().width() <= kSmallScreenWidth);
     BOOST_TEST(window.minimumSizeHint().height() <= kSmallScreenHeight);
@@ -768,6 +771,80 @@ BOOST_FIXTURE_TEST_CASE(a_control_change_redraws_the_analytic_panels_within_a_fr
 #if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
     BOOST_TEST(fastest < kFrameBudgetMs);
 #endif
+}
+
+namespace {
+
+// A job context for calling a job's work directly on this thread.
+class DirectContext : public JobContext {
+public:
+    bool cancelled() const override { return false; }
+    void report(int, const QString&) override {}
+};
+
+}  // namespace
+
+// The Capacity panel runs core's capacity planning off the GUI thread (first the traffic as asked,
+// then the highest-rate search) and shows what core computes for the same request and inputs.
+BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture) {
+    CapacityPanel* panel = window.capacityPanel();
+    CapacityInputs in;
+    in.rate_per_s = 3;
+    in.requests = 400;
+    in.input_tokens = 1000;
+    in.output_tokens = 200;
+    in.target_rate_per_s = 12;
+    panel->setInputs(in);
+    window.tabs()->setCurrentWidget(panel);
+    settle();
+    QElapsedTimer t;
+    t.start();
+    while (!(panel->searched() && !panel->job()->isRunning()) && t.elapsed() < kJobTimeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    BOOST_REQUIRE(panel->searched());
+    const serve::CapacityPlan& shown = panel->result();
+    // The same request and inputs through core directly.
+    PlannerSetup s = window.setup();
+    s.profile = QStringLiteral("engine");
+    const engine::EngineCatalog catalog = engine::load_engine_catalog(kSource / "assets" / "engines" / "profiles",
+                                                                      kSource / "assets" / "engines" / "fit" / "engine-fit.json");
+    const PlanRequest request = plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"),
+                                             resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus"), nullptr, &catalog);
+    DirectContext direct;
+    const std::map<std::string, double> prices = {{"h100-sxm", 2.5}};
+    const serve::CapacityPlan core = run_capacity(request, panel->inputs(), prices, true, direct);
+    BOOST_REQUIRE(shown.schemes.size() == core.schemes.size());
+    BOOST_REQUIRE(panel->model()->rowCount() == static_cast<int>(core.schemes.size()));
+    for (std::size_t i = 0; i < core.schemes.size(); ++i) {
+        BOOST_TEST(shown.schemes[i].name == core.schemes[i].name);
+        BOOST_TEST((shown.schemes[i].max_rate == core.schemes[i].max_rate));  // deterministic for the seed
+        BOOST_TEST(shown.schemes[i].stats.tpot_s.p99 == core.schemes[i].stats.tpot_s.p99);
+        // The table shows core's numbers: TPOT p99 in ms (column 4) and the highest rate (column 10).
+        const QModelIndex tpot = panel->model()->index(static_cast<int>(i), 4);
+        BOOST_TEST(close(core.schemes[i].stats.tpot_s.p99 * 1e3, panel->model()->data(tpot, kExportRole).toDouble()));
+        const QModelIndex rate = panel->model()->index(static_cast<int>(i), 10);
+        BOOST_TEST(close(*core.schemes[i].max_rate, panel->model()->data(rate, kExportRole).toDouble()));
+        BOOST_TEST(!shown.schemes[i].sweep.empty());
+        BOOST_TEST(!shown.schemes[i].stats.timeline.empty());
+    }
+    BOOST_TEST(panel->rankingModel()->rowCount() > 0);
+    // The charts: one curve per scheme, the SLO line, and a timeline of the first scheme.
+    QChart* chart = panel->chart();
+    BOOST_REQUIRE(chart != nullptr);
+    BOOST_TEST(find_series(chart, QString::fromStdString(core.schemes[0].name)) != nullptr);
+    BOOST_TEST(find_series(chart, QStringLiteral("SLO")) != nullptr);
+    BOOST_TEST(find_series(chart, QStringLiteral("highest rate")) != nullptr);
+    BOOST_TEST(find_series(panel->timelineView()->chart(), QStringLiteral("batch")) != nullptr);
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "capacity-searched.png").string())));
+    panel->chartBox()->setCurrentIndex(3);
+    settle();
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "capacity-cost.png").string())));
+    // A change of input reruns; Cancel stops it and says so.
+    panel->rateBox()->setValue(5);
+    panel->rerun();
+    BOOST_TEST(panel->job()->isRunning());
+    panel->cancelButton()->click();
+    BOOST_REQUIRE(wait_for(panel->job()));
+    BOOST_TEST(panel->status()->text().contains("Cancelled"));
 }
 
 BOOST_FIXTURE_TEST_CASE(screenshots_of_every_panel, WindowFixture) {

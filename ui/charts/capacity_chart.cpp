@@ -50,6 +50,7 @@ QChart* make_latency_rate_chart(const serve::CapacityPlan& plan, const LatencyRa
                                                    : QStringLiteral("%1 %2 against request rate").arg(latency_name(options.metric),
                                                                                                      percentile_name(options.quantile));
     QChart* chart = detail::new_chart(title);
+    chart->legend()->setAlignment(Qt::AlignRight);  // scheme names stay whole in a narrow view
     struct Curve {
         QString name;
         std::vector<QPointF> points;

@@ -35,9 +35,12 @@
 
 #include "core/error.h"
 #include "core/model_config_json.h"
+#include "core/serve/gpu_prices.h"
+#include "core/text_file.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
 #include "ui/window/chart_view.h"
+#include "ui/window/capacity_panel.h"
 #include "ui/window/checkpoint_panel.h"
 #include "ui/window/controls_panel.h"
 #include "ui/window/crossover_panel.h"
@@ -107,6 +110,15 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
             load_error = QString::fromUtf8(e.what());
         }
     }
+    if (!options_.data.gpu_prices_file.empty()) {
+        try {
+            const std::string path = options_.data.gpu_prices_file.string();
+            for (const auto& [id, p] : serve::default_gpu_prices(serve::parse_gpu_prices(read_text_file(path, path, 4 << 20), path)))
+                gpu_prices_[id] = p.usd_per_gpu_hour;
+        } catch (const std::exception& e) {
+            load_error = QString::fromUtf8(e.what());
+        }
+    }
 
     what_if_job_ = new BackgroundJob(this);
     checkpoint_job_ = new BackgroundJob(this);
@@ -165,6 +177,7 @@ void MainWindow::buildLayout() {
     checkpoint_ = new CheckpointPanel(this);
     memory_ = new MemoryPanel(this);
     decision_ = new DecisionPanel(this);
+    capacity_ = new CapacityPanel(this);
     tabs_ = new QTabWidget(this);
     tabs_->setObjectName(QStringLiteral("panels"));
     tabs_->addTab(crossover_, tr("&1 Batch crossover"));
@@ -177,6 +190,8 @@ void MainWindow::buildLayout() {
     tabs_->setTabToolTip(3, tr("Bytes per decode step, the KV-cache budget and how many sequences it admits."));
     tabs_->addTab(decision_, tr("&5 Decision"));
     tabs_->setTabToolTip(4, tr("The recommendation for this workload and why, with the engines' warnings."));
+    tabs_->addTab(capacity_, tr("&6 Capacity"));
+    tabs_->setTabToolTip(5, tr("Traffic and SLOs in: latency percentiles, the highest rate per scheme, replicas, GPUs and cost out."));
 
     banner_ = new QLabel(this);
     banner_->setObjectName(QStringLiteral("errorBanner"));
@@ -230,6 +245,7 @@ void MainWindow::buildLayout() {
         if (!path.isEmpty()) openCalibrationPath(path);
     });
     connect(error_, &ErrorPanel::errorMessage, this, &MainWindow::showError);
+    connect(capacity_, &CapacityPanel::errorMessage, this, &MainWindow::showError);
 
     // Exports from each panel's context menus.
     for (Panel* panel : panels()) {
@@ -239,7 +255,7 @@ void MainWindow::buildLayout() {
     }
 
     // Background work: progress and cancel in the status bar.
-    for (BackgroundJob* job : {checkpoint_job_, error_->job(), error_->tensorJob()}) {
+    for (BackgroundJob* job : {checkpoint_job_, error_->job(), error_->tensorJob(), capacity_->job()}) {
         connect(job, &BackgroundJob::started, this, [this](const QString& label) {
             progress_->setValue(0);
             progress_->setFormat(label + QStringLiteral(" %p%"));
@@ -251,7 +267,7 @@ void MainWindow::buildLayout() {
             statusBar()->showMessage(text, 3000);
         });
         const auto done = [this] {
-            if (!checkpoint_job_->isRunning() && !error_->job()->isRunning() && !error_->tensorJob()->isRunning()) {
+            if (!checkpoint_job_->isRunning() && !error_->job()->isRunning() && !error_->tensorJob()->isRunning() && !capacity_->job()->isRunning()) {
                 progress_->hide();
                 cancel_button_->hide();
             }
@@ -473,6 +489,17 @@ void MainWindow::replanNow() {
     checkpoint_->setResult(*result_, scan_);
     memory_->setResult(*result_);
     decision_->setResult(*result_);
+    // The capacity panel sizes the same setup with every step priced by the engine profile.
+    try {
+        PlannerSetup engine_setup = s;
+        engine_setup.profile = QStringLiteral("engine");
+        engine_setup.calibration.clear();
+        capacity_->setRequest(plan_request(engine_setup, resolvedModel(s.model), resolvedGpu(s.gpu), nullptr,
+                                           engine_catalog_ ? &*engine_catalog_ : nullptr),
+                              gpu_prices_);
+    } catch (const std::exception& e) {
+        capacity_->status()->setText(tr("Capacity planning needs the engine profiles: %1").arg(QString::fromUtf8(e.what())));
+    }
     startWhatIf(result_->request);
     updateTitle();
     last_replan_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -510,7 +537,7 @@ void MainWindow::clearError() {
 
 QString MainWindow::errorText() const { return banner_->isVisible() || !banner_->text().isEmpty() ? banner_->text() : QString(); }
 
-QList<Panel*> MainWindow::panels() const { return {crossover_, error_, checkpoint_, memory_, decision_}; }
+QList<Panel*> MainWindow::panels() const { return {crossover_, error_, checkpoint_, memory_, decision_, capacity_}; }
 
 Panel* MainWindow::currentPanel() const { return qobject_cast<Panel*>(tabs_->currentWidget()); }
 
@@ -519,6 +546,7 @@ void MainWindow::cancelJobs() {
     checkpoint_job_->cancel();
     error_->job()->cancel();
     error_->tensorJob()->cancel();
+    capacity_->job()->cancel();
 }
 
 // --- Files ------------------------------------------------------------------------------------

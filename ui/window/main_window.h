@@ -40,6 +40,7 @@ namespace quantplan::ui {
 
 class BackgroundJob;
 class ChartView;
+class CapacityPanel;
 class CheckpointPanel;
 class ControlsPanel;
 class CrossoverPanel;
@@ -57,6 +58,7 @@ struct DataPaths {
     std::filesystem::path icon_file;      // assets/icons/quantplan.svg
     std::filesystem::path engine_profiles_dir;  // assets/engines/profiles/ (empty: no engine profiles)
     std::filesystem::path engine_fit_file;      // assets/engines/fit/engine-fit.json
+    std::filesystem::path gpu_prices_file;      // assets/prices/gpu-prices.json (empty: no bundled prices)
 };
 
 // How the window starts.
@@ -107,6 +109,7 @@ public:
     CheckpointPanel* checkpointPanel() const { return checkpoint_; }
     MemoryPanel* memoryPanel() const { return memory_; }
     DecisionPanel* decisionPanel() const { return decision_; }
+    CapacityPanel* capacityPanel() const { return capacity_; }
     QTabWidget* tabs() const { return tabs_; }
     BackgroundJob* whatIfJob() const { return what_if_job_; }
     BackgroundJob* checkpointJob() const { return checkpoint_job_; }
@@ -211,6 +214,8 @@ private:
     CheckpointPanel* checkpoint_ = nullptr;
     MemoryPanel* memory_ = nullptr;
     DecisionPanel* decision_ = nullptr;
+    CapacityPanel* capacity_ = nullptr;
+    std::map<std::string, double> gpu_prices_;  // the bundled default prices, USD per GPU-hour
     QScrollArea* controls_scroll_ = nullptr;
     QLabel* banner_ = nullptr;
     QToolBar* lecture_bar_ = nullptr;

@@ -13,7 +13,7 @@ namespace quantplan::ui {
 
 const QStringList& scenario_panel_names() {
     static const QStringList names = {QStringLiteral("crossover"), QStringLiteral("error"), QStringLiteral("checkpoint"),
-                                      QStringLiteral("memory"), QStringLiteral("decision")};
+                                      QStringLiteral("memory"), QStringLiteral("decision"), QStringLiteral("capacity")};
     return names;
 }
 

@@ -1,0 +1,517 @@
+#include "ui/window/capacity_panel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include <QtCore/QLocale>
+#include <QtCore/QSignalBlocker>
+#include <QtCore/QTimer>
+#include <QtWidgets/QComboBox>
+#include <QtWidgets/QDoubleSpinBox>
+#include <QtWidgets/QFormLayout>
+#include <QtWidgets/QGroupBox>
+#include <QtWidgets/QHBoxLayout>
+#include <QtWidgets/QLabel>
+#include <QtWidgets/QProgressBar>
+#include <QtWidgets/QPushButton>
+#include <QtWidgets/QSpinBox>
+#include <QtWidgets/QSplitter>
+#include <QtWidgets/QTabWidget>
+#include <QtWidgets/QVBoxLayout>
+
+#include "core/error.h"
+#include "ui/charts/charts.h"
+#include "ui/window/background_job.h"
+#include "ui/window/chart_view.h"
+
+namespace quantplan::ui {
+namespace {
+
+constexpr double kMsPerS = 1e3;
+constexpr double kPercent = 100.0;
+// How long the controls must rest before a changed input reruns (typing a number, a spin box held).
+constexpr int kDebounceMs = 400;
+
+serve::LengthSpec fixed_length(std::int64_t tokens) {
+    return {serve::LengthSpec::Kind::Fixed, static_cast<double>(tokens), 0, {}, std::to_string(tokens)};
+}
+
+
+}  // namespace
+
+serve::CapacityRequest capacity_request(const CapacityInputs& in, const std::map<std::string, double>& prices) {
+    serve::CapacityRequest ask;
+    serve::Traffic& t = ask.traffic;
+    if (in.mode == CapacityInputs::Mode::Rate) t.rate_per_s = in.rate_per_s;
+    if (in.mode == CapacityInputs::Mode::Users) t.concurrency = in.users;
+    t.requests = in.requests;
+    t.input = fixed_length(in.input_tokens);
+    t.output = fixed_length(in.output_tokens);
+    t.seed = in.seed;
+    if (in.slo_ttft_s > 0) ask.slo.ttft = serve::SloTarget{in.slo_ttft_s, 0.99};
+    if (in.slo_tpot_s > 0) ask.slo.tpot = serve::SloTarget{in.slo_tpot_s, 0.99};
+    if (in.target_rate_per_s > 0) ask.target_rate = in.target_rate_per_s;
+    ask.prices = prices;
+    return ask;
+}
+
+serve::CapacityPlan run_capacity(PlanRequest request, const CapacityInputs& inputs, const std::map<std::string, double>& prices, bool search,
+                                 JobContext& context) {
+    serve::CapacityRequest ask = capacity_request(inputs, prices);
+    ask.search = search;
+    ask.progress = [&context](double done, const std::string& what) {
+        context.check_cancelled();
+        context.report(static_cast<int>(std::lround(done * 100)), QString::fromStdString(what));
+    };
+    const std::int64_t longest = serve::longest_request(ask.traffic);
+    if (request.model.max_position_embeddings > 0 && longest > request.model.max_position_embeddings)
+        throw Error("input tokens", "input + output reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
+                                        std::to_string(request.model.max_position_embeddings));
+    if (!request.engine) throw Error("engine", "capacity planning prices steps with an engine profile, and none is loaded");
+    request.workload.batch = 1;
+    request.workload.context_tokens = longest;
+    if (search || request.schemes.size() < 2) return serve::capacity_plan(request, {request}, ask);
+    // The traffic as asked: each scheme's run is independent, so they run side by side (core starts
+    // no threads; the panel may), at most one per core, and are put back in the request's order.
+    const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, request.schemes.size());
+    std::vector<serve::SchemeCapacity> rows(request.schemes.size());
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+        for (std::size_t i = next++; i < request.schemes.size(); i = next++) {
+            PlanRequest one = request;
+            one.schemes = {request.schemes[i]};
+            serve::CapacityRequest one_ask = ask;
+            one_ask.progress = [&context](double, const std::string& what) {
+                context.check_cancelled();
+                context.report(0, QString::fromStdString(what));
+            };
+            rows[i] = serve::capacity_plan(one, {}, one_ask).schemes.front();
+        }
+    };
+    std::vector<std::future<void>> running;
+    for (std::size_t k = 1; k < workers; ++k) running.push_back(std::async(std::launch::async, work));
+    std::exception_ptr failure;
+    try {
+        work();
+    } catch (...) {
+        failure = std::current_exception();
+        next = request.schemes.size();  // the others stop after their current scheme
+    }
+    for (std::future<void>& f : running) {
+        try {
+            f.get();
+        } catch (...) {
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    serve::CapacityPlan plan;
+    plan.schemes = std::move(rows);
+    return plan;
+}
+
+// --- Tables -----------------------------------------------------------------------------------
+
+CapacityTableModel::CapacityTableModel(QObject* parent) : ResultTableModel(parent) { setResult({}, false); }
+
+void CapacityTableModel::setResult(const serve::CapacityPlan& plan, bool searched) {
+    std::vector<Column> columns = {
+        {QStringLiteral("scheme"), QStringLiteral("The quantization scheme.")},
+        {QStringLiteral("TTFT p50 (ms)"), QStringLiteral("Time to first token, median over the run's requests (queueing included).")},
+        {QStringLiteral("TTFT p99 (ms)"), QStringLiteral("Time to first token, 99th percentile.")},
+        {QStringLiteral("TPOT p50 (ms)"), QStringLiteral("Time per output token after the first, median.")},
+        {QStringLiteral("TPOT p99 (ms)"), QStringLiteral("Time per output token, 99th percentile.")},
+        {QStringLiteral("E2E p99 (s)"), QStringLiteral("End-to-end latency, 99th percentile.")},
+        {QStringLiteral("output tok/s"), QStringLiteral("Output tokens per second over the run.")},
+        {QStringLiteral("SLO met (%)"), QStringLiteral("Share of requests meeting every SLO (goodput / throughput).")},
+        {QStringLiteral("preemptions"), QStringLiteral("Sequences preempted by recompute when the KV cache ran out.")},
+        {QStringLiteral("KV use (%)"), QStringLiteral("Time-weighted share of KV-cache blocks in use.")},
+        {QStringLiteral("highest req/s"), QStringLiteral("The highest Poisson rate one replica sustains within the SLOs with a stable queue.")},
+        {QStringLiteral("replicas"), QStringLiteral("Replicas for the target rate.")},
+        {QStringLiteral("GPUs"), QStringLiteral("Replicas x TP.")},
+        {QStringLiteral("USD/M out"), QStringLiteral("USD per million output tokens at the highest rate, from the GPU's price per hour.")},
+        {QStringLiteral("USD/M in"), QStringLiteral("USD per million input tokens at the highest rate.")},
+    };
+    const QString pending = searched ? QStringLiteral("-") : QStringLiteral("…");
+    std::vector<std::vector<Cell>> rows;
+    for (const serve::SchemeCapacity& r : plan.schemes) {
+        std::vector<Cell> row = {text_cell(QString::fromStdString(r.name))};
+        if (!r.fits) {
+            row.push_back(text_cell(QString::fromStdString(r.reason)));
+            while (row.size() < columns.size()) row.push_back(text_cell(QStringLiteral("-")));
+            rows.push_back(std::move(row));
+            continue;
+        }
+        const serve::ServeStats& s = r.stats;
+        row.push_back(number_cell(s.ttft_s.p50 * kMsPerS, 1));
+        row.push_back(number_cell(s.ttft_s.p99 * kMsPerS, 1));
+        row.push_back(number_cell(s.tpot_s.p50 * kMsPerS, 2));
+        row.push_back(number_cell(s.tpot_s.p99 * kMsPerS, 2));
+        row.push_back(number_cell(s.e2e_s.p99, 2));
+        row.push_back(number_cell(s.output_tokens_per_s, 0));
+        row.push_back(number_cell(s.slo_attainment * kPercent, 1));
+        row.push_back(integer_cell(s.preemptions));
+        row.push_back(number_cell(s.kv_utilization_mean * kPercent, 1));
+        row.push_back(r.max_rate ? number_cell(*r.max_rate, 2) : text_cell(pending));
+        row.push_back(r.replicas ? integer_cell(*r.replicas) : text_cell(pending));
+        row.push_back(r.gpus ? integer_cell(*r.gpus) : text_cell(pending));
+        row.push_back(r.cost_output ? number_cell(*r.cost_output, 3) : text_cell(pending));
+        row.push_back(r.cost_input ? number_cell(*r.cost_input, 3) : text_cell(pending));
+        rows.push_back(std::move(row));
+    }
+    setTable(std::move(columns), std::move(rows));
+}
+
+RecommendationTableModel::RecommendationTableModel(QObject* parent) : ResultTableModel(parent) { setResult({}); }
+
+void RecommendationTableModel::setResult(const serve::CapacityPlan& plan) {
+    std::vector<Column> columns = {
+        {QStringLiteral("rank"), QStringLiteral("Cheapest first (USD per hour), then fewest GPUs.")},
+        {QStringLiteral("GPU"), QStringLiteral("GPU profile id.")},
+        {QStringLiteral("TP"), QStringLiteral("Tensor parallelism of one replica.")},
+        {QStringLiteral("scheme"), QStringLiteral("Quantization scheme (the accuracy tolerance's vetoes left out).")},
+        {QStringLiteral("replicas"), QStringLiteral("Replicas for the target rate.")},
+        {QStringLiteral("GPUs"), QStringLiteral("Replicas x TP.")},
+        {QStringLiteral("req/s each"), QStringLiteral("The highest rate one replica sustains within the SLOs.")},
+        {QStringLiteral("USD/h"), QStringLiteral("All the GPUs' price per hour.")},
+        {QStringLiteral("USD/M out"), QStringLiteral("USD per million output tokens at the target rate.")},
+    };
+    std::vector<std::vector<Cell>> rows;
+    for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
+        const serve::Configuration& c = plan.ranked[i];
+        rows.push_back({integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(QString::fromStdString(c.gpu)), integer_cell(c.tp),
+                        text_cell(QString::fromStdString(c.scheme)), integer_cell(c.replicas), integer_cell(c.gpus), number_cell(c.max_rate, 2),
+                        c.usd_per_hour ? number_cell(*c.usd_per_hour, 2) : text_cell(QStringLiteral("-")),
+                        c.cost_output ? number_cell(*c.cost_output, 3) : text_cell(QStringLiteral("-"))});
+    }
+    setTable(std::move(columns), std::move(rows));
+}
+
+// --- CapacityPanel ----------------------------------------------------------------------------
+
+CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
+    job_ = new BackgroundJob(this);
+    debounce_ = new QTimer(this);
+    debounce_->setSingleShot(true);
+    debounce_->setInterval(kDebounceMs);
+    connect(debounce_, &QTimer::timeout, this, &CapacityPanel::rerun);
+
+    mode_ = new QComboBox(this);
+    mode_->addItem(tr("Poisson, at a rate"));
+    mode_->addItem(tr("N users (closed loop)"));
+    mode_->addItem(tr("Highest rate"));
+    mode_->setToolTip(tr("Poisson arrivals at a rate; N users each sending the next request when the last answer ends; "
+                         "or each scheme at the highest rate it sustains within the SLOs."));
+    rate_ = new QDoubleSpinBox(this);
+    rate_->setRange(0.01, 100000);
+    rate_->setDecimals(2);
+    rate_->setSuffix(tr(" req/s"));
+    users_ = new QSpinBox(this);
+    users_->setRange(1, 100000);
+    users_->setSuffix(tr(" users"));
+    requests_ = new QSpinBox(this);
+    requests_->setRange(100, 20000);
+    requests_->setSingleStep(500);
+    requests_->setToolTip(tr("Requests simulated per run (the highest-rate search runs at least 1,000)."));
+    input_ = new QSpinBox(this);
+    input_->setRange(1, 1 << 20);
+    input_->setSuffix(tr(" tokens"));
+    output_ = new QSpinBox(this);
+    output_->setRange(1, 1 << 20);
+    output_->setSuffix(tr(" tokens"));
+    slo_ttft_ = new QDoubleSpinBox(this);
+    slo_ttft_->setRange(0, 600000);
+    slo_ttft_->setDecimals(0);
+    slo_ttft_->setSuffix(tr(" ms"));
+    slo_ttft_->setSpecialValueText(tr("none"));
+    slo_ttft_->setToolTip(tr("Time-to-first-token target at p99 (0: none)."));
+    slo_tpot_ = new QDoubleSpinBox(this);
+    slo_tpot_->setRange(0, 60000);
+    slo_tpot_->setDecimals(1);
+    slo_tpot_->setSuffix(tr(" ms"));
+    slo_tpot_->setSpecialValueText(tr("none"));
+    slo_tpot_->setToolTip(tr("Time-per-output-token target at p99 (0: none)."));
+    target_ = new QDoubleSpinBox(this);
+    target_->setRange(0, 1e7);
+    target_->setDecimals(1);
+    target_->setSuffix(tr(" req/s"));
+    target_->setSpecialValueText(tr("none"));
+    target_->setToolTip(tr("The rate to size for: replicas, GPUs and the cheapest configurations."));
+    for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{rate_, users_, requests_, input_, output_, slo_ttft_, slo_tpot_, target_})
+        box->setKeyboardTracking(false);
+    setInputs(CapacityInputs{});
+    const auto changed = [this] {
+        rate_->setEnabled(mode_->currentIndex() == 0);
+        users_->setEnabled(mode_->currentIndex() == 1);
+        debounce_->start();
+    };
+    connect(mode_, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
+    for (QDoubleSpinBox* box : {rate_, slo_ttft_, slo_tpot_, target_}) connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, changed);
+    for (QSpinBox* box : {users_, requests_, input_, output_}) connect(box, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+
+    run_ = new QPushButton(tr("&Run"), this);
+    run_->setToolTip(tr("Simulate the traffic for every scheme now."));
+    connect(run_, &QPushButton::clicked, this, &CapacityPanel::rerun);
+    cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->setEnabled(false);
+    connect(cancel_, &QPushButton::clicked, job_, &BackgroundJob::cancel);
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 100);
+    progress_->setValue(0);
+    status_ = new QLabel(this);
+    status_->setWordWrap(true);
+    status_->setObjectName(QStringLiteral("capacityStatus"));
+
+    auto* traffic = new QGroupBox(tr("Traffic and targets"), this);
+    auto* form = new QFormLayout(traffic);
+    form->addRow(tr("&Arrivals:"), mode_);
+    form->addRow(tr("Ra&te:"), rate_);
+    form->addRow(tr("&Users:"), users_);
+    form->addRow(tr("&Prompt:"), input_);
+    form->addRow(tr("&Output:"), output_);
+    form->addRow(tr("Re&quests:"), requests_);
+    form->addRow(tr("TTFT p99 ≤"), slo_ttft_);
+    form->addRow(tr("TPOT p99 ≤"), slo_tpot_);
+    form->addRow(tr("&Target rate:"), target_);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(run_);
+    buttons->addWidget(cancel_);
+    form->addRow(buttons);
+    form->addRow(progress_);
+    form->addRow(status_);
+    traffic->setMaximumWidth(320);
+
+    chart_box_ = new QComboBox(this);
+    chart_box_->addItem(tr("TTFT p99 against request rate"));
+    chart_box_->addItem(tr("TPOT p99 against request rate"));
+    chart_box_->addItem(tr("End-to-end p99 against request rate"));
+    chart_box_->addItem(tr("Cost per million output tokens per configuration"));
+    chart_box_->setCurrentIndex(1);
+    connect(chart_box_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { chartChanged(); });
+    view_ = new ChartView(this);
+    view_->setObjectName(QStringLiteral("capacityChart"));
+    timeline_box_ = new QComboBox(this);
+    timeline_box_->setToolTip(tr("The scheme whose run the timeline shows."));
+    connect(timeline_box_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { buildTimeline(); });
+    timeline_view_ = new ChartView(this);
+    timeline_view_->setObjectName(QStringLiteral("capacityTimeline"));
+
+    auto* chart_bar = new QHBoxLayout;
+    chart_bar->addWidget(new QLabel(tr("Chart:"), this));
+    chart_bar->addWidget(chart_box_);
+    chart_bar->addStretch(1);
+    auto* chart_page = new QWidget(this);
+    auto* chart_layout = new QVBoxLayout(chart_page);
+    chart_layout->setContentsMargins(0, 0, 0, 0);
+    chart_layout->addLayout(chart_bar);
+    chart_layout->addWidget(view_, 1);
+    auto* timeline_bar = new QHBoxLayout;
+    timeline_bar->addWidget(new QLabel(tr("Run of:"), this));
+    timeline_bar->addWidget(timeline_box_);
+    timeline_bar->addStretch(1);
+    auto* timeline_page = new QWidget(this);
+    auto* timeline_layout = new QVBoxLayout(timeline_page);
+    timeline_layout->setContentsMargins(0, 0, 0, 0);
+    timeline_layout->addLayout(timeline_bar);
+    timeline_layout->addWidget(timeline_view_, 1);
+    auto* chart_tabs = new QTabWidget(this);
+    chart_tabs->addTab(chart_page, tr("Latency and cost"));
+    chart_tabs->addTab(timeline_page, tr("Timeline"));
+
+    model_ = new CapacityTableModel(this);
+    table_ = new ResultTableView(this);
+    table_->setModel(model_);
+    table_->setObjectName(QStringLiteral("capacityTable"));
+    ranking_model_ = new RecommendationTableModel(this);
+    ranking_table_ = new ResultTableView(this);
+    ranking_table_->setModel(ranking_model_);
+    ranking_table_->setObjectName(QStringLiteral("recommendationTable"));
+    auto* table_tabs = new QTabWidget(this);
+    table_tabs->addTab(table_, tr("Per scheme"));
+    table_tabs->addTab(ranking_table_, tr("Cheapest configurations"));
+
+    auto* top = new QWidget(this);
+    auto* top_layout = new QHBoxLayout(top);
+    top_layout->setContentsMargins(0, 0, 0, 0);
+    top_layout->addWidget(traffic);
+    top_layout->addWidget(chart_tabs, 1);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(top);
+    split->addWidget(table_tabs);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split);
+
+    connect(job_, &BackgroundJob::started, this, [this](const QString& label) {
+        cancel_->setEnabled(true);
+        progress_->setValue(0);
+        status_->setText(label + QStringLiteral("…"));
+    });
+    connect(job_, &BackgroundJob::progress, this, [this](int percent, const QString& text) {
+        progress_->setValue(percent);
+        status_->setText(text);
+    });
+    connect(job_, &BackgroundJob::cancelled, this, [this] {
+        cancel_->setEnabled(false);
+        status_->setText(tr("Cancelled; press Run to simulate again."));
+        shown_key_.clear();
+    });
+    connect(job_, &BackgroundJob::failed, this, [this](const QString& message) {
+        cancel_->setEnabled(false);
+        progress_->setValue(0);
+        status_->setText(message);
+        emit errorMessage(message);
+    });
+}
+
+CapacityPanel::~CapacityPanel() { job_->cancel(); }
+
+CapacityInputs CapacityPanel::inputs() const {
+    CapacityInputs in;
+    in.mode = static_cast<CapacityInputs::Mode>(std::clamp(mode_->currentIndex(), 0, 2));
+    in.rate_per_s = rate_->value();
+    in.users = users_->value();
+    in.requests = requests_->value();
+    in.input_tokens = input_->value();
+    in.output_tokens = output_->value();
+    in.slo_ttft_s = slo_ttft_->value() / kMsPerS;
+    in.slo_tpot_s = slo_tpot_->value() / kMsPerS;
+    in.target_rate_per_s = target_->value();
+    return in;
+}
+
+void CapacityPanel::setInputs(const CapacityInputs& in) {
+    const QSignalBlocker b0(mode_), b1(rate_), b2(users_), b3(requests_), b4(input_), b5(output_), b6(slo_ttft_), b7(slo_tpot_), b8(target_);
+    mode_->setCurrentIndex(static_cast<int>(in.mode));
+    rate_->setValue(in.rate_per_s);
+    users_->setValue(static_cast<int>(in.users));
+    requests_->setValue(static_cast<int>(in.requests));
+    input_->setValue(static_cast<int>(in.input_tokens));
+    output_->setValue(static_cast<int>(in.output_tokens));
+    slo_ttft_->setValue(in.slo_ttft_s * kMsPerS);
+    slo_tpot_->setValue(in.slo_tpot_s * kMsPerS);
+    target_->setValue(in.target_rate_per_s);
+    rate_->setEnabled(in.mode == CapacityInputs::Mode::Rate);
+    users_->setEnabled(in.mode == CapacityInputs::Mode::Users);
+    if (request_) debounce_->start();
+}
+
+QString CapacityPanel::requestKey() const {
+    if (!request_) return {};
+    const PlanRequest& r = *request_;
+    QStringList parts = {QString::fromStdString(r.model.name), QString::fromStdString(r.gpu.id), QString::number(r.workload.tensor_parallel),
+                         QString::fromStdString(kv_format_name(r.workload.kv)),
+                         r.engine ? QString::fromStdString(r.engine->profile.id) : QString(),
+                         QString::number(r.workload.engine.max_num_seqs), QString::number(r.workload.engine.max_num_batched_tokens),
+                         QString::number(r.workload.engine.gpu_memory_utilization, 'g', 17)};
+    for (const Scheme& s : r.schemes) parts << QString::fromStdString(scheme_name(s));
+    const CapacityInputs in = inputs();
+    parts << QString::number(static_cast<int>(in.mode)) << QString::number(in.rate_per_s, 'g', 17) << QString::number(in.users)
+          << QString::number(in.requests) << QString::number(in.input_tokens) << QString::number(in.output_tokens)
+          << QString::number(in.slo_ttft_s, 'g', 17) << QString::number(in.slo_tpot_s, 'g', 17) << QString::number(in.target_rate_per_s, 'g', 17);
+    for (const auto& [gpu, usd_per_hour] : prices_) parts << QString::fromStdString(gpu) + QStringLiteral("=") + QString::number(usd_per_hour, 'g', 17);
+    return parts.join(QLatin1Char('|'));
+}
+
+void CapacityPanel::setRequest(const PlanRequest& request, const std::map<std::string, double>& prices) {
+    request_ = request;
+    prices_ = prices;
+    if (requestKey() == shown_key_) return;
+    if (isVisible()) debounce_->start();
+    else status_->setText(tr("Out of date: runs when this panel is shown."));
+}
+
+void CapacityPanel::showEvent(QShowEvent* event) {
+    Panel::showEvent(event);
+    if (request_ && requestKey() != shown_key_) debounce_->start();
+}
+
+void CapacityPanel::rerun() {
+    debounce_->stop();
+    if (!request_) return;
+    shown_key_ = requestKey();
+    running_inputs_ = inputs();
+    if (running_inputs_.mode == CapacityInputs::Mode::HighestRate) {
+        startSearch();
+        return;
+    }
+    const PlanRequest request = *request_;
+    const CapacityInputs in = running_inputs_;
+    const std::map<std::string, double> prices = prices_;
+    job_->start<serve::CapacityPlan>(
+        tr("Simulating the traffic"), [request, in, prices](JobContext& context) { return run_capacity(request, in, prices, false, context); },
+        [this](serve::CapacityPlan plan) {
+            setResult(plan, false);
+            startSearch();
+        });
+}
+
+void CapacityPanel::startSearch() {
+    const PlanRequest request = *request_;
+    const CapacityInputs in = running_inputs_;
+    const std::map<std::string, double> prices = prices_;
+    job_->start<serve::CapacityPlan>(
+        tr("Searching each scheme's highest rate"), [request, in, prices](JobContext& context) { return run_capacity(request, in, prices, true, context); },
+        [this](serve::CapacityPlan plan) {
+            setResult(plan, true);
+            cancel_->setEnabled(false);
+            progress_->setValue(100);
+        });
+}
+
+void CapacityPanel::setResult(const serve::CapacityPlan& plan, bool searched) {
+    plan_ = plan;
+    searched_ = searched;
+    model_->setResult(plan_, searched);
+    ranking_model_->setResult(plan_);
+    {
+        const QString keep = timeline_box_->currentText();
+        const QSignalBlocker block(timeline_box_);
+        timeline_box_->clear();
+        for (const serve::SchemeCapacity& s : plan_.schemes)
+            if (s.fits) timeline_box_->addItem(QString::fromStdString(s.name));
+        const int again = timeline_box_->findText(keep);
+        timeline_box_->setCurrentIndex(again >= 0 ? again : 0);
+    }
+    buildTimeline();
+    chartChanged();
+    int fitting = 0;
+    for (const serve::SchemeCapacity& s : plan_.schemes) fitting += s.fits ? 1 : 0;
+    status_->setText(searched ? tr("%1 schemes simulated; highest rates searched%2.")
+                                    .arg(fitting)
+                                    .arg(plan_.ranked.empty() ? QString() : tr(", %1 configurations ranked").arg(plan_.ranked.size()))
+                              : tr("%1 schemes simulated; searching the highest rates…").arg(fitting));
+}
+
+void CapacityPanel::buildChart() {
+    const int which = chart_box_->currentIndex();
+    if (which == 3) {
+        view_->replaceChart(make_capacity_cost_chart(plan_));
+        connect_bar_tooltips(view_);
+        return;
+    }
+    LatencyRateChartOptions o;
+    o.metric = which == 0 ? ServeLatency::Ttft : which == 1 ? ServeLatency::Tpot : ServeLatency::E2e;
+    const CapacityInputs in = inputs();
+    const double slo = which == 0 ? in.slo_ttft_s : which == 1 ? in.slo_tpot_s : 0.0;
+    if (slo > 0) o.slo_s = slo;
+    view_->replaceChart(make_latency_rate_chart(plan_, o));
+}
+
+void CapacityPanel::buildTimeline() {
+    const QString name = timeline_box_->currentText();
+    for (const serve::SchemeCapacity& s : plan_.schemes)
+        if (s.fits && QString::fromStdString(s.name) == name) {
+            timeline_view_->replaceChart(make_timeline_chart(s.stats.timeline, tr("%1: one run over time").arg(name)));
+            return;
+        }
+    timeline_view_->replaceChart(make_timeline_chart({}, tr("One run over time")));
+}
+
+}  // namespace quantplan::ui

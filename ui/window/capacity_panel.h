@@ -1,0 +1,161 @@
+#pragma once
+// Panel f: capacity. The traffic (Poisson rate, N users or each scheme's highest rate; prompt
+// and output lengths; requests) and the SLOs as controls, core's capacity planning run off the
+// GUI thread with progress and cancel, and its results: a table per scheme (TTFT, TPOT, tokens/s,
+// SLO attainment, highest rate, replicas, cost), the ranked configurations, latency against
+// request rate with the SLO and each scheme's highest rate, cost per configuration, and a timeline
+// of one scheme's run (batch, queue, KV use). A run first shows the traffic as asked (a fraction
+// of a second), then the highest-rate search and the ranking (seconds).
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/plan.h"
+#include "core/serve/capacity_plan.h"
+#include "ui/window/panel.h"
+#include "ui/window/table_models.h"
+
+QT_BEGIN_NAMESPACE
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTimer;
+QT_END_NAMESPACE
+
+namespace quantplan::ui {
+
+class BackgroundJob;
+class JobContext;
+
+// What the panel's controls ask.
+struct CapacityInputs {
+    enum class Mode { Rate, Users, HighestRate };
+    Mode mode = Mode::Rate;
+    double rate_per_s = 4;
+    std::int64_t users = 32;
+    std::int64_t requests = 2000;
+    std::int64_t input_tokens = 2000, output_tokens = 500;
+    double slo_ttft_s = 2.0;    // 0: none (p99)
+    double slo_tpot_s = 0.05;   // 0: none (p99)
+    double target_rate_per_s = 20;  // 0: none
+    std::uint64_t seed = 1;
+};
+
+// The capacity request of `inputs`: traffic, SLOs at p99, target and `prices`.
+serve::CapacityRequest capacity_request(const CapacityInputs& inputs, const std::map<std::string, double>& prices);
+
+// Runs core's capacity planning of `request` (a plan request priced by an engine profile) for
+// `inputs` on the request's GPU, with the request's workload set as --serve sets it (batch 1,
+// context the longest request). `search` false: only the traffic as asked. Polls `context` and
+// reports progress between simulations. Throws Error for an SLO below the fastest step.
+serve::CapacityPlan run_capacity(PlanRequest request, const CapacityInputs& inputs, const std::map<std::string, double>& prices, bool search,
+                                 JobContext& context);
+
+// The per-scheme table: one row per scheme of a capacity plan.
+class CapacityTableModel : public ResultTableModel {
+    Q_OBJECT
+public:
+    explicit CapacityTableModel(QObject* parent = nullptr);
+    // One row per scheme, in plan order; `searched` false leaves the search's columns empty.
+    void setResult(const serve::CapacityPlan& plan, bool searched);
+};
+
+// The ranked configurations.
+class RecommendationTableModel : public ResultTableModel {
+    Q_OBJECT
+public:
+    explicit RecommendationTableModel(QObject* parent = nullptr);
+    void setResult(const serve::CapacityPlan& plan);
+};
+
+// The capacity panel.
+class CapacityPanel : public Panel {
+    Q_OBJECT
+public:
+    explicit CapacityPanel(QWidget* parent = nullptr);
+    ~CapacityPanel() override;
+
+    // The plan request to size (schemes, GPU, TP, engine; priced by the engine profile) and the
+    // GPU prices (USD per GPU-hour by GPU id). Reruns when they changed and the panel is shown;
+    // when it is hidden, on showing.
+    void setRequest(const PlanRequest& request, const std::map<std::string, double>& prices);
+    // The inputs the controls show, and setting them (emitting nothing; reruns as setRequest does).
+    CapacityInputs inputs() const;
+    void setInputs(const CapacityInputs& inputs);
+
+    // The plan shown now (empty before the first run) and whether its search has finished.
+    const serve::CapacityPlan& result() const { return plan_; }
+    bool searched() const { return searched_; }
+    // Shows a capacity plan as a finished run would (the window's jobs, tests, the benchmark).
+    void setResult(const serve::CapacityPlan& plan, bool searched);
+
+    // The job computing the runs.
+    BackgroundJob* job() const { return job_; }
+
+    // Panel: the latency-against-rate (or cost) chart, the scheme table then the ranking.
+    ChartView* chartView() const override { return view_; }
+    QList<ResultTableView*> tables() const override { return {table_, ranking_table_}; }
+    QString exportName() const override { return QStringLiteral("capacity"); }
+    // The models and controls (tests).
+    CapacityTableModel* model() const { return model_; }
+    RecommendationTableModel* rankingModel() const { return ranking_model_; }
+    ChartView* timelineView() const { return timeline_view_; }
+    QComboBox* chartBox() const { return chart_box_; }
+    QComboBox* timelineBox() const { return timeline_box_; }
+    QComboBox* modeBox() const { return mode_; }
+    QDoubleSpinBox* rateBox() const { return rate_; }
+    QPushButton* runButton() const { return run_; }
+    QPushButton* cancelButton() const { return cancel_; }
+    QLabel* status() const { return status_; }
+
+public slots:
+    // Runs the current request and inputs now (latest wins): the traffic as asked, then the search.
+    void rerun();
+
+signals:
+    void errorMessage(const QString& message);
+
+protected:
+    void buildChart() override;
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void startSearch();
+    void buildTimeline();
+    QString requestKey() const;
+
+    std::optional<PlanRequest> request_;
+    std::map<std::string, double> prices_;
+    QString shown_key_;                  // the request and inputs of the plan shown (or computing)
+    serve::CapacityPlan plan_;
+    bool searched_ = false;
+    CapacityInputs running_inputs_;
+    BackgroundJob* job_ = nullptr;
+    QTimer* debounce_ = nullptr;
+    QComboBox* mode_ = nullptr;
+    QDoubleSpinBox* rate_ = nullptr;
+    QSpinBox* users_ = nullptr;
+    QSpinBox* requests_ = nullptr;
+    QSpinBox* input_ = nullptr;
+    QSpinBox* output_ = nullptr;
+    QDoubleSpinBox* slo_ttft_ = nullptr;
+    QDoubleSpinBox* slo_tpot_ = nullptr;
+    QDoubleSpinBox* target_ = nullptr;
+    QPushButton* run_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QLabel* status_ = nullptr;
+    QComboBox* chart_box_ = nullptr;
+    QComboBox* timeline_box_ = nullptr;
+    ChartView* view_ = nullptr;
+    ChartView* timeline_view_ = nullptr;
+    ResultTableView* table_ = nullptr;
+    CapacityTableModel* model_ = nullptr;
+    ResultTableView* ranking_table_ = nullptr;
+    RecommendationTableModel* ranking_model_ = nullptr;
+};
+
+}  // namespace quantplan::ui
