@@ -282,6 +282,13 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     p.limits.max_num_batched_tokens = w.engine.max_num_batched_tokens;
     p.limits.block_size_tokens = std::max<std::int64_t>(1, w.engine.kv_block_tokens);
     p.limits.kv_cache_tokens = admission.kv_cache_tokens;
+    // The scheduler the engine runs: SGLang and vLLM V0 without chunked prefill run a step of new
+    // prefills before any decode (never both in one step); V0 prefills whole prompts, with a budget
+    // of max(max_num_batched_tokens, max_model_len) (vllm/config.py SchedulerConfig).
+    const bool v0_whole = setup.profile.engine == "vllm" && !setup.profile.defaults.chunked_prefill;
+    p.limits.prefill_first = setup.profile.engine == "sglang" || v0_whole;
+    p.limits.whole_prompt_prefill = v0_whole;
+    if (v0_whole) p.limits.max_num_batched_tokens = std::max(p.limits.max_num_batched_tokens, w.context_tokens);
     p.request_overhead_s = setup.profile.step.ttft_overhead_s;
     const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model.num_layers) * setup.profile.step.per_layer_s;
     // A mixed step: the decode step of its sequences (fixed and per-layer costs included) plus the

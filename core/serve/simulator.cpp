@@ -98,47 +98,49 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         std::vector<std::int64_t> prefill_chunk(running.size(), 0);
         std::vector<bool> decodes(running.size(), false);
         // (a) Decoding sequences, one token each; a missing block preempts the latest admission.
-        for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
-            if (running[i].prefilled < running[i].prefill_target) continue;
-            // KV positions written: the prompt and every generated token but the last sampled one
-            // (which this step writes).
-            const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
-            bool self_preempted = false;
-            while (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks && free_blocks == 0) {
-                // Preempt the most recently admitted other running sequence (or this one when it is the latest).
-                std::size_t victim = i;
-                for (std::size_t j = 0; j < running.size(); ++j)
-                    if (running[j].admitted_order > running[victim].admitted_order) victim = j;
-                Active& v = running[victim];
-                release(v);
-                v.cached_blocks = 0;
-                v.prefill_target = requests[v.index].input_tokens + v.generated;
-                v.prefilled = 0;
-                ++out.requests[v.index].preemptions;
-                ++out.preemptions;
-                waiting.push_front(v);
-                running.erase(running.begin() + static_cast<std::ptrdiff_t>(victim));
-                prefill_chunk.erase(prefill_chunk.begin() + static_cast<std::ptrdiff_t>(victim));
-                decodes.erase(decodes.begin() + static_cast<std::ptrdiff_t>(victim));
-                if (victim == i) {
-                    self_preempted = true;
-                    break;
+        const auto schedule_decodes = [&] {
+            for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
+                if (running[i].prefilled < running[i].prefill_target) continue;
+                // KV positions written: the prompt and every generated token but the last sampled one
+                // (which this step writes).
+                const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
+                bool self_preempted = false;
+                while (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks && free_blocks == 0) {
+                    // Preempt the most recently admitted other running sequence (or this one when it is the latest).
+                    std::size_t victim = i;
+                    for (std::size_t j = 0; j < running.size(); ++j)
+                        if (running[j].admitted_order > running[victim].admitted_order) victim = j;
+                    Active& v = running[victim];
+                    release(v);
+                    v.cached_blocks = 0;
+                    v.prefill_target = requests[v.index].input_tokens + v.generated;
+                    v.prefilled = 0;
+                    ++out.requests[v.index].preemptions;
+                    ++out.preemptions;
+                    waiting.push_front(v);
+                    running.erase(running.begin() + static_cast<std::ptrdiff_t>(victim));
+                    prefill_chunk.erase(prefill_chunk.begin() + static_cast<std::ptrdiff_t>(victim));
+                    decodes.erase(decodes.begin() + static_cast<std::ptrdiff_t>(victim));
+                    if (victim == i) {
+                        self_preempted = true;
+                        break;
+                    }
+                    if (victim < i) --i;
                 }
-                if (victim < i) --i;
+                if (self_preempted) {
+                    --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
+                    continue;
+                }
+                if (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks) {
+                    --free_blocks;
+                    ++running[i].blocks;
+                }
+                decodes[i] = true;
+                ++shape.decode_sequences;
+                shape.decode_context_tokens += held + 1;
+                --budget;
             }
-            if (self_preempted) {
-                --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
-                continue;
-            }
-            if (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks) {
-                --free_blocks;
-                ++running[i].blocks;
-            }
-            decodes[i] = true;
-            ++shape.decode_sequences;
-            shape.decode_context_tokens += held + 1;
-            --budget;
-        }
+        };
         // (b) Prefills in progress, in chunks.
         const auto prefill = [&](Active& a, std::int64_t& chunk_out) {
             std::int64_t chunk = std::min(a.prefill_target - a.prefilled, budget);
@@ -153,35 +155,57 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             budget -= chunk;
             chunk_out = chunk;
         };
-        for (std::size_t i = 0; i < running.size() && budget > 0; ++i)
-            if (running[i].prefilled < running[i].prefill_target) prefill(running[i], prefill_chunk[i]);
-        // (c) Admissions while there are budget, sequence slots and blocks.
-        while (budget > 0 && !waiting.empty() && static_cast<std::int64_t>(running.size()) < limits.max_num_seqs && free_blocks > 0) {
-            std::int64_t hit = 0;
-            Active a = waiting.front();
-            waiting.pop_front();
-            a.admitted_order = ++order;
-            if (a.prefilled == 0 && prefix_ready && requests[a.index].shared_prefix_tokens > 0) {
-                a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
-                a.cached_blocks = std::min(prefix_blocks, requests[a.index].shared_prefix_tokens / limits.block_size_tokens);
-                hit = a.prefilled;
+        const auto schedule_prefills = [&] {
+            for (std::size_t i = 0; i < running.size() && budget > 0; ++i)
+                if (running[i].prefilled < running[i].prefill_target) prefill(running[i], prefill_chunk[i]);
+            // (c) Admissions while there are budget, sequence slots and blocks.
+            while (budget > 0 && !waiting.empty() && static_cast<std::int64_t>(running.size()) < limits.max_num_seqs && free_blocks > 0) {
+                std::int64_t hit = 0;
+                Active a = waiting.front();
+                waiting.pop_front();
+                a.admitted_order = ++order;
+                if (a.prefilled == 0 && prefix_ready && requests[a.index].shared_prefix_tokens > 0) {
+                    a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
+                    a.cached_blocks = std::min(prefix_blocks, requests[a.index].shared_prefix_tokens / limits.block_size_tokens);
+                    hit = a.prefilled;
+                }
+                if (limits.whole_prompt_prefill) {
+                    // vLLM V0 without chunked prefill: a prompt is prefilled whole, so it waits for a
+                    // step with the budget and the free blocks for all of it.
+                    const std::int64_t rest = a.prefill_target - a.prefilled;
+                    if ((rest > budget && shape.prefill_tokens > 0) || blocks_for(a.prefill_target) - a.cached_blocks > free_blocks) {
+                        a.prefilled -= hit;
+                        a.cached_blocks = 0;
+                        --order;
+                        waiting.push_front(a);
+                        break;
+                    }
+                }
+                running.push_back(a);
+                prefill_chunk.push_back(0);
+                decodes.push_back(false);
+                prefill(running.back(), prefill_chunk.back());
+                if (prefill_chunk.back() == 0) {  // no block after all: back to the queue
+                    running.back().prefilled -= hit;
+                    running.back().cached_blocks = 0;
+                    hit = 0;
+                    waiting.push_front(running.back());
+                    running.pop_back();
+                    prefill_chunk.pop_back();
+                    decodes.pop_back();
+                    break;
+                }
+                out.prefix_hit_tokens += hit;
+                if (out.requests[running.back().index].admitted_s < 0) out.requests[running.back().index].admitted_s = t;
             }
-            running.push_back(a);
-            prefill_chunk.push_back(0);
-            decodes.push_back(false);
-            prefill(running.back(), prefill_chunk.back());
-            if (prefill_chunk.back() == 0) {  // no block after all: back to the queue
-                running.back().prefilled -= hit;
-                running.back().cached_blocks = 0;
-                hit = 0;
-                waiting.push_front(running.back());
-                running.pop_back();
-                prefill_chunk.pop_back();
-                decodes.pop_back();
-                break;
-            }
-            out.prefix_hit_tokens += hit;
-            if (out.requests[running.back().index].admitted_s < 0) out.requests[running.back().index].admitted_s = t;
+        };
+        if (limits.prefill_first) {
+            // A step prefills or decodes, never both: prefills first when there are any to run.
+            schedule_prefills();
+            if (shape.prefill_tokens == 0) schedule_decodes();
+        } else {
+            schedule_decodes();
+            schedule_prefills();
         }
         if (shape.decode_sequences == 0 && shape.prefill_tokens == 0) {
             if (next_arrival < requests.size()) {

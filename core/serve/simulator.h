@@ -51,6 +51,14 @@ struct EngineLimits {
     std::int64_t max_num_batched_tokens = 8192;
     std::int64_t kv_cache_tokens = 1 << 20;   // the KV budget in tokens (admission's kv_cache_tokens)
     std::int64_t block_size_tokens = 16;
+    // The scheduler. false: vLLM V1's, decodes first and prefill chunks mixed into the same step.
+    // true: a step prefills or decodes, never both, prefills first when any can run (vLLM V0
+    // without chunked prefill, vllm/core/scheduler.py _schedule_default; SGLang's default without
+    // --enable-mixed-chunk, scheduler.py get_next_batch_to_run: a new prefill batch before decode).
+    bool prefill_first = false;
+    // An admission prefills its whole prompt in one step, and waits until the budget and the free
+    // blocks allow it (vLLM V0 without chunked prefill); false: prompts are chunked to the budget.
+    bool whole_prompt_prefill = false;
 };
 
 // One request's outcome.

@@ -346,6 +346,49 @@ BOOST_AUTO_TEST_CASE(the_timeline_is_bounded_and_follows_the_run) {
     BOOST_TEST(simulate(r, limits, synthetic_cost).timeline.empty());
 }
 
+BOOST_AUTO_TEST_CASE(the_prefill_first_scheduler_never_mixes_prefill_and_decode) {
+    for (const bool whole : {false, true}) {
+        EngineLimits limits;
+        limits.max_num_seqs = 64;
+        limits.max_num_batched_tokens = whole ? 4096 : 1024;
+        limits.prefill_first = true;
+        limits.whole_prompt_prefill = whole;
+        std::int64_t mixed = 0, prefill_steps = 0, decode_steps = 0, largest_chunk = 0;
+        const StepCost recording = [&](const StepShape& shape) {
+            mixed += shape.prefill_tokens > 0 && shape.decode_sequences > 0 ? 1 : 0;
+            prefill_steps += shape.prefill_tokens > 0 ? 1 : 0;
+            decode_steps += shape.decode_sequences > 0 ? 1 : 0;
+            largest_chunk = std::max(largest_chunk, shape.prefill_tokens);
+            return synthetic_cost(shape);
+        };
+        const std::vector<Request> r = poisson_requests(600, 20.0, 1500, 200, 3);
+        const SimulationResult s = simulate(r, limits, recording);
+        BOOST_TEST(mixed == 0);
+        BOOST_TEST(prefill_steps > 0);
+        BOOST_TEST(decode_steps > 0);
+        BOOST_TEST(largest_chunk <= limits.max_num_batched_tokens);
+        const LittlesLaw l = littles_law(s);
+        BOOST_TEST(std::abs(l.mean_in_system - l.throughput_times_latency) <= kLittleTolerance * l.throughput_times_latency);
+        // A lone request under whole-prompt prefill takes one prefill step of its whole prompt.
+        if (whole) {
+            const SimulationResult one = simulate({{0.0, 3000, 2}}, limits, synthetic_cost);
+            StepShape all;
+            all.prefill_tokens = 3000;
+            BOOST_TEST(std::abs(one.requests[0].ttft_s() - synthetic_cost(all)) < 1e-12);
+        }
+    }
+    // The V1 scheduler on the same traffic does mix them (so the check above can fail).
+    EngineLimits v1;
+    v1.max_num_seqs = 64;
+    v1.max_num_batched_tokens = 1024;
+    std::int64_t mixed = 0;
+    simulate(poisson_requests(600, 20.0, 1500, 200, 3), v1, [&](const StepShape& shape) {
+        mixed += shape.prefill_tokens > 0 && shape.decode_sequences > 0 ? 1 : 0;
+        return synthetic_cost(shape);
+    });
+    BOOST_TEST(mixed > 0);
+}
+
 BOOST_AUTO_TEST_CASE(queueing_delay_is_the_wait_before_the_first_step) {
     EngineLimits limits;
     limits.max_num_seqs = 2;
