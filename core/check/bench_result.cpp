@@ -73,6 +73,26 @@ BenchResult read_bench_result(std::string_view raw, const std::string& source) {
     else if (const auto ri = num(j, "random_input_len")) r.mean_input_tokens = *ri;
     if (const auto out = num(j, "total_output_tokens"); out && done && *done > 0) r.mean_output_tokens = *out / *done;
     else if (const auto ro = num(j, "random_output_len")) r.mean_output_tokens = *ro;
+    // Per-request lengths: kept only when both arrays are whole (same size, integers of at most 2^24
+    // tokens, at most 1,000,000 requests); otherwise the means stand.
+    if (const auto il = j.find("input_lens"), ol = j.find("output_lens"); il != j.end() && ol != j.end() && il->is_array() && ol->is_array() &&
+                                                                          il->size() == ol->size() && !il->empty() && il->size() <= 1'000'000) {
+        std::vector<std::int64_t> in, out;
+        bool whole = true;
+        for (std::size_t i = 0; i < il->size() && whole; ++i) {
+            const nlohmann::json &a = (*il)[i], &b = (*ol)[i];
+            whole = a.is_number_integer() && b.is_number_integer() && a.get<std::int64_t>() >= 0 && b.get<std::int64_t>() >= 0 &&
+                    a.get<std::int64_t>() <= (1 << 24) && b.get<std::int64_t>() <= (1 << 24);
+            if (whole) {
+                in.push_back(a.get<std::int64_t>());
+                out.push_back(b.get<std::int64_t>());
+            }
+        }
+        if (whole) {
+            r.input_lens = std::move(in);
+            r.output_lens = std::move(out);
+        }
+    }
     const struct {
         const char* ours;
         const char* theirs;

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace quantplan::check {
@@ -23,6 +24,9 @@ struct BenchResult {
     std::optional<double> duration_s;
     std::optional<double> mean_input_tokens;  // total_input_tokens / completed, or the random input length
     std::optional<double> mean_output_tokens;
+    // Each request's prompt and output tokens when the file holds them (vLLM's benchmark_serving.py
+    // --save-result writes `input_lens` and `output_lens`); empty otherwise. Same length.
+    std::vector<std::int64_t> input_lens, output_lens;
     // "ttft_s_mean", "ttft_s_p50", "ttft_s_p99", "tpot_s_...", "itl_s_...", "e2e_s_..." (seconds),
     // "output_tokens_per_s", "requests_per_s".
     std::map<std::string, double> metrics;

@@ -308,7 +308,20 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     // the engine's continuous batching (core/serve), each step priced by the engine profile's step
     // model; closed loop at the concurrency cap, or Poisson arrivals at the request rate.
     std::map<std::string, double> predicted;
-    const std::int64_t prompts = std::clamp<std::int64_t>(b.completed.value_or(b.num_prompts.value_or(200)), 1, 5000);
+    std::int64_t prompts = std::clamp<std::int64_t>(b.completed.value_or(b.num_prompts.value_or(200)), 1, 5000);
+    // The file's own per-request lengths when it has them (requests that produced no token, failed
+    // ones, are left out), else every request at the run's means.
+    std::vector<serve::Request> own;
+    std::int64_t longest = in_tokens + out_tokens;
+    for (std::size_t i = 0; i < b.input_lens.size() && own.size() < 5000; ++i)
+        if (b.input_lens[i] >= 1 && b.output_lens[i] >= 1) {
+            own.push_back({0.0, b.input_lens[i], b.output_lens[i]});
+            longest = std::max(longest, b.input_lens[i] + b.output_lens[i]);
+        }
+    if (!own.empty()) {
+        prompts = static_cast<std::int64_t>(own.size());
+        if (concurrency == 0 && !b.request_rate) concurrency = prompts;
+    }
     const bool by_rate = b.request_rate && !b.max_concurrency;
     const std::string note = by_rate ? "simulated: Poisson arrivals at the run's request rate (seed 1), the engine profile's step model"
                                      : "simulated: a closed loop at the run's concurrency, the engine profile's step model";
@@ -319,7 +332,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         w.engine.max_num_seqs = setup.profile.defaults.max_num_seqs;
         w.engine.max_num_batched_tokens = setup.profile.defaults.max_num_batched_tokens;
         w.engine.kv_block_tokens = setup.profile.defaults.block_size_tokens;
-        w.context_tokens = in_tokens + out_tokens;
+        w.context_tokens = longest;
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
@@ -327,9 +340,13 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
             Admission room = a;
             room.kv_cache_tokens = std::max<std::int64_t>(a.kv_cache_tokens, w.context_tokens + w.engine.kv_block_tokens);
             const serve::EnginePricing pricing = serve::engine_pricing(c, *model, *gpu, setup, w, room);
-            const std::vector<serve::Request> requests =
+            std::vector<serve::Request> requests =
                 by_rate ? serve::poisson_requests(prompts, *b.request_rate, in_tokens, out_tokens, 1)
                         : std::vector<serve::Request>(static_cast<std::size_t>(prompts), serve::Request{0.0, in_tokens, out_tokens});
+            for (std::size_t i = 0; i < own.size(); ++i) {
+                requests[i].input_tokens = own[i].input_tokens;
+                requests[i].output_tokens = own[i].output_tokens;
+            }
             const serve::SimulationResult sim =
                 serve::simulate(requests, pricing.limits, pricing.cost, 5'000'000, by_rate ? 0 : std::min<std::int64_t>(concurrency, prompts));
             const serve::ServeStats st = serve::summarize(sim, requests, pricing, serve::Slo{});
@@ -343,8 +360,9 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
             predicted["requests_per_s"] = st.requests_per_s;
             id.gpu_memory_utilization = w.engine.gpu_memory_utilization;
             id.max_model_len = w.context_tokens;
-            r.notes.push_back("simulated " + std::to_string(prompts) + " requests of " + std::to_string(in_tokens) + " input and " +
-                              std::to_string(out_tokens) + " output tokens (the run's means)" +
+            r.notes.push_back("simulated " + std::to_string(prompts) + " requests " +
+                              (own.empty() ? "of " + std::to_string(in_tokens) + " input and " + std::to_string(out_tokens) + " output tokens (the run's means)"
+                                           : std::string("with the file's own input and output lengths (input_lens, output_lens)")) +
                               (by_rate ? "" : " at concurrency " + std::to_string(concurrency)) + "; mean batch " +
                               std::to_string(sim.mean_batch).substr(0, 5) + ", " + std::to_string(sim.preemptions) + " preemptions");
         } else {

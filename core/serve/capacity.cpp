@@ -289,6 +289,15 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     p.limits.prefill_first = setup.profile.engine == "sglang" || v0_whole;
     p.limits.whole_prompt_prefill = v0_whole;
     if (v0_whole) p.limits.max_num_batched_tokens = std::max(p.limits.max_num_batched_tokens, w.context_tokens);
+    // SGLang runs as many requests as its request pool holds, not vLLM's 256:
+    // min(max(kv_tokens / context_len x 512, 2048), 4096), at most half the KV tokens
+    // (sglang/srt/model_executor/model_runner.py init_memory_pool, 0.4.x; scheduler.py
+    // max_running_requests), unless max_num_seqs was set away from the profile's default.
+    if (setup.profile.engine == "sglang" && w.engine.max_num_seqs == setup.profile.defaults.max_num_seqs) {
+        const double context_len = static_cast<double>(model.max_position_embeddings > 0 ? model.max_position_embeddings : w.context_tokens);
+        const auto pool = static_cast<std::int64_t>(static_cast<double>(admission.kv_cache_tokens) / context_len * 512.0);
+        p.limits.max_num_seqs = std::max<std::int64_t>(1, std::min(std::clamp<std::int64_t>(pool, 2048, 4096), admission.kv_cache_tokens / 2));
+    }
     p.request_overhead_s = setup.profile.step.ttft_overhead_s;
     const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model.num_layers) * setup.profile.step.per_layer_s;
     // A mixed step: the decode step of its sequences (fixed and per-layer costs included) plus the

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -459,6 +460,77 @@ BOOST_AUTO_TEST_CASE(serve_prices_from_the_bundled_list_and_compares_gpus) {
     const RunResult bad = run_serve({"--schemes", "bf16", "--rate", "2", "--target-rate", "5", "--compare-gpus", "h200,no-such-gpu"});
     BOOST_TEST(bad.exit_code == 1);
     BOOST_TEST(bad.err.find("--compare-gpus") != std::string::npos, bad.err);
+}
+
+// The published serving benchmarks of docs/capacity.md, predicted as that page records: a change
+// that makes any of these predictions worse by more than kRecordedSlack (5 points of error) fails.
+BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
+    constexpr double kRecordedSlack = 0.05;
+    const std::string bench = std::string(QUANTPLAN_SOURCE_DIR) + "/tests/data/bench/";
+    struct Case {
+        std::string args;                          // --check FILE and what identifies the run
+        std::vector<std::pair<std::string, double>> recorded;  // quantity, error as docs/capacity.md records it
+    };
+    const std::vector<Case> cases = {
+        {"vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json --model llama-3-8b --gpu h200 --engine vllm@0.11.2",
+         {{"tpot_s_mean", -0.037}, {"e2e_s_mean", -0.034}, {"output_tokens_per_s", 0.049}, {"ttft_s_mean", 0.093}}},
+        {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np10.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
+         {{"ttft_s_mean", 0.711}, {"tpot_s_mean", -0.257}, {"itl_s_mean", -0.135}, {"output_tokens_per_s", 0.140}}},
+        {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np20.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
+         {{"ttft_s_mean", 0.332}, {"tpot_s_mean", -0.126}, {"itl_s_mean", 0.054}, {"output_tokens_per_s", 0.190}}},
+        {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
+         {{"ttft_s_mean", 0.394}, {"tpot_s_p50", 0.011}, {"tpot_s_mean", -0.326}, {"output_tokens_per_s", -0.060}}},
+        {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
+         {{"ttft_s_mean", 0.036}, {"tpot_s_p50", 0.044}, {"tpot_s_mean", 0.340}, {"output_tokens_per_s", -0.037}}},
+    };
+    for (const Case& c : cases) {
+        const auto [rc, out] = run_binary("--headless --check " + bench + c.args + " --json -");
+        BOOST_TEST_REQUIRE(rc == 0, out);
+        const auto rows = nlohmann::json::parse(out)["check"]["rows"];
+        for (const auto& [quantity, recorded] : c.recorded) {
+            bool found = false;
+            for (const auto& r : rows) {
+                if (r["quantity"] != quantity || r["error_fraction"].is_null()) continue;
+                found = true;
+                const double error = r["error_fraction"].get<double>();
+                BOOST_TEST(std::abs(error) <= std::abs(recorded) + kRecordedSlack,
+                           c.args << " " << quantity << ": error " << error << ", recorded " << recorded);
+            }
+            BOOST_TEST(found, c.args << " " << quantity);
+        }
+    }
+    // SGLang, Llama-3.3-70B-Instruct (priced with Llama-3.1-70B's config: the same architecture) on
+    // 4 x H200 at TP 4, Poisson at 1, 4 and 16 requests/s, lengths uniform 1..1024.
+    const auto lines = [&] {
+        std::vector<nlohmann::json> v;
+        std::ifstream f(bench + "sglang-dec2024-llama-3.3-70b-4xh200-tp4.json");
+        for (std::string line; std::getline(f, line);)
+            if (!line.empty()) v.push_back(nlohmann::json::parse(line));
+        return v;
+    }();
+    const std::map<double, std::vector<std::pair<std::string, double>>> sweep = {
+        {1.0, {{"output_throughput", -0.05}, {"median_itl_ms", 0.84}, {"mean_e2e_latency_ms", 0.70}}},
+        {4.0, {{"output_throughput", -0.06}, {"median_itl_ms", 0.62}, {"mean_e2e_latency_ms", 0.28}}},
+        {16.0, {{"output_throughput", 0.02}, {"median_itl_ms", 0.59}, {"mean_e2e_latency_ms", 0.00}}},
+    };
+    for (const auto& m : lines) {
+        if (m["dataset_name"] != "random") continue;
+        const double rate = m["request_rate"].get<double>();
+        const auto it = sweep.find(rate);
+        if (it == sweep.end()) continue;
+        const RunResult r = run_serve({"--model", "llama-3.1-70b", "--gpu", "h200", "--tp", "4", "--engine", "sglang@0.4.0", "--schemes", "bf16",
+                                       "--rate", std::to_string(rate), "--requests", std::to_string(m["completed"].get<int>()), "--isl",
+                                       "uniform:1:1024", "--osl", "uniform:1:1024", "--json", "-"});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        const auto s = nlohmann::json::parse(r.out)["serve"][0];
+        const std::map<std::string, double> predicted = {{"output_throughput", s["output_tokens_per_s"].get<double>()},
+                                                         {"median_itl_ms", s["itl_s"]["p50"].get<double>() * 1e3},
+                                                         {"mean_e2e_latency_ms", s["e2e_s"]["mean"].get<double>() * 1e3}};
+        for (const auto& [key, recorded] : it->second) {
+            const double error = predicted.at(key) / m[key].get<double>() - 1;
+            BOOST_TEST(std::abs(error) <= std::abs(recorded) + kRecordedSlack, "rate " << rate << " " << key << ": error " << error << ", recorded " << recorded);
+        }
+    }
 }
 
 // At a rate near zero every request is alone: its TPOT is the engine profile's decode step at batch 1
