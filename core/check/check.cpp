@@ -350,11 +350,11 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
             const serve::SimulationResult sim =
                 serve::simulate(requests, pricing.limits, pricing.cost, 5'000'000, by_rate ? 0 : std::min<std::int64_t>(concurrency, prompts));
             const serve::ServeStats st = serve::summarize(sim, requests, pricing, serve::Slo{});
-            for (const auto& [name, p] : {std::pair{"ttft_s", &st.ttft_s}, std::pair{"tpot_s", &st.tpot_s}, std::pair{"itl_s", &st.tpot_s},
+            for (const auto& [name, p] : {std::pair{"ttft_s", &st.ttft_s}, std::pair{"tpot_s", &st.tpot_s}, std::pair{"itl_s", &st.itl_s},
                                           std::pair{"e2e_s", &st.e2e_s}}) {
                 predicted[std::string(name) + "_mean"] = p->mean;
                 predicted[std::string(name) + "_p50"] = p->p50;
-                if (std::string(name) != "itl_s") predicted[std::string(name) + "_p99"] = p->p99;  // ITL tails are per token, not per request
+                predicted[std::string(name) + "_p99"] = p->p99;
             }
             predicted["output_tokens_per_s"] = st.output_tokens_per_s;
             predicted["requests_per_s"] = st.requests_per_s;

@@ -360,6 +360,7 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
     }
     s.ttft_s = percentiles(ttft);
     s.tpot_s = percentiles(tpot);
+    s.itl_s = {sim.itl.mean_s(), sim.itl.quantile(0.5), sim.itl.quantile(0.9), sim.itl.quantile(0.99)};
     s.e2e_s = percentiles(e2e);
     s.queue_s = percentiles(queue);
     const double start = requests.empty() ? 0.0 : requests.front().arrival_s;

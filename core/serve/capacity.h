@@ -114,10 +114,10 @@ Percentiles percentiles(std::vector<double> values);
 
 // A run's figures, as a benchmark client reports them.
 struct ServeStats {
-    // ITL is reported as TPOT: the simulator has no per-token jitter, so a request's mean gap
-    // between tokens is its TPOT.
-    Percentiles ttft_s, tpot_s, e2e_s;
-    Percentiles queue_s;                // arrival to the first step that schedules it  // ITL: a request's mean gap (the simulator has no per-token jitter)
+    // TTFT, TPOT and E2E per request; ITL per token gap (every gap of every request: a decode
+    // step, or longer where the request sat out prefill-only steps or a recompute).
+    Percentiles ttft_s, tpot_s, e2e_s, itl_s;
+    Percentiles queue_s;                // arrival to the first step that schedules it
     double output_tokens_per_s = 0, input_tokens_per_s = 0, requests_per_s = 0;
     double goodput_requests_per_s = 0;  // requests meeting every SLO per second
     double slo_attainment = 1;          // their share

@@ -220,7 +220,7 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         const ServeStats& s = r.stats;
         j["ttft_s"] = percentiles_json(s.ttft_s);
         j["tpot_s"] = percentiles_json(s.tpot_s);
-        j["itl_s"] = percentiles_json(s.tpot_s);  // no per-token jitter: ITL is TPOT
+        j["itl_s"] = percentiles_json(s.itl_s);
         j["e2e_s"] = percentiles_json(s.e2e_s);
         j["queue_s"] = percentiles_json(s.queue_s);
         j["output_tokens_per_s"] = s.output_tokens_per_s;

@@ -21,6 +21,7 @@ struct Active {
     std::int64_t blocks = 0;           // blocks it owns
     std::int64_t cached_blocks = 0;    // the prefix cache's blocks it uses (held once, not owned)
     std::int64_t admitted_order = 0;  // later admissions are preempted first
+    double last_token_s = 0;          // when its latest output token was produced
 };
 
 }  // namespace
@@ -252,6 +253,8 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             ++a.generated;
             RequestResult& res = out.requests[a.index];
             if (a.generated == 1) res.first_token_s = t;
+            else out.itl.add(t - a.last_token_s);
+            a.last_token_s = t;
             if (a.generated >= requests[a.index].output_tokens) {
                 res.finish_s = t;
                 release(a);
@@ -272,6 +275,26 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     out.mean_kv_utilization = span > 0 ? kv_time / span : 0.0;
     out.mean_in_system = span > 0 ? in_system_time / span : 0.0;
     return out;
+}
+
+void GapHistogram::add(double gap_s) {
+    const double decades = std::log10(std::max(gap_s, kLowest_s) / kLowest_s);
+    const auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>(decades * kBinsPerDecade), 0, static_cast<std::int64_t>(counts.size()) - 1);
+    ++counts[static_cast<std::size_t>(bin)];
+    ++total;
+    sum_s += gap_s;
+}
+
+double GapHistogram::quantile(double q) const {
+    if (total == 0) return 0.0;
+    // The smallest bin whose cumulative count reaches q of the gaps (the nearest-rank percentile).
+    const auto rank = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(q * static_cast<double>(total))));
+    std::int64_t seen = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        seen += counts[i];
+        if (seen >= rank) return kLowest_s * std::pow(10.0, (static_cast<double>(i) + 0.5) / kBinsPerDecade);
+    }
+    return kLowest_s * std::pow(10.0, static_cast<double>(kDecades));
 }
 
 std::vector<Request> poisson_requests(std::int64_t count, double rate, std::int64_t input_tokens, std::int64_t output_tokens, std::uint64_t seed) {

@@ -389,6 +389,37 @@ BOOST_AUTO_TEST_CASE(the_prefill_first_scheduler_never_mixes_prefill_and_decode)
     BOOST_TEST(mixed > 0);
 }
 
+BOOST_AUTO_TEST_CASE(token_gaps_are_kept_in_a_bounded_histogram) {
+    // Bin width 10^(1/200): a percentile read at a bin's centre is within 0.6% of the exact one.
+    constexpr double kBinTolerance = 0.006;
+    GapHistogram h;
+    BOOST_TEST(h.quantile(0.5) == 0.0);
+    for (int i = 1; i <= 1000; ++i) h.add(i * 1e-3);
+    BOOST_TEST(h.total == 1000);
+    BOOST_TEST(std::abs(h.mean_s() - 0.5005) < 1e-12);
+    for (const auto& [q, exact] : std::vector<std::pair<double, double>>{{0.5, 0.5}, {0.9, 0.9}, {0.99, 0.99}})
+        BOOST_TEST(std::abs(h.quantile(q) / exact - 1) < kBinTolerance, q << ": " << h.quantile(q));
+    h.add(1e-12);  // below the range: the first bin
+    h.add(1e9);    // above: the last
+    BOOST_TEST(h.total == 1002);
+    // A lone request's gaps are its decode steps; a prefill-only step between two tokens shows as
+    // one long gap in the prefill-first scheduler's tail.
+    EngineLimits limits;
+    limits.max_num_batched_tokens = 512;
+    const SimulationResult one = simulate({{0.0, 2000, 101}}, limits, synthetic_cost);
+    BOOST_TEST(one.itl.total == 100);
+    StepShape mid;
+    mid.decode_sequences = 1;
+    mid.decode_context_tokens = 2050;
+    BOOST_TEST(std::abs(one.itl.quantile(0.5) / synthetic_cost(mid) - 1) < kBinTolerance);
+    limits.prefill_first = true;
+    const SimulationResult stalled = simulate({{0.0, 200, 400}, {1.0, 4000, 2}}, limits, synthetic_cost);
+    StepShape decode;
+    decode.decode_sequences = 1;
+    decode.decode_context_tokens = 400;
+    BOOST_TEST(stalled.itl.quantile(1.0) > 5 * synthetic_cost(decode));  // the first request waited out 8 prefill steps
+}
+
 BOOST_AUTO_TEST_CASE(queueing_delay_is_the_wait_before_the_first_step) {
     EngineLimits limits;
     limits.max_num_seqs = 2;
