@@ -834,6 +834,10 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture)
     BOOST_TEST(find_series(chart, QStringLiteral("SLO")) != nullptr);
     BOOST_TEST(find_series(chart, QStringLiteral("highest rate")) != nullptr);
     BOOST_TEST(find_series(panel->timelineView()->chart(), QStringLiteral("batch")) != nullptr);
+    for (QTabWidget* tabs : panel->findChildren<QTabWidget*>())
+        if (tabs->indexOf(panel->timelineView()->parentWidget()) >= 0) tabs->setCurrentWidget(panel->timelineView()->parentWidget());
+    settle();
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "capacity-timeline.png").string())));
     BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "capacity-searched.png").string())));
     panel->chartBox()->setCurrentIndex(3);
     settle();
