@@ -128,6 +128,7 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     r.cuda_graphs = opt_flag(s, "cuda_graphs", path);
     if (const auto eager = opt_flag(s, "enforce_eager", path); eager && !r.cuda_graphs) r.cuda_graphs = !*eager;
     r.dataset = opt_text(s, "dataset", path);
+    r.kv_transfer_config = opt_text(s, "kv_transfer_config", path);
     r.op = opt_text(s, "op", path);
     r.kernel_family = opt_text(s, "kernel_family", path);
     if (r.kernel_family.empty()) r.kernel_family = opt_text(s, "family", path);

@@ -62,6 +62,7 @@ struct RecordSetup {
     std::string kv_cache_dtype;             // "auto", "fp8", ...
     std::optional<bool> cuda_graphs;
     std::string dataset;                    // a serving benchmark's dataset, when named
+    std::string kv_transfer_config;         // a KV connector beside the cache (LMCache, ...), as the source names it
     // Kernel records (metric kernel_time_s).
     std::string op;                         // "gemm", "generation_attention", "context_attention"
     std::string kernel_family;              // core/engine KernelFamily name

@@ -365,6 +365,9 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     if (s.cuda_graphs) setup.profile.defaults.cuda_graphs = *s.cuda_graphs;
     Workload w = res->w;
     if (o.figure == FigureClass::KvTokens) {
+        // A KV connector (vLLM's kv_transfer_config: LMCache, NIXL, ...) runs in the same process
+        // and may hold GPU memory of its own that no profile term models: its budget is not fitted.
+        if (!s.kv_transfer_config.empty()) return skip("a KV connector (" + s.kv_transfer_config + ") shares the GPU: its memory is not modelled");
         const std::int64_t max_model_len = s.max_model_len.value_or(res->model.max_position_embeddings);
         w.context_tokens = std::max<std::int64_t>(1, max_model_len);
         engine::EngineSetup unscaled = setup;

@@ -43,6 +43,26 @@ BOOST_DATA_TEST_CASE(bundled_models_match_published_parameter_counts, bdata::mak
     BOOST_TEST(p.block_linears == c.block_linears);
 }
 
+// Models bundled for the corpus whose checkpoints' safetensors totals were not found: their counts
+// against the model cards' figures, which round to three significant digits (Qwen2.5-32B's card
+// says 32.5B and 31.0B non-embedding for 32.76B and 31.21B: checked to 1%).
+BOOST_AUTO_TEST_CASE(corpus_models_match_their_model_cards) {
+    struct Card {
+        const char* name;
+        double total_billion, non_embedding_billion, tolerance;
+    };
+    for (const Card& c : {Card{"qwen3-14b", 14.8, 13.2, 0.005}, Card{"qwen2.5-1.5b-instruct", 1.54, 1.31, 0.005},
+                          Card{"qwen2.5-3b-instruct", 3.09, 2.77, 0.005}, Card{"qwen2.5-32b-instruct", 32.5, 31.0, 0.01}}) {
+        const ParameterCounts p = count_parameters(test::bundled_model(c.name));
+        const double total = static_cast<double>(p.total) / 1e9;
+        const double non_embedding = static_cast<double>(p.total - p.embedding - p.lm_head) / 1e9;
+        BOOST_TEST(std::abs(total / c.total_billion - 1) <= c.tolerance, c.name << " total " << total);
+        BOOST_TEST(std::abs(non_embedding / c.non_embedding_billion - 1) <= c.tolerance + 0.004, c.name << " non-embedding " << non_embedding);
+    }
+    // Qwen2.5-3B-Instruct: 6,171,877,376 bytes of bf16 in its safetensors index (quoted second-hand).
+    BOOST_TEST(count_parameters(test::bundled_model("qwen2.5-3b-instruct")).total * 2 == 6'171'877'376);
+}
+
 BOOST_AUTO_TEST_CASE(llama3_8b_has_224_linears_and_an_untied_head) {
     const ParameterCounts p = count_parameters(test::bundled_model("llama-3-8b"));
     BOOST_TEST(p.block_linear_count == 224);
