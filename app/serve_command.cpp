@@ -210,7 +210,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             }
             out << "\n" << std::left << std::setw(20) << "scheme" << std::right << std::setw(11) << "TTFT p50" << std::setw(11) << "TTFT p99"
                 << std::setw(11) << "TPOT p50" << std::setw(11) << "TPOT p99" << std::setw(10) << "out tok/s" << std::setw(9) << "SLO %"
-                << std::setw(10) << "max req/s" << std::setw(9) << "replicas" << std::setw(10) << "$/M out" << "\n";
+                << std::setw(10) << "max req/s" << std::setw(9) << "replicas" << std::setw(10) << "headroom" << std::setw(10) << "$/M out" << "\n";
             for (const serve::SchemeCapacity& r : rows) {
                 out << std::left << std::setw(20) << r.name << std::right;
                 if (!r.fits) {
@@ -222,10 +222,12 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                     << fixed(s.tpot_s.p50 * 1e3, 2) << " ms" << std::setw(8) << fixed(s.tpot_s.p99 * 1e3, 2) << " ms" << std::setw(10)
                     << fixed(s.output_tokens_per_s, 0) << std::setw(9) << fixed(s.slo_attainment * 100, 1) << std::setw(10)
                     << (r.max_rate ? fixed(*r.max_rate, 2) : "-") << std::setw(9) << (r.replicas ? std::to_string(*r.replicas) : "-") << std::setw(10)
+                    << (r.headroom ? "+" + fixed(*r.headroom * 100, 0) + "%" : "-") << std::setw(10)
                     << (r.cost_output ? fixed(*r.cost_output, 3) : "-") << "\n";
             }
             out << "\nmax req/s: the highest Poisson rate one replica sustains within the SLOs and stable (its queue does not grow);"
-                << (target ? " replicas for " + fixed(*target, 2) + " requests/s;" : " replicas: pass --target-rate;")
+                << (target ? " replicas for " + fixed(*target, 2) + " requests/s, headroom the capacity they have beyond it;"
+                           : " replicas: pass --target-rate;")
                 << (price != prices.end() ? " $/M out at the highest rate, " + fixed(price->second, 2) + " USD per GPU-hour"
                                           : " cost: no bundled price for " + gpu.id + "; pass --price " + gpu.id + "=USD_PER_HOUR")
                 << "\n";
@@ -238,7 +240,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                     const serve::Configuration& c = ranked[i];
                     out << "  " << i + 1 << ". " << std::left << std::setw(14) << c.gpu << " TP " << c.tp << "  " << std::setw(16) << c.scheme
                         << std::right << " x " << c.replicas << (c.replicas == 1 ? " replica = " : " replicas = ") << c.gpus << " GPUs, " << fixed(c.max_rate, 2)
-                        << " requests/s each" << (c.usd_per_hour ? ", " + fixed(*c.usd_per_hour, 2) + " USD/h" : std::string())
+                        << " requests/s each (headroom +" << fixed(c.headroom * 100, 0) << "%)" << (c.usd_per_hour ? ", " + fixed(*c.usd_per_hour, 2) + " USD/h" : std::string())
                         << (c.cost_output ? ", " + fixed(*c.cost_output, 3) + " USD per million output tokens" : std::string()) << "\n";
                 }
                 for (const std::string& v : vetoes) out << "  vetoed: " << v << "\n";

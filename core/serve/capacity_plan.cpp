@@ -121,6 +121,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
         if (target && row.max_rate) {
             row.replicas = static_cast<std::int64_t>(std::ceil(*target / *row.max_rate - 1e-9));
             row.gpus = *row.replicas * w.tensor_parallel;
+            row.headroom = static_cast<double>(*row.replicas) * *row.max_rate / *target - 1;
         }
         if (price != prices.end() && at_max && at_max->busy_s > 0) {
             // A replica's cost per second, split between input and output tokens by the GPU time
@@ -174,6 +175,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
                     c.max_rate = *rate;
                     c.replicas = static_cast<std::int64_t>(std::ceil(*target / *rate - 1e-9));
                     c.gpus = c.replicas * tp;
+                    c.headroom = static_cast<double>(c.replicas) * c.max_rate / *target - 1;
                     if (usd != prices.end()) {
                         c.usd_per_hour = usd->second * static_cast<double>(c.gpus);
                         if (mean_output > 0) c.cost_output = *c.usd_per_hour * 1e6 / (3600.0 * *target * mean_output);
@@ -212,7 +214,8 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
             j["reason"] = r.reason;
             for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "queue_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
                                   "goodput_requests_per_s", "slo_attainment", "preemptions", "kv_utilization_mean", "max_rate_requests_per_s",
-                                  "replicas_needed", "gpus_needed", "cost_per_million_output_tokens", "cost_per_million_input_tokens"})
+                                  "replicas_needed", "gpus_needed", "headroom_fraction", "cost_per_million_output_tokens",
+                                  "cost_per_million_input_tokens"})
                 j[k] = nullptr;
             arr.push_back(j);
             continue;
@@ -236,6 +239,7 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         j["max_rate_requests_per_s"] = opt(r.max_rate);
         j["replicas_needed"] = opt(r.replicas);
         j["gpus_needed"] = opt(r.gpus);
+        j["headroom_fraction"] = opt(r.headroom);
         j["cost_per_million_output_tokens"] = opt(r.cost_output);
         j["cost_per_million_input_tokens"] = opt(r.cost_input);
         // The run over time, column by column (the timeline view).
@@ -265,7 +269,7 @@ nlohmann::json recommendation_json(const CapacityPlan& plan, const std::optional
     nlohmann::json rec = nlohmann::json::array();
     for (const Configuration& c : plan.ranked)
         rec.push_back({{"gpu", c.gpu}, {"tp", c.tp}, {"scheme", c.scheme}, {"replicas", c.replicas}, {"gpus", c.gpus},
-                       {"max_rate_requests_per_s", c.max_rate}, {"usd_per_hour", opt(c.usd_per_hour)},
+                       {"max_rate_requests_per_s", c.max_rate}, {"headroom_fraction", c.headroom}, {"usd_per_hour", opt(c.usd_per_hour)},
                        {"cost_per_million_output_tokens", opt(c.cost_output)}});
     return target ? nlohmann::json{{"target_rate_requests_per_s", *target}, {"ranked", rec}, {"vetoed", plan.vetoes}} : nlohmann::json(nullptr);
 }

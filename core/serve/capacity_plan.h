@@ -44,6 +44,9 @@ struct SchemeCapacity {
     serve::ServeStats stats;                  // the run asked for
     std::optional<double> max_rate;
     std::optional<std::int64_t> replicas, gpus;
+    // Spare capacity of those replicas at the target: replicas x highest rate / target - 1 (0.25:
+    // they carry 25% more than the target).
+    std::optional<double> headroom;
     std::optional<double> cost_output, cost_input;  // USD per million tokens at the maximum rate
     std::vector<RatePoint> sweep;             // latency against rate around the maximum rate
 };
@@ -53,6 +56,7 @@ struct Configuration {
     std::string gpu, scheme;
     std::int64_t tp = 1, replicas = 0, gpus = 0;
     double max_rate = 0;
+    double headroom = 0;  // replicas x max_rate / target - 1
     std::optional<double> usd_per_hour, cost_output;
 };
 

@@ -399,6 +399,11 @@ BOOST_AUTO_TEST_CASE(serve_json_contract) {
         const double max_rate = s["max_rate_requests_per_s"].get<double>();
         BOOST_TEST(max_rate > 2.0);
         BOOST_TEST(s["replicas_needed"].get<std::int64_t>() == static_cast<std::int64_t>(std::ceil(20.0 / max_rate - 1e-9)));
+        // The headroom those replicas leave: at least none, less than one replica's worth.
+        const double headroom = s["headroom_fraction"].get<double>();
+        BOOST_TEST(std::abs(headroom - (s["replicas_needed"].get<double>() * max_rate / 20.0 - 1)) < 1e-12);
+        BOOST_TEST(headroom >= -1e-12);
+        BOOST_TEST(headroom < max_rate / 20.0);
         BOOST_TEST(s["cost_per_million_output_tokens"].get<double>() > 0);
         BOOST_TEST(s["fits_from_tp"] == 1);
     }
@@ -413,6 +418,7 @@ BOOST_AUTO_TEST_CASE(serve_json_contract) {
         BOOST_TEST(c["usd_per_hour"].get<double>() == 3.0 * c["gpus"].get<double>());
         BOOST_TEST(c["replicas"].get<double>() * c["max_rate_requests_per_s"].get<double>() >= 20.0);
         BOOST_TEST(c["gpus"].get<std::int64_t>() == c["replicas"].get<std::int64_t>() * c["tp"].get<std::int64_t>());
+        BOOST_TEST(c["headroom_fraction"].get<double>() >= -1e-12);
     }
     // Under the strict tolerance 4-bit weights are vetoed and leave the ranking.
     const RunResult strict = run_serve({"--schemes", "bf16,w4a16-g128", "--rate", "2", "--requests", "100", "--accuracy", "strict", "--json", "-"});

@@ -243,28 +243,29 @@ std::vector<Block> build_blocks(const ReportContent& c) {
                                 "step model; the highest rate is the highest Poisson rate one replica sustains within the SLOs "
                                 "with a stable queue (docs/capacity.md)."));
         Block cap = table({"scheme", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "output tok/s", "SLO attainment",
-                           "highest req/s", "replicas", "USD / M output"},
-                          {false, true, true, true, true, true, true, true, true, true});
+                           "highest req/s", "replicas", "headroom", "USD / M output"},
+                          {false, true, true, true, true, true, true, true, true, true, true});
         const auto opt_text = [](const auto& v, int digits) { return v ? fixed(static_cast<double>(*v), digits) : std::string("-"); };
         for (const serve::SchemeCapacity& r : c.capacity->schemes) {
             if (!r.fits) {
-                cap.rows.push_back({r.name, r.reason, "", "", "", "", "", "", "", ""});
+                cap.rows.push_back({r.name, r.reason, "", "", "", "", "", "", "", "", ""});
                 continue;
             }
             const serve::ServeStats& st = r.stats;
             cap.rows.push_back({r.name, fixed(st.ttft_s.p50 * 1e3, 1), fixed(st.ttft_s.p99 * 1e3, 1), fixed(st.tpot_s.p50 * 1e3, 2),
                                 fixed(st.tpot_s.p99 * 1e3, 2), fixed(st.output_tokens_per_s, 0), percent(st.slo_attainment),
-                                opt_text(r.max_rate, 2), opt_text(r.replicas, 0), opt_text(r.cost_output, 3)});
+                                opt_text(r.max_rate, 2), opt_text(r.replicas, 0), r.headroom ? percent(*r.headroom) : std::string("-"),
+                                opt_text(r.cost_output, 3)});
         }
         out.push_back(std::move(cap));
         if (c.capacity_target && !c.capacity->ranked.empty()) {
             out.push_back(paragraph("Cheapest configurations for " + fixed(*c.capacity_target, 2) + " requests/s within the SLOs:"));
-            Block rec = table({"GPU", "TP", "scheme", "replicas", "GPUs", "highest req/s each", "USD / hour"},
-                              {false, true, false, true, true, true, true});
+            Block rec = table({"GPU", "TP", "scheme", "replicas", "GPUs", "highest req/s each", "headroom", "USD / hour"},
+                              {false, true, false, true, true, true, true, true});
             for (std::size_t i = 0; i < c.capacity->ranked.size() && i < 10; ++i) {
                 const serve::Configuration& k = c.capacity->ranked[i];
                 rec.rows.push_back({k.gpu, integer(k.tp), k.scheme, integer(k.replicas), integer(k.gpus), fixed(k.max_rate, 2),
-                                    opt_text(k.usd_per_hour, 2)});
+                                    percent(k.headroom), opt_text(k.usd_per_hour, 2)});
             }
             out.push_back(std::move(rec));
         }

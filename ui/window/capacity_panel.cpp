@@ -134,6 +134,7 @@ void CapacityTableModel::setResult(const serve::CapacityPlan& plan, bool searche
         {QStringLiteral("highest req/s"), QStringLiteral("The highest Poisson rate one replica sustains within the SLOs with a stable queue.")},
         {QStringLiteral("replicas"), QStringLiteral("Replicas for the target rate.")},
         {QStringLiteral("GPUs"), QStringLiteral("Replicas x TP.")},
+        {QStringLiteral("headroom (%)"), QStringLiteral("Capacity of those replicas beyond the target: replicas x highest rate / target - 1.")},
         {QStringLiteral("USD/M out"), QStringLiteral("USD per million output tokens at the highest rate, from the GPU's price per hour.")},
         {QStringLiteral("USD/M in"), QStringLiteral("USD per million input tokens at the highest rate.")},
     };
@@ -160,6 +161,7 @@ void CapacityTableModel::setResult(const serve::CapacityPlan& plan, bool searche
         row.push_back(r.max_rate ? number_cell(*r.max_rate, 2) : text_cell(pending));
         row.push_back(r.replicas ? integer_cell(*r.replicas) : text_cell(pending));
         row.push_back(r.gpus ? integer_cell(*r.gpus) : text_cell(pending));
+        row.push_back(r.headroom ? number_cell(*r.headroom * kPercent, 0) : text_cell(pending));
         row.push_back(r.cost_output ? number_cell(*r.cost_output, 3) : text_cell(pending));
         row.push_back(r.cost_input ? number_cell(*r.cost_input, 3) : text_cell(pending));
         rows.push_back(std::move(row));
@@ -178,6 +180,7 @@ void RecommendationTableModel::setResult(const serve::CapacityPlan& plan) {
         {QStringLiteral("replicas"), QStringLiteral("Replicas for the target rate.")},
         {QStringLiteral("GPUs"), QStringLiteral("Replicas x TP.")},
         {QStringLiteral("req/s each"), QStringLiteral("The highest rate one replica sustains within the SLOs.")},
+        {QStringLiteral("headroom (%)"), QStringLiteral("Capacity beyond the target rate: replicas x rate each / target - 1.")},
         {QStringLiteral("USD/h"), QStringLiteral("All the GPUs' price per hour.")},
         {QStringLiteral("USD/M out"), QStringLiteral("USD per million output tokens at the target rate.")},
     };
@@ -186,6 +189,7 @@ void RecommendationTableModel::setResult(const serve::CapacityPlan& plan) {
         const serve::Configuration& c = plan.ranked[i];
         rows.push_back({integer_cell(static_cast<std::int64_t>(i + 1)), text_cell(QString::fromStdString(c.gpu)), integer_cell(c.tp),
                         text_cell(QString::fromStdString(c.scheme)), integer_cell(c.replicas), integer_cell(c.gpus), number_cell(c.max_rate, 2),
+                        number_cell(c.headroom * kPercent, 0),
                         c.usd_per_hour ? number_cell(*c.usd_per_hour, 2) : text_cell(QStringLiteral("-")),
                         c.cost_output ? number_cell(*c.cost_output, 3) : text_cell(QStringLiteral("-"))});
     }
