@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/model_config_json.h"
 #include "core/serve/capacity.h"
+#include "core/serve/gpu_prices.h"
 
 namespace quantplan::fuzz {
 namespace {
@@ -44,6 +45,7 @@ void run_one_input(const std::uint8_t* data, std::size_t size) {
     expect_only_error([&] { check::read_bench_result(text, "fuzz.json"); });
     // As --serve's trace, length file and option values.
     expect_only_error([&] { serve::parse_trace(std::string(text), "fuzz.csv", "--trace"); });
+    expect_only_error([&] { serve::parse_gpu_prices(std::string(text), "gpu-prices.json"); });
     expect_only_error([&] { serve::parse_lengths(std::string(text), "fuzz.txt", "--isl"); });
     expect_only_error([&] { serve::parse_length_spec(std::string(text.substr(0, 256)), "--isl"); });
     expect_only_error([&] { serve::parse_slo(std::string(text.substr(0, 64)), "--slo-ttft"); });
@@ -121,6 +123,11 @@ std::vector<std::string> seed_corpus() {
              R"({"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]})",
          })
         seeds.push_back(q);
+    seeds.push_back(R"({"prices": [{"gpu": "h200", "usd_per_gpu_hour": 3.99, "default": true, "provider": "RunPod", "offering": "1x",
+                       "source": "catalog", "date": null}, {"gpu": "l4", "usd_per_gpu_hour": 0.44, "default": false, "provider": "p",
+                       "offering": "o", "source": "s", "date": "2026-05-07"}]})");
+    seeds.push_back(R"({"backend": "vllm", "num_prompts": 2, "request_rate": "inf", "completed": 2, "mean_ttft_ms": 50.0,
+                       "output_throughput": 100.0, "input_lens": [13, 25], "output_lens": [120, 0]})");
     seeds.push_back(R"({"metadata": {"total_size": 1234}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}})");
     seeds.push_back(R"(model\.layers\.\d+\.self_attn\.(q|k|v)_proj$)");
     // Startup-log lines and a benchmark result, as vLLM and SGLang print them (tests/data/logs/).
