@@ -13,7 +13,10 @@
 #include "app/data_paths.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/check/bench_result.h"
+#include "core/check/check.h"
 #include "core/fidelity/fit.h"
+#include "core/gpu.h"
 
 namespace quantplan::app {
 namespace {
@@ -36,6 +39,98 @@ std::string num(double v) {
     else if (std::abs(v) >= 1) std::snprintf(buf, sizeof buf, "%.3g", v);
     else std::snprintf(buf, sizeof buf, "%.4g", v);
     return buf;
+}
+
+// The corpus's serving runs (concurrency above 1, request rates), which the fit leaves out, priced
+// out of sample by the capacity simulator with the fitted profiles, as --check prices a benchmark
+// result: the run's prompt count at its mean lengths, a closed loop at its concurrency or Poisson
+// arrivals at its rate.
+std::string serving_markdown(const fidelity::FidelityReport& r, const fidelity::Corpus& corpus, const engine::EngineCatalog& fitted) {
+    check::CheckInputs in;
+    in.models_dir = models_dir();
+    in.gpus_dir = gpus_dir();
+    in.gpus = load_gpu_profiles(gpus_dir());
+    in.catalog = &fitted;
+    std::map<std::string, const fidelity::Record*> by_id;
+    for (const fidelity::Record& rec : corpus.records) by_id[rec.id] = &rec;
+    struct Row {
+        std::string id, metric, gpu, model, load;
+        double measured = 0, predicted = 0;
+    };
+    std::vector<Row> rows;
+    std::map<std::string, std::vector<double>> errors;  // metric -> |error|
+    std::int64_t unpriced = 0;
+    for (const fidelity::PricedPoint& pt : r.points) {
+        if (pt.usable || pt.skip_reason.find("serving simulator") == std::string::npos) continue;
+        const fidelity::Record& rec = *by_id.at(pt.id);
+        const fidelity::RecordSetup& s = rec.setup;
+        std::string key;
+        switch (rec.metric) {
+            case fidelity::Metric::TtftS: key = "ttft_s"; break;
+            case fidelity::Metric::TpotS: key = "tpot_s"; break;
+            case fidelity::Metric::ItlS: key = "itl_s"; break;
+            case fidelity::Metric::E2eS: key = "e2e_s"; break;
+            case fidelity::Metric::OutputTokensPerS: key = "output_tokens_per_s"; break;
+            default: break;
+        }
+        if (key.empty() || s.gpu.empty() || s.engine_version.empty() || s.model.empty() || s.tp != 1) {
+            ++unpriced;
+            continue;
+        }
+        if (key != "output_tokens_per_s") key += "_" + std::string(rec.stat == "p50" || rec.stat == "median" ? "p50" : rec.stat == "p99" ? "p99" : "mean");
+        check::BenchResult b;
+        b.engine = s.engine;
+        b.backend = s.engine;
+        b.model = s.checkpoint.empty() ? s.model : s.checkpoint;
+        b.num_prompts = s.num_prompts;
+        b.completed = s.num_prompts;
+        b.request_rate = s.request_rate;
+        if (s.concurrency) b.max_concurrency = s.concurrency;
+        else if (s.batch) b.max_concurrency = s.batch;
+        if (s.input_tokens) b.mean_input_tokens = static_cast<double>(*s.input_tokens);
+        else if (s.total_input_tokens && s.num_prompts && *s.num_prompts > 0) b.mean_input_tokens = static_cast<double>(*s.total_input_tokens) / static_cast<double>(*s.num_prompts);
+        if (s.output_tokens) b.mean_output_tokens = static_cast<double>(*s.output_tokens);
+        else if (s.total_output_tokens && s.num_prompts && *s.num_prompts > 0) b.mean_output_tokens = static_cast<double>(*s.total_output_tokens) / static_cast<double>(*s.num_prompts);
+        b.metrics[key] = rec.value;
+        check::CheckOptions o;
+        o.model = s.model;
+        o.gpu = s.gpu;
+        o.engine = s.engine + "@" + s.engine_version;
+        if (!s.scheme.empty()) o.scheme = s.scheme;
+        std::optional<double> predicted;
+        try {
+            const check::CheckResult c = check::check_bench_result(b, o, in);
+            for (const check::CheckRow& row : c.rows)
+                if (row.quantity == key && row.predicted) predicted = *row.predicted;
+        } catch (const Error&) {
+        }
+        if (!predicted || !(rec.value > 0)) {
+            ++unpriced;
+            continue;
+        }
+        Row row{rec.id, key, s.gpu, s.model,
+                s.request_rate ? num(*s.request_rate) + " req/s" : "c" + std::to_string(s.concurrency.value_or(s.batch.value_or(0))), rec.value,
+                *predicted};
+        errors[key].push_back(std::abs(*predicted / rec.value - 1));
+        rows.push_back(std::move(row));
+    }
+    std::ostringstream md;
+    md << "\n### Serving runs priced by the capacity simulator (out of sample)\n\n";
+    md << "The fit leaves serving runs out; here each is priced with the fitted profiles as `quantplan --check` prices a "
+          "benchmark result (the run's mean lengths; a closed loop at its concurrency, or Poisson arrivals at its rate). "
+       << rows.size() << " points priced, " << unpriced << " not (GPU variant, engine version or model unknown, TP above 1, or "
+          "a metric the simulator does not give).\n\n";
+    md << "| metric | points | median |error| | p90 |error| |\n|---|---:|---:|---:|\n";
+    for (auto& [metric, v] : errors) {
+        std::sort(v.begin(), v.end());
+        const auto q = [&](double f) { return v[std::min(v.size() - 1, static_cast<std::size_t>(f * static_cast<double>(v.size() - 1) + 0.5))]; };
+        md << "| " << metric << " | " << v.size() << " | " << abs_pct(q(0.5)) << " | " << abs_pct(q(0.9)) << " |\n";
+    }
+    md << "\n| id | metric | GPU | model | load | measured | predicted | error |\n|---|---|---|---|---|---:|---:|---:|\n";
+    for (const Row& row : rows)
+        md << "| " << row.id << " | " << row.metric << " | " << row.gpu << " | " << row.model << " | " << row.load << " | " << num(row.measured) << " | "
+           << num(row.predicted) << " | " << pct(row.predicted / row.measured - 1) << " |\n";
+    return md.str();
 }
 
 }  // namespace
@@ -134,7 +229,8 @@ int run_fit_engines(const CliOptions& o, std::ostream& out, std::ostream& err) {
                     << " points  median |error| fitted " << abs_pct(s.median_fitted) << ", leave-one-out " << abs_pct(s.median_loo)
                     << " (p90 " << abs_pct(s.p90_loo) << "), leave-one-source-out " << abs_pct(s.median_loso) << "\n";
         if (o.fidelity_out) {
-            write_file_atomically(*o.fidelity_out, fidelity_markdown(report, corpus));
+            const engine::EngineCatalog fitted = engine::load_engine_catalog(engine_profiles_dir(), fit_path);
+            write_file_atomically(*o.fidelity_out, fidelity_markdown(report, corpus) + serving_markdown(report, corpus, fitted));
             out << "quantplan: fidelity tables written to " << *o.fidelity_out << "\n";
         }
         return 0;

@@ -281,7 +281,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     else if (!b.model.empty()) model = model_from_name(b.model, in.models_dir, nullptr), id.from["model"] = "result";
     if (model) id.model = model->name;
     else r.unresolved.push_back("model: '" + b.model + "' is not a bundled model or one of its derivatives; pass --model NAME|PATH");
-    const std::optional<std::string> scheme = scheme_from_quantization(b.model, "");
+    const std::optional<std::string> scheme = options.scheme ? options.scheme : scheme_from_quantization(b.model, "");
     if (scheme) id.scheme = *scheme;
     else r.unresolved.push_back("scheme: the checkpoint's format cannot be told from '" + b.model + "'");
     std::optional<GpuProfile> gpu;

@@ -25,6 +25,7 @@ struct CheckOptions {
     std::optional<std::string> model;    // --model NAME|PATH
     std::optional<std::string> gpu;      // --gpu ID|FILE
     std::optional<std::string> engine;   // --engine NAME[@VERSION]
+    std::optional<std::string> scheme;   // the checkpoint's scheme when known (else told from the model's name)
 };
 
 // What a check prices with.

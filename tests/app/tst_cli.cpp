@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -539,6 +540,25 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
             BOOST_TEST(std::abs(error) <= std::abs(recorded) + kRecordedSlack, "rate " << rate << " " << key << ": error " << error << ", recorded " << recorded);
         }
     }
+}
+
+// --fit-engines' fidelity tables price the corpus's serving runs (which the fit leaves out) with the
+// capacity simulator, out of sample (docs/fidelity.md).
+BOOST_AUTO_TEST_CASE(fidelity_tables_price_the_serving_runs_out_of_sample) {
+    const std::string dir = "/tmp/quantplan_tst_cli_fit";
+    std::filesystem::create_directories(dir);
+    const auto [rc, out] = run_binary("--fit-engines --fit-out " + dir + "/fit.json --fidelity-out " + dir + "/fidelity.md");
+    BOOST_TEST_REQUIRE(rc == 0, out);
+    std::ifstream f(dir + "/fidelity.md");
+    const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::size_t at = md.find("### Serving runs priced by the capacity simulator (out of sample)");
+    BOOST_TEST_REQUIRE(at != std::string::npos);
+    // "N points priced": the gpustack runs at concurrency 2-8 on an H100 at least.
+    const std::size_t priced = md.find(" points priced", at);
+    BOOST_TEST_REQUIRE(priced != std::string::npos);
+    const std::size_t from = md.rfind(' ', priced - 1) + 1;
+    BOOST_TEST(std::stoi(md.substr(from, priced - from)) >= 40);
+    BOOST_TEST(md.find("| gpustack-perf-lab/qwen3-8b-h100-latency/vllm/bf16/bs2/c2/ttft_s-mean | ttft_s_mean |", at) != std::string::npos);
 }
 
 // At a rate near zero every request is alone: its TPOT is the engine profile's decode step at batch 1
