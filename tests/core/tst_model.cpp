@@ -63,6 +63,30 @@ BOOST_AUTO_TEST_CASE(corpus_models_match_their_model_cards) {
     BOOST_TEST(count_parameters(test::bundled_model("qwen2.5-3b-instruct")).total * 2 == 6'171'877'376);
 }
 
+// Published config.json files of architectures quantplan does not model (tests/data/configs/): each
+// is read (Nemotron-H's Infinity literal included) and refused with one line naming its fields.
+BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fields) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {"deepseek-ai--DeepSeek-V3", {"deepseek_v3", "kv_lora_rank", "n_routed_experts", "n_shared_experts", "first_k_dense_replace"}},
+        {"moonshotai--Kimi-K2-Instruct", {"kimi_k2", "kv_lora_rank", "n_routed_experts"}},
+        {"openai--gpt-oss-20b", {"gpt_oss", "layer_types"}},
+        {"openai--gpt-oss-120b", {"gpt_oss", "layer_types"}},
+        {"meta-llama--Llama-4-Scout-17B-16E-Instruct", {"llama4_text", "attention_chunk_size", "interleave_moe_layer_step"}},
+        {"nvidia--Nemotron-H-56B-Base-8K", {"nemotron_h", "ssm_state_size", "hybrid_override_pattern"}},
+    };
+    for (const auto& [name, fields] : cases) {
+        const std::string path = (test::source_dir() / "tests" / "data" / "configs" / (name + ".config.json")).string();
+        try {
+            (void)load_model_config(path);
+            BOOST_ERROR(name << " was priced");
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            BOOST_TEST(what.find('\n') == std::string::npos, what);
+            for (const std::string& f : fields) BOOST_TEST(what.find(f) != std::string::npos, name << ": " << what);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(llama3_8b_has_224_linears_and_an_untied_head) {
     const ParameterCounts p = count_parameters(test::bundled_model("llama-3-8b"));
     BOOST_TEST(p.block_linear_count == 224);
