@@ -288,6 +288,9 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     const bool v0_whole = setup.profile.engine == "vllm" && !setup.profile.defaults.chunked_prefill;
     p.limits.prefill_first = setup.profile.engine == "sglang" || v0_whole;
     p.limits.whole_prompt_prefill = v0_whole;
+    // SGLang reserves KV room for the running requests' future tokens before it admits another
+    // (sglang/srt/managers/schedule_policy.py PrefillAdder; the constants of sglang/srt/environ.py).
+    p.limits.reserve_future_tokens = setup.profile.engine == "sglang";
     if (v0_whole) p.limits.max_num_batched_tokens = std::max(p.limits.max_num_batched_tokens, w.context_tokens);
     // SGLang runs as many requests as its request pool holds, not vLLM's 256:
     // min(max(kv_tokens / context_len x 512, 2048), 4096), at most half the KV tokens

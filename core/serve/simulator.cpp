@@ -56,6 +56,8 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::vector<Active> running;
     std::size_t next_arrival = 0;
     std::int64_t free_blocks = total_blocks, order = 0, finished = 0;
+    double new_token_ratio = limits.init_new_token_ratio;  // SGLang's admission estimate (reserve_future_tokens)
+    const double ratio_decay = limits.ratio_decay_steps > 0 ? (limits.init_new_token_ratio - limits.min_new_token_ratio) / static_cast<double>(limits.ratio_decay_steps) : 0.0;
     bool prefix_ready = false;  // some request has prefilled the shared prefix
     std::int64_t prefix_blocks = 0;  // the prefix cache's blocks (full blocks of the shared prefix)
     double t = requests.empty() ? 0.0 : requests.front().arrival_s;
@@ -118,6 +120,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     v.prefilled = 0;
                     ++out.requests[v.index].preemptions;
                     ++out.preemptions;
+                    new_token_ratio = limits.init_new_token_ratio;
                     waiting.push_front(v);
                     running.erase(running.begin() + static_cast<std::ptrdiff_t>(victim));
                     prefill_chunk.erase(prefill_chunk.begin() + static_cast<std::ptrdiff_t>(victim));
@@ -160,6 +163,12 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             for (std::size_t i = 0; i < running.size() && budget > 0; ++i)
                 if (running[i].prefilled < running[i].prefill_target) prefill(running[i], prefill_chunk[i]);
             // (c) Admissions while there are budget, sequence slots and blocks.
+            double reserved_tokens = 0;  // SGLang: the running requests' future tokens, then this step's admissions
+            if (limits.reserve_future_tokens)
+                for (const Active& r : running)
+                    reserved_tokens += static_cast<double>(std::min(std::max<std::int64_t>(requests[r.index].output_tokens - r.generated, 0),
+                                                                    limits.clip_max_new_tokens)) *
+                                       new_token_ratio;
             while (budget > 0 && !waiting.empty() && static_cast<std::int64_t>(running.size()) < limits.max_num_seqs && free_blocks > 0) {
                 std::int64_t hit = 0;
                 Active a = waiting.front();
@@ -169,6 +178,19 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
                     a.cached_blocks = std::min(prefix_blocks, requests[a.index].shared_prefix_tokens / limits.block_size_tokens);
                     hit = a.prefilled;
+                }
+                if (limits.reserve_future_tokens && !running.empty()) {
+                    const double wants = static_cast<double>(a.prefill_target - a.prefilled) +
+                                         static_cast<double>(std::min(requests[a.index].output_tokens - a.generated, limits.clip_max_new_tokens));
+                    const double room = static_cast<double>(free_blocks * limits.block_size_tokens) - reserved_tokens;
+                    if (wants >= room) {
+                        a.prefilled -= hit;
+                        a.cached_blocks = 0;
+                        --order;
+                        waiting.push_front(a);
+                        break;
+                    }
+                    reserved_tokens += static_cast<double>(std::min(requests[a.index].output_tokens - a.generated, limits.clip_max_new_tokens));
                 }
                 if (limits.whole_prompt_prefill) {
                     // vLLM V0 without chunked prefill: a prompt is prefilled whole, so it waits for a
@@ -218,6 +240,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             }
             throw Error("--serve", "the scheduler is stuck: no sequence can run with the KV cache given");
         }
+        if (shape.decode_sequences > 0) new_token_ratio = std::max(new_token_ratio - ratio_decay, limits.min_new_token_ratio);
         // Run it.
         sample(static_cast<std::int64_t>(running.size()), static_cast<std::int64_t>(waiting.size()));
         const double dt = cost(shape);

@@ -59,6 +59,17 @@ struct EngineLimits {
     // An admission prefills its whole prompt in one step, and waits until the budget and the free
     // blocks allow it (vLLM V0 without chunked prefill); false: prompts are chunked to the budget.
     bool whole_prompt_prefill = false;
+    // SGLang's admission (schedule_policy.py PrefillAdder): a waiting request is admitted only when
+    // its prompt plus its output (clipped at clip_max_new_tokens) fits in the free KV tokens less a
+    // reservation for the running requests' remaining outputs (each clipped) times new_token_ratio,
+    // and less what this step already admitted. The ratio starts at init_new_token_ratio, falls by
+    // (init - min) / ratio_decay_steps each decode step to min_new_token_ratio, and returns to init
+    // when a sequence is preempted (SGLang computes its new estimate from the retracted batch).
+    bool reserve_future_tokens = false;
+    double init_new_token_ratio = 0.7;           // SGLANG_INIT_NEW_TOKEN_RATIO
+    double min_new_token_ratio = 0.7 * 0.14;     // x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+    std::int64_t ratio_decay_steps = 600;        // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+    std::int64_t clip_max_new_tokens = 4096;     // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
 };
 
 // One request's outcome.

@@ -420,6 +420,29 @@ BOOST_AUTO_TEST_CASE(token_gaps_are_kept_in_a_bounded_histogram) {
     BOOST_TEST(stalled.itl.quantile(1.0) > 5 * synthetic_cost(decode));  // the first request waited out 8 prefill steps
 }
 
+BOOST_AUTO_TEST_CASE(sglang_admission_reserves_room_for_future_tokens) {
+    // A KV cache of 8,192 tokens and requests of 200 + 1,000 tokens arriving together: without a
+    // reservation the engine admits every prompt that fits now and preempts as the outputs grow;
+    // reserving for the outputs admits fewer at once and preempts less.
+    EngineLimits limits;
+    limits.kv_cache_tokens = 8192;
+    limits.prefill_first = true;
+    std::vector<Request> r;
+    for (int i = 0; i < 40; ++i) r.push_back({0.0, 200, 1000});
+    const SimulationResult greedy = simulate(r, limits, synthetic_cost, 50'000'000, 0, 1000);
+    limits.reserve_future_tokens = true;
+    const SimulationResult reserved = simulate(r, limits, synthetic_cost, 50'000'000, 0, 1000);
+    BOOST_TEST(greedy.preemptions > 0);
+    BOOST_TEST(reserved.preemptions < greedy.preemptions);
+    std::int64_t most_greedy = 0, most_reserved = 0;
+    for (const TimelinePoint& p : greedy.timeline) most_greedy = std::max(most_greedy, p.running);
+    for (const TimelinePoint& p : reserved.timeline) most_reserved = std::max(most_reserved, p.running);
+    BOOST_TEST(most_reserved < most_greedy);
+    const LittlesLaw l = littles_law(reserved);
+    BOOST_TEST(std::abs(l.mean_in_system - l.throughput_times_latency) <= kLittleTolerance * l.throughput_times_latency);
+    for (const RequestResult& q : reserved.requests) BOOST_TEST(q.finish_s > 0);
+}
+
 BOOST_AUTO_TEST_CASE(queueing_delay_is_the_wait_before_the_first_step) {
     EngineLimits limits;
     limits.max_num_seqs = 2;
