@@ -487,6 +487,8 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
          {{"ttft_s_mean", 0.434}, {"tpot_s_mean", -0.021}, {"itl_s_mean", -0.139}, {"output_tokens_per_s", 0.070}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np40.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
          {{"ttft_s_mean", 0.145}, {"tpot_s_mean", -0.070}, {"itl_s_mean", -0.188}, {"output_tokens_per_s", 0.137}}},
+        {"sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json --gpu gh200",
+         {{"ttft_s_mean", 0.948}, {"tpot_s_mean", -0.184}, {"e2e_s_mean", -0.089}, {"output_tokens_per_s", 0.008}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
          {{"ttft_s_mean", 0.519}, {"tpot_s_p50", 0.002}, {"tpot_s_mean", -0.332}, {"output_tokens_per_s", -0.053}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",

@@ -266,7 +266,7 @@ BOOST_AUTO_TEST_CASE(every_gpu_profile_loads_with_sources) {
         BOOST_TEST(g.sources.count("memory_bandwidth_bytes_per_s") == 1u, g.id);
         BOOST_TEST(g.sources.count("peak") == 1u, g.id);
     }
-    BOOST_TEST(load_gpu_profiles(test::gpus_dir()).size() == 13u);  // 12 from gpus.md, plus the H20 of the Qwen3 speed benchmark
+    BOOST_TEST(load_gpu_profiles(test::gpus_dir()).size() == 14u);  // 12 from gpus.md, the H20 of the Qwen3 speed benchmark, the GH200 of an SGLang benchmark
     // GeForce: fp16/fp8 with fp32 accumulate at half the fp16-accumulate rate (gpus.md table B).
     const GpuProfile g = test::bundled_gpu("rtx-4090");
     BOOST_TEST(matmul_peak_flop_per_s(g, MatmulType::Fp16, Accumulate::Fp16) == 2 * matmul_peak_flop_per_s(g, MatmulType::Fp16, Accumulate::Fp32),
