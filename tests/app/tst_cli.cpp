@@ -563,6 +563,19 @@ BOOST_AUTO_TEST_CASE(fidelity_tables_price_the_serving_runs_out_of_sample) {
     BOOST_TEST(md.find("| gpustack-perf-lab/qwen3-8b-h100-latency/vllm/bf16/bs2/c2/ttft_s-mean | ttft_s_mean |", at) != std::string::npos);
 }
 
+// --serve with --out writes the report, its capacity section the same planning (not a table only).
+BOOST_AUTO_TEST_CASE(serve_with_out_writes_the_report) {
+    const std::string dir = "/tmp/quantplan_tst_cli_serve_out";
+    std::filesystem::remove_all(dir);
+    const auto [rc, out] = run_binary("--headless --serve --rate 2 --requests 100 --schemes bf16 --out " + dir);
+    BOOST_TEST_REQUIRE(rc == 0, out);
+    std::ifstream f(dir + "/report.json");
+    BOOST_TEST_REQUIRE(f.good());
+    const auto doc = nlohmann::json::parse(f);
+    BOOST_TEST(doc["capacity"]["serve"].size() == 1u);
+    BOOST_TEST(doc["capacity"]["traffic"]["rate_requests_per_s"] == 2.0);
+}
+
 // At a rate near zero every request is alone: its TPOT is the engine profile's decode step at batch 1
 // and its TTFT the profile's prefill of the prompt (the capacity issue's check 6).
 BOOST_AUTO_TEST_CASE(serve_at_a_rate_near_zero_is_the_plan_s_steps) {
