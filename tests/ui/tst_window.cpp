@@ -797,8 +797,8 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture)
     CapacityInputs in;
     in.rate_per_s = 3;
     in.requests = 400;
-    in.input_tokens = 1000;
-    in.output_tokens = 200;
+    in.input = "1000";
+    in.output = "200";
     in.target_rate_per_s = 12;
     panel->setInputs(in);
     window.tabs()->setCurrentWidget(panel);
@@ -849,6 +849,25 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture)
     panel->chartBox()->setCurrentIndex(3);
     settle();
     BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "capacity-cost.png").string())));
+    // A length distribution as --isl spells it runs; a malformed one is one line naming the control.
+    CapacityInputs spread = panel->inputs();
+    spread.input = "lognormal:800:0.5";
+    spread.mode = CapacityInputs::Mode::Users;
+    spread.users = 8;
+    panel->setInputs(spread);
+    panel->rerun();
+    t.restart();
+    while (!(panel->searched() && !panel->job()->isRunning()) && t.elapsed() < kSearchTimeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    BOOST_TEST(!panel->result().schemes.empty());
+    BOOST_TEST(panel->result().schemes[0].stats.ttft_s.p99 > panel->result().schemes[0].stats.ttft_s.p50);
+    spread.input = "uniform:9:3";
+    panel->setInputs(spread);
+    panel->rerun();
+    BOOST_REQUIRE(wait_for(panel->job()));
+    BOOST_TEST(panel->status()->text().contains("prompt lengths"), panel->status()->text().toStdString());
+    spread.input = "1000";
+    spread.mode = CapacityInputs::Mode::Rate;
+    panel->setInputs(spread);
     // A change of input reruns; Cancel stops it and says so.
     panel->rateBox()->setValue(5);
     panel->rerun();

@@ -17,6 +17,7 @@
 #include <QtWidgets/QGroupBox>
 #include <QtWidgets/QHBoxLayout>
 #include <QtWidgets/QLabel>
+#include <QtWidgets/QLineEdit>
 #include <QtWidgets/QProgressBar>
 #include <QtWidgets/QPushButton>
 #include <QtWidgets/QSpinBox>
@@ -37,10 +38,6 @@ constexpr double kPercent = 100.0;
 // How long the controls must rest before a changed input reruns (typing a number, a spin box held).
 constexpr int kDebounceMs = 400;
 
-serve::LengthSpec fixed_length(std::int64_t tokens) {
-    return {serve::LengthSpec::Kind::Fixed, static_cast<double>(tokens), 0, {}, std::to_string(tokens)};
-}
-
 
 }  // namespace
 
@@ -50,8 +47,12 @@ serve::CapacityRequest capacity_request(const CapacityInputs& in, const std::map
     if (in.mode == CapacityInputs::Mode::Rate) t.rate_per_s = in.rate_per_s;
     if (in.mode == CapacityInputs::Mode::Users) t.concurrency = in.users;
     t.requests = in.requests;
-    t.input = fixed_length(in.input_tokens);
-    t.output = fixed_length(in.output_tokens);
+    t.input = serve::parse_length_spec(in.input, "prompt lengths");
+    t.output = serve::parse_length_spec(in.output, "output lengths");
+    if (!(in.arrival_cv > 0) || in.arrival_cv > 100) throw Error("burstiness", "the coefficient of variation must be above 0 (1 is Poisson)");
+    if (in.arrival_cv != 1.0) t.arrival = serve::parse_arrival("gamma:" + std::to_string(in.arrival_cv), "burstiness");
+    if (in.prefix_tokens < 0) throw Error("shared prefix", "must be 0 or more tokens");
+    t.prefix_tokens = in.prefix_tokens;
     t.seed = in.seed;
     if (in.slo_ttft_s > 0) ask.slo.ttft = serve::SloTarget{in.slo_ttft_s, 0.99};
     if (in.slo_tpot_s > 0) ask.slo.tpot = serve::SloTarget{in.slo_tpot_s, 0.99};
@@ -222,12 +223,21 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     requests_->setRange(100, 20000);
     requests_->setSingleStep(500);
     requests_->setToolTip(tr("Requests simulated per run (the highest-rate search runs at least 1,000)."));
-    input_ = new QSpinBox(this);
-    input_->setRange(1, 1 << 20);
-    input_->setSuffix(tr(" tokens"));
-    output_ = new QSpinBox(this);
-    output_->setRange(1, 1 << 20);
-    output_->setSuffix(tr(" tokens"));
+    const QString spec_help = tr("Tokens: N, uniform:A:B, normal:MEAN:SD, lognormal:MEDIAN:SIGMA or file:PATH (one length a line), "
+                                 "as --isl and --osl take them.");
+    input_ = new QLineEdit(this);
+    input_->setToolTip(tr("Prompt lengths. ") + spec_help);
+    output_ = new QLineEdit(this);
+    output_->setToolTip(tr("Output lengths. ") + spec_help);
+    cv_ = new QDoubleSpinBox(this);
+    cv_->setRange(0.1, 10);
+    cv_->setDecimals(2);
+    cv_->setSingleStep(0.25);
+    cv_->setToolTip(tr("Coefficient of variation of the gaps between arrivals: 1 is Poisson, above 1 burstier (gamma gaps)."));
+    prefix_ = new QSpinBox(this);
+    prefix_->setRange(0, 1 << 20);
+    prefix_->setSuffix(tr(" tokens"));
+    prefix_->setToolTip(tr("A prompt prefix every request shares (a system prompt): prefilled once, its blocks held once."));
     slo_ttft_ = new QDoubleSpinBox(this);
     slo_ttft_->setRange(0, 600000);
     slo_ttft_->setDecimals(0);
@@ -246,7 +256,7 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     target_->setSuffix(tr(" req/s"));
     target_->setSpecialValueText(tr("none"));
     target_->setToolTip(tr("The rate to size for: replicas, GPUs and the cheapest configurations."));
-    for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{rate_, users_, requests_, input_, output_, slo_ttft_, slo_tpot_, target_})
+    for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{rate_, users_, requests_, cv_, prefix_, slo_ttft_, slo_tpot_, target_})
         box->setKeyboardTracking(false);
     setInputs(CapacityInputs{});
     const auto changed = [this] {
@@ -256,7 +266,9 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     };
     connect(mode_, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     for (QDoubleSpinBox* box : {rate_, slo_ttft_, slo_tpot_, target_}) connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, changed);
-    for (QSpinBox* box : {users_, requests_, input_, output_}) connect(box, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    for (QSpinBox* box : {users_, requests_, prefix_}) connect(box, qOverload<int>(&QSpinBox::valueChanged), this, changed);
+    connect(cv_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, changed);
+    for (QLineEdit* edit : {input_, output_}) connect(edit, &QLineEdit::editingFinished, this, changed);
 
     run_ = new QPushButton(tr("&Run"), this);
     run_->setToolTip(tr("Simulate the traffic for every scheme now."));
@@ -278,6 +290,8 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     form->addRow(tr("&Users:"), users_);
     form->addRow(tr("&Prompt:"), input_);
     form->addRow(tr("&Output:"), output_);
+    form->addRow(tr("&Burstiness:"), cv_);
+    form->addRow(tr("S&hared prefix:"), prefix_);
     form->addRow(tr("Re&quests:"), requests_);
     form->addRow(tr("TTFT p99 ≤"), slo_ttft_);
     form->addRow(tr("TPOT p99 ≤"), slo_tpot_);
@@ -382,8 +396,10 @@ CapacityInputs CapacityPanel::inputs() const {
     in.rate_per_s = rate_->value();
     in.users = users_->value();
     in.requests = requests_->value();
-    in.input_tokens = input_->value();
-    in.output_tokens = output_->value();
+    in.input = input_->text().trimmed().toStdString();
+    in.output = output_->text().trimmed().toStdString();
+    in.arrival_cv = cv_->value();
+    in.prefix_tokens = prefix_->value();
     in.slo_ttft_s = slo_ttft_->value() / kMsPerS;
     in.slo_tpot_s = slo_tpot_->value() / kMsPerS;
     in.target_rate_per_s = target_->value();
@@ -391,13 +407,16 @@ CapacityInputs CapacityPanel::inputs() const {
 }
 
 void CapacityPanel::setInputs(const CapacityInputs& in) {
-    const QSignalBlocker b0(mode_), b1(rate_), b2(users_), b3(requests_), b4(input_), b5(output_), b6(slo_ttft_), b7(slo_tpot_), b8(target_);
+    const QSignalBlocker b0(mode_), b1(rate_), b2(users_), b3(requests_), b4(input_), b5(output_), b6(slo_ttft_), b7(slo_tpot_), b8(target_),
+        b9(cv_), b10(prefix_);
     mode_->setCurrentIndex(static_cast<int>(in.mode));
     rate_->setValue(in.rate_per_s);
     users_->setValue(static_cast<int>(in.users));
     requests_->setValue(static_cast<int>(in.requests));
-    input_->setValue(static_cast<int>(in.input_tokens));
-    output_->setValue(static_cast<int>(in.output_tokens));
+    input_->setText(QString::fromStdString(in.input));
+    output_->setText(QString::fromStdString(in.output));
+    cv_->setValue(in.arrival_cv);
+    prefix_->setValue(static_cast<int>(in.prefix_tokens));
     slo_ttft_->setValue(in.slo_ttft_s * kMsPerS);
     slo_tpot_->setValue(in.slo_tpot_s * kMsPerS);
     target_->setValue(in.target_rate_per_s);
@@ -417,7 +436,8 @@ QString CapacityPanel::requestKey() const {
     for (const Scheme& s : r.schemes) parts << QString::fromStdString(scheme_name(s));
     const CapacityInputs in = inputs();
     parts << QString::number(static_cast<int>(in.mode)) << QString::number(in.rate_per_s, 'g', 17) << QString::number(in.users)
-          << QString::number(in.requests) << QString::number(in.input_tokens) << QString::number(in.output_tokens)
+          << QString::number(in.requests) << QString::fromStdString(in.input) << QString::fromStdString(in.output)
+          << QString::number(in.arrival_cv, 'g', 17) << QString::number(in.prefix_tokens)
           << QString::number(in.slo_ttft_s, 'g', 17) << QString::number(in.slo_tpot_s, 'g', 17) << QString::number(in.target_rate_per_s, 'g', 17);
     for (const auto& [gpu, usd_per_hour] : prices_) parts << QString::fromStdString(gpu) + QStringLiteral("=") + QString::number(usd_per_hour, 'g', 17);
     return parts.join(QLatin1Char('|'));

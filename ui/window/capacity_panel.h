@@ -19,6 +19,7 @@ QT_BEGIN_NAMESPACE
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
@@ -37,14 +38,19 @@ struct CapacityInputs {
     double rate_per_s = 4;
     std::int64_t users = 32;
     std::int64_t requests = 2000;
-    std::int64_t input_tokens = 2000, output_tokens = 500;
+    // Prompt and output lengths as --isl / --osl spell them: N, uniform:A:B, normal:MEAN:SD,
+    // lognormal:MEDIAN:SIGMA or file:PATH.
+    std::string input = "2000", output = "500";
+    double arrival_cv = 1.0;            // Poisson at 1; gamma gaps with this coefficient of variation otherwise
+    std::int64_t prefix_tokens = 0;     // a prompt prefix every request shares (prefix caching)
     double slo_ttft_s = 2.0;    // 0: none (p99)
     double slo_tpot_s = 0.05;   // 0: none (p99)
     double target_rate_per_s = 20;  // 0: none
     std::uint64_t seed = 1;
 };
 
-// The capacity request of `inputs`: traffic, SLOs at p99, target and `prices`.
+// The capacity request of `inputs`: traffic, SLOs at p99, target and `prices`. Throws Error naming
+// the control for a malformed length spec or burstiness.
 serve::CapacityRequest capacity_request(const CapacityInputs& inputs, const std::map<std::string, double>& prices);
 
 // Runs core's capacity planning of `request` (a plan request priced by an engine profile) for
@@ -139,8 +145,10 @@ private:
     QDoubleSpinBox* rate_ = nullptr;
     QSpinBox* users_ = nullptr;
     QSpinBox* requests_ = nullptr;
-    QSpinBox* input_ = nullptr;
-    QSpinBox* output_ = nullptr;
+    QLineEdit* input_ = nullptr;
+    QLineEdit* output_ = nullptr;
+    QDoubleSpinBox* cv_ = nullptr;
+    QSpinBox* prefix_ = nullptr;
     QDoubleSpinBox* slo_ttft_ = nullptr;
     QDoubleSpinBox* slo_tpot_ = nullptr;
     QDoubleSpinBox* target_ = nullptr;
