@@ -41,6 +41,7 @@ struct CliOptions {
     std::optional<std::string> calibration;  // --calibration FILE : measured profile
     double gpu_mem_util = 0.9;
     std::int64_t tp = 1;
+    std::int64_t ep = 1;                    // --ep N: expert parallelism over the TP group (MoE)
     std::string kernel = "fused";
     std::string goal = "throughput";
     std::string accuracy = "moderate";

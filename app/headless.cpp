@@ -152,6 +152,7 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.context_tokens = o.context;
     r.workload.kv = parse_kv_format(o.kv);
     r.workload.tensor_parallel = o.tp;
+    r.workload.expert_parallel = o.ep;
     r.workload.kernel = parse_kernel_quality(o.kernel);
     r.workload.engine.gpu_memory_utilization = o.gpu_mem_util;
     r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;

@@ -86,6 +86,8 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (!o.gpu_mem_util_given) o.gpu_mem_util = number_value(value, at), o.gpu_mem_util_given = true;
         } else if (key == "tp") {
             if (o.tp == defaults.tp) o.tp = integer_value(value, at);
+        } else if (key == "ep") {
+            if (o.ep == defaults.ep) o.ep = integer_value(value, at);
         } else if (key == "goal") {
             if (o.goal == defaults.goal) o.goal = text_value(value, at);
         } else if (key == "accuracy") {

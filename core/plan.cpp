@@ -133,6 +133,15 @@ PlanResult plan(PlanRequest request) {
     const Workload& w = request.workload;
     if (request.model.num_attention_heads % w.tensor_parallel != 0)
         throw Error("--tp", std::to_string(w.tensor_parallel) + " does not divide the " + std::to_string(request.model.num_attention_heads) + " attention heads");
+    if (w.expert_parallel != 1) {
+        // Expert parallelism over the TP group only (data-parallel attention is not modelled).
+        if (!request.model.is_moe()) throw Error("--ep", request.model.name + " has no routed experts to place");
+        if (w.expert_parallel != w.tensor_parallel)
+            throw Error("--ep", std::to_string(w.expert_parallel) + " must equal --tp " + std::to_string(w.tensor_parallel) +
+                                    ": experts are placed over the tensor-parallel group; data-parallel attention (EP above TP) is not modelled yet");
+        if (request.model.num_experts % w.expert_parallel != 0)
+            throw Error("--ep", std::to_string(w.expert_parallel) + " does not divide the " + std::to_string(request.model.num_experts) + " experts");
+    }
     if (request.schemes.empty()) {
         for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
         if (request.gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));

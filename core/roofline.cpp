@@ -82,6 +82,43 @@ double expected_distinct_experts(std::int64_t num_experts, std::int64_t experts_
     return d(num_experts) * (1.0 - std::pow(p_miss, d(tokens)));
 }
 
+namespace {
+
+// E[max of `copies` independent Binomial(n, p)] = sum_{m=0}^{n-1} (1 - F(m)^copies), with the pmf
+// built by its ratio recurrence in log space. Large n (many assignments) is summed where the
+// terms matter: from the mean to 12 standard deviations above it (below the mean the F(m)^copies
+// term is taken as 0 only where F(m) < 1e-300^(1/copies), which the loop checks).
+double expected_max_binomial(std::int64_t n, double p, std::int64_t copies) {
+    if (n <= 0 || p <= 0) return 0.0;
+    if (p >= 1) return d(n);
+    const double mean = d(n) * p;
+    if (copies <= 1) return mean;
+    const double sd = std::sqrt(mean * (1 - p));
+    const std::int64_t hi = std::min<std::int64_t>(n, static_cast<std::int64_t>(std::ceil(mean + 12 * sd + 2)));
+    // log pmf at 0, then F(m) accumulated; terms before the pmf matters are underflow-safe.
+    double log_pmf = d(n) * std::log1p(-p);
+    const double log_ratio_p = std::log(p) - std::log1p(-p);
+    double cdf = 0, sum = 0;
+    for (std::int64_t m = 0; m < hi; ++m) {
+        cdf = std::min(1.0, cdf + std::exp(log_pmf));
+        sum += 1.0 - std::pow(cdf, d(copies));
+        log_pmf += std::log(d(n - m)) - std::log(d(m + 1)) + log_ratio_p;
+    }
+    return sum;  // terms from hi to n are 1 - F^copies ~ 0
+}
+
+}  // namespace
+
+BusiestGpuLoad busiest_gpu_load(std::int64_t num_experts, std::int64_t experts_per_token, std::int64_t tokens, std::int64_t ep) {
+    BusiestGpuLoad l;
+    if (num_experts <= 0 || ep < 1 || tokens <= 0) return l;
+    const std::int64_t per_gpu = num_experts / ep;
+    const double touched = 1.0 - std::pow(1.0 - d(experts_per_token) / d(num_experts), d(tokens));
+    l.distinct_experts = expected_max_binomial(per_gpu, touched, ep);
+    l.assignments = expected_max_binomial(tokens * experts_per_token, 1.0 / d(ep), ep);
+    return l;
+}
+
 SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
                          const KvFormat& kv, const GpuProfile& gpu) {
     SchemeCosts c;
@@ -110,6 +147,8 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
 
     c.num_experts = m.num_experts;
     c.experts_per_token = m.experts_per_token;
+    if (m.is_moe() && c.moe_layers > 0 && m.num_experts > 0)
+        c.expert_flop_per_assignment = 2.0 * d(p.experts) / d(m.num_experts);  // every MoE layer's expert weights, once
     c.matmul = scheme.matmul_type();
     c.weight_only_path = scheme.is_weight_only();
     if (matmul_peak_flop_per_s(gpu, c.matmul) <= 0) {
@@ -131,14 +170,21 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
     s.batch = batch;
     s.context_tokens = context;
     s.weight_bytes = (c.streamed_weight_bytes + b * c.embedding_row_bytes) / tp;
+    s.linear_flop = d(batch) * c.linear_flop_per_token / d(w.tensor_parallel);
     if (c.expert_bytes_per_layer_expert > 0) {
         // Which experts a batch touches is decided per layer; uniform routing assumed.
-        const double touched = expected_distinct_experts(c.num_experts, c.experts_per_token, batch);
-        s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
+        if (w.expert_parallel > 1) {
+            // Whole experts per GPU: the step waits, layer by layer, for the busiest GPU.
+            const BusiestGpuLoad busiest = busiest_gpu_load(c.num_experts, c.experts_per_token, batch, w.expert_parallel);
+            s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * busiest.distinct_experts * d(c.expert_bytes_per_layer_expert));
+            s.linear_flop += (busiest.assignments - d(batch) * d(c.experts_per_token) / d(w.tensor_parallel)) * c.expert_flop_per_assignment;
+        } else {
+            const double touched = expected_distinct_experts(c.num_experts, c.experts_per_token, batch);
+            s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
+        }
     }
     s.kv_bytes = (b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes) / tp;
     s.activation_bytes = b * c.activation_bytes_per_token;
-    s.linear_flop = d(batch) * c.linear_flop_per_token / d(w.tensor_parallel);
     s.attention_flop = d(batch) * d(context) * c.attention_flop_per_token_per_context / d(w.tensor_parallel);
     s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
     s.compute_time_s = s.linear_flop / linear_rate_flop_per_s(c, gpu, eff, w.kernel) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
@@ -162,14 +208,22 @@ PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const Efficie
     for (std::int64_t start = 0; start < prompt_tokens; start += r.chunk_tokens) {
         const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);
         double weights = d(c.streamed_weight_bytes) + d(n) * d(c.embedding_row_bytes);
-        if (c.expert_bytes_per_layer_expert > 0)
-            weights += d(c.moe_layers) * expected_distinct_experts(c.num_experts, c.experts_per_token, n) * d(c.expert_bytes_per_layer_expert);
+        double lin = d(n) * c.linear_flop_per_token / tp;
+        double expert_bytes_per_gpu = 0;  // under expert parallelism: the busiest GPU's, not split by tp
+        if (c.expert_bytes_per_layer_expert > 0) {
+            if (w.expert_parallel > 1) {
+                const BusiestGpuLoad busiest = busiest_gpu_load(c.num_experts, c.experts_per_token, n, w.expert_parallel);
+                expert_bytes_per_gpu = d(c.moe_layers) * busiest.distinct_experts * d(c.expert_bytes_per_layer_expert);
+                lin += (busiest.assignments - d(n) * d(c.experts_per_token) / tp) * c.expert_flop_per_assignment;
+            } else {
+                weights += d(c.moe_layers) * expected_distinct_experts(c.num_experts, c.experts_per_token, n) * d(c.expert_bytes_per_layer_expert);
+            }
+        }
         // The chunk reads the cache of the tokens before it and writes its own.
         const double kv = d(start + n) * d(c.kv_bytes_per_token);
-        const double bytes = (weights + kv) / tp + d(n) * d(c.activation_bytes_per_token);
+        const double bytes = (weights + kv) / tp + expert_bytes_per_gpu + d(n) * d(c.activation_bytes_per_token);
         // Causal attention: token i of the chunk attends to start + i + 1 positions.
         const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);
-        const double lin = d(n) * c.linear_flop_per_token / tp;
         const double att = attended * c.attention_flop_per_token_per_context / tp;
         const double mem_t = bytes / bw;
         const double comp_t = lin / lin_rate + att / att_rate;

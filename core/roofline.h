@@ -32,6 +32,13 @@ struct Workload {
     std::int64_t context_tokens = 4096;     // tokens in each sequence's KV cache at this step
     KvFormat kv;                            // KV-cache format
     std::int64_t tensor_parallel = 1;       // GPUs the model is split over (1..8)
+    // Expert parallelism of an MoE model over the tensor-parallel group (vLLM's
+    // --enable-expert-parallel at data-parallel size 1): each GPU holds num_experts / ep whole
+    // experts instead of a 1/tp slice of every one, and a step waits for the GPU whose experts the
+    // batch loads most. 1: none (experts sliced as every other linear). When above 1 it equals
+    // tensor_parallel; attention stays tensor-parallel and the tokens stay on every GPU, so the
+    // communication is TP's all-reduce.
+    std::int64_t expert_parallel = 1;
     KernelQuality kernel = KernelQuality::Fused;
     EngineSettings engine;
 };
@@ -45,6 +52,7 @@ struct SchemeCosts {
     std::uint64_t expert_bytes_per_layer_expert = 0;  // bytes of one routed expert in one layer (0 dense)
     std::int64_t moe_layers = 0;
     std::int64_t num_experts = 0;             // routed experts per MoE layer (0 dense)
+    double expert_flop_per_assignment = 0;    // FLOPs of one token through one routed expert, summed over the MoE layers
     std::int64_t experts_per_token = 0;
     std::uint64_t embedding_row_bytes = 0;    // one embedding row as stored
     double linear_flop_per_token = 0;         // 2 x active linear parameters (incl. lm_head, routers)
@@ -219,5 +227,18 @@ double profile_activation_bytes_per_token(const SchemeCosts& costs, const ModelC
 // Expected number of distinct experts a batch of `tokens` touches with k of E routed per token
 // (uniform routing): E (1 - (1 - k/E)^tokens).
 double expected_distinct_experts(std::int64_t num_experts, std::int64_t experts_per_token, std::int64_t tokens);
+
+// Under expert parallelism over `ep` GPUs (num_experts / ep experts each, uniform routing), the
+// busiest GPU's expected load in one layer for a batch of `tokens`:
+//   distinct_experts: the most distinct experts any GPU runs (its weight reads);
+//   assignments: the most token-expert assignments any GPU computes (its FLOPs).
+// Each GPU's count is taken as binomial (experts touched independently with probability
+// 1 - (1 - k/E)^tokens; assignments landing with probability 1/ep) and the expected maximum of ep
+// of them from the binomial CDF: E[max] = sum over m of (1 - F(m)^ep). ep = 1 gives the means.
+struct BusiestGpuLoad {
+    double distinct_experts = 0;
+    double assignments = 0;
+};
+BusiestGpuLoad busiest_gpu_load(std::int64_t num_experts, std::int64_t experts_per_token, std::int64_t tokens, std::int64_t ep);
 
 }  // namespace quantplan

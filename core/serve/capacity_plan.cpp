@@ -31,6 +31,7 @@ Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inven
     Priced p;
     p.w = request.workload;
     p.w.tensor_parallel = tp;
+    if (p.w.expert_parallel > 1) p.w.expert_parallel = tp;  // experts follow the TP group
     p.costs = scheme_costs(request.model, inventory, scheme, p.w.kv, request.gpu);
     p.admission = engine::engine_admission(p.costs, request.model, request.gpu, *request.engine, p.w);
     // One request of the longest length must fit in the cache for the engine to start.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <random>
+#include <set>
 
 #include "core/error.h"
 #include "core/plan.h"
@@ -309,6 +311,84 @@ BOOST_AUTO_TEST_CASE(plans_of_alternating_models_use_their_own_inventory) {
         BOOST_TEST(get(p, "bf16").costs.budget.checkpoint_bytes ==
                    checkpoint_budget(tensor_inventory(test::bundled_model(model)), parse_scheme("bf16")).checkpoint_bytes);
     }
+}
+
+// Expert parallelism (--ep): the busiest GPU's expected load against a simulation of uniform
+// routing (k distinct experts a token), and the decode step it prices.
+BOOST_AUTO_TEST_CASE(expert_parallel_busiest_gpu_load_matches_routing) {
+    // The binomial approximation (experts and assignments independent) against routing simulated
+    // exactly: within 5% on these shapes (its error is largest for few experts per GPU).
+    constexpr double kApproximation = 0.05;
+    // ep = 1: the means.
+    const BusiestGpuLoad one = busiest_gpu_load(128, 8, 16, 1);
+    BOOST_TEST(std::abs(one.distinct_experts - expected_distinct_experts(128, 8, 16)) < 1e-9);
+    BOOST_TEST(std::abs(one.assignments - 16.0 * 8.0) < 1e-9);
+    // Two GPUs with one expert each, one token routed to one of them: each runs it with probability
+    // 1/2, so the busier one runs 1 - 1/4 of the time.
+    const BusiestGpuLoad tiny = busiest_gpu_load(2, 1, 1, 2);
+    BOOST_TEST(std::abs(tiny.distinct_experts - 0.75) < 1e-12);
+    BOOST_TEST(std::abs(tiny.assignments - 0.75) < 1e-12);
+    struct Shape {
+        std::int64_t experts, k, tokens, ep;
+    };
+    for (const Shape& sh : {Shape{128, 8, 1, 8}, Shape{128, 8, 16, 8}, Shape{128, 8, 64, 4}, Shape{8, 2, 4, 2}}) {
+        std::mt19937_64 rng(7);
+        std::vector<std::int64_t> ids(static_cast<std::size_t>(sh.experts));
+        for (std::int64_t e = 0; e < sh.experts; ++e) ids[static_cast<std::size_t>(e)] = e;
+        const std::int64_t per_gpu = sh.experts / sh.ep;
+        double distinct = 0, assignments = 0;
+        constexpr int kTrials = 4000;
+        for (int trial = 0; trial < kTrials; ++trial) {
+            std::set<std::int64_t> touched;
+            std::vector<std::int64_t> load(static_cast<std::size_t>(sh.ep), 0), count(static_cast<std::size_t>(sh.ep), 0);
+            for (std::int64_t t = 0; t < sh.tokens; ++t) {
+                std::shuffle(ids.begin(), ids.end(), rng);
+                for (std::int64_t j = 0; j < sh.k; ++j) {
+                    touched.insert(ids[static_cast<std::size_t>(j)]);
+                    ++load[static_cast<std::size_t>(ids[static_cast<std::size_t>(j)] / per_gpu)];
+                }
+            }
+            for (const std::int64_t e : touched) ++count[static_cast<std::size_t>(e / per_gpu)];
+            distinct += static_cast<double>(*std::max_element(count.begin(), count.end()));
+            assignments += static_cast<double>(*std::max_element(load.begin(), load.end()));
+        }
+        distinct /= kTrials;
+        assignments /= kTrials;
+        const BusiestGpuLoad l = busiest_gpu_load(sh.experts, sh.k, sh.tokens, sh.ep);
+        BOOST_TEST(std::abs(l.distinct_experts / distinct - 1) < kApproximation, sh.tokens << ": " << l.distinct_experts << " vs " << distinct);
+        BOOST_TEST(std::abs(l.assignments / assignments - 1) < kApproximation, sh.tokens << ": " << l.assignments << " vs " << assignments);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(expert_parallel_decode_waits_for_the_busiest_gpu) {
+    PlanRequest q;
+    q.model = test::bundled_model("qwen3-30b-a3b");
+    q.gpu = test::bundled_gpu("h100-sxm");
+    q.schemes = {parse_scheme("bf16")};
+    q.workload.tensor_parallel = 8;
+    q.workload.context_tokens = 512;
+    const auto step = [&](std::int64_t ep, std::int64_t batch) {
+        PlanRequest r = q;
+        r.workload.expert_parallel = ep;
+        r.workload.batch = batch;
+        return plan(r).schemes[0].decode;
+    };
+    // One token: TP reads a 1/8 slice of its 8 experts (one expert's worth); under EP the busiest
+    // GPU runs about 2.5 whole experts, so the step reads more and takes longer.
+    BOOST_TEST(step(8, 1).weight_bytes > 1.5 * step(1, 1).weight_bytes);
+    BOOST_TEST(step(8, 1).time_s > step(1, 1).time_s);
+    // A large batch touches every expert on every GPU: the same bytes; the busiest GPU computes a
+    // little more than the mean (load imbalance), never less.
+    BOOST_TEST(step(8, 1024).weight_bytes == step(1, 1024).weight_bytes);
+    BOOST_TEST(step(8, 1024).linear_flop > step(1, 1024).linear_flop);
+    BOOST_TEST(step(8, 1024).linear_flop < 1.05 * step(1, 1024).linear_flop);
+    // EP over the TP group only, for MoE models, dividing the experts.
+    PlanRequest bad = q;
+    bad.workload.expert_parallel = 4;
+    BOOST_TEST(test::throws_naming([&] { plan(bad); }, "--ep"));
+    bad.model = test::bundled_model("qwen3-8b");
+    bad.workload.expert_parallel = 8;
+    BOOST_TEST(test::throws_naming([&] { plan(bad); }, "no routed experts"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
