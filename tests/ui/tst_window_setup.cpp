@@ -176,6 +176,12 @@ BOOST_AUTO_TEST_CASE(plan_request_carries_every_control) {
     BOOST_TEST((r.goal.goal == Goal::Latency));
     BOOST_TEST(r.schemes.size() == 6u);
     BOOST_TEST(r.crossover_max_batch == kMaxBatch);
+    // Expert parallel: over the TP GPUs for an MoE model, ignored for a dense one; kept through JSON.
+    s.expert_parallel = true;
+    BOOST_TEST(plan_request(s, model, gpu).workload.expert_parallel == 1);
+    const ModelConfig moe = resolve_model("qwen3-30b-a3b", kSource / "models");
+    BOOST_TEST(plan_request(s, moe, gpu).workload.expert_parallel == 2);
+    BOOST_TEST(setup_from_json(setup_to_json(s), default_setup(), QStringLiteral("t")).expert_parallel);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

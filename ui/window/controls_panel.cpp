@@ -176,6 +176,8 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     tp_->setRange(1, 8);
     tp_->setKeyboardTracking(false);
     tp_->setToolTip(glossary("tp"));
+    ep_ = new QCheckBox(tr("Expert parallel (MoE)"), this);
+    ep_->setToolTip(glossary("ep"));
     auto* engine = new QGroupBox(tr("Engine"), this);
     auto* engine_form = new QFormLayout(engine);
     engine_form->addRow(term_label(tr("Efficiency &profile"), "profile", this), profile_);
@@ -187,6 +189,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     engine_form->addRow(term_label(tr("Calibration"), "calibration", this), calibration_row);
     engine_form->addRow(term_label(tr("gpu_memory_&utilization"), "gpu_mem_util", this), gpu_mem_util_);
     engine_form->addRow(term_label(tr("&Tensor parallel"), "tp", this), tp_);
+    engine_form->addRow(QString(), ep_);
     for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_})
         qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
 
@@ -214,6 +217,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     connect(context_, &LogSlider::valueChanged, this, [this] { emit changed(); });
     connect(gpu_mem_util_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(tp_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
+    connect(ep_, &QCheckBox::toggled, this, [this] { emit changed(); });
     connect(reasoning_, &QCheckBox::toggled, this, [this] { emit changed(); });
 
     setSetup(default_setup());
@@ -290,7 +294,7 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label, bo
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {
-    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, goal_, accuracy_, reasoning_};
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, goal_, accuracy_, reasoning_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
@@ -330,6 +334,7 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     }
     gpu_mem_util_->setValue(s.gpu_memory_utilization);
     tp_->setValue(static_cast<int>(s.tensor_parallel));
+    ep_->setChecked(s.expert_parallel);
     select_data(goal_, s.goal);
     select_data(accuracy_, s.accuracy);
     reasoning_->setChecked(s.reasoning_heavy);
@@ -351,6 +356,7 @@ PlannerSetup ControlsPanel::setup() const {
     s.engine = engine_->currentData().toString();
     s.gpu_memory_utilization = gpu_mem_util_->value();
     s.tensor_parallel = tp_->value();
+    s.expert_parallel = ep_->isChecked();
     s.goal = goal_->currentData().toString();
     s.accuracy = accuracy_->currentData().toString();
     s.reasoning_heavy = reasoning_->isChecked();

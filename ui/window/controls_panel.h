@@ -61,6 +61,7 @@ public:
     QComboBox* engineBox() const { return engine_; }
     QDoubleSpinBox* memoryUtilizationBox() const { return gpu_mem_util_; }
     QSpinBox* tensorParallelBox() const { return tp_; }
+    QCheckBox* expertParallelBox() const { return ep_; }
     QComboBox* goalBox() const { return goal_; }
     QComboBox* accuracyBox() const { return accuracy_; }
     QLabel* calibrationLabel() const { return calibration_; }
@@ -106,6 +107,7 @@ private:
     QToolButton* clear_calibration_ = nullptr;
     QDoubleSpinBox* gpu_mem_util_ = nullptr;
     QSpinBox* tp_ = nullptr;
+    QCheckBox* ep_ = nullptr;
     QComboBox* goal_ = nullptr;
     QComboBox* accuracy_ = nullptr;
     QCheckBox* reasoning_ = nullptr;

@@ -37,6 +37,9 @@ constexpr Entry kEntries[] = {
                      "what is left after weights and workspaces."},
     {"tp", "Tensor-parallel degree: the model's heads and MLP columns are split over this many GPUs, which then exchange "
            "activations twice per layer."},
+    {"ep", "Expert parallel (MoE models, --ep): each tensor-parallel GPU holds whole experts instead of a slice of every one, "
+           "and each layer waits for the GPU whose experts the batch loads most. Slower at small batch, the same bytes once "
+           "every expert is busy."},
     {"goal", "What the recommendation optimises: tokens per second at the admitted batch (throughput) or the time of one "
              "decode step (latency)."},
     {"accuracy", "How much published accuracy loss you accept; schemes beyond it are vetoed after the ranking."},

@@ -26,7 +26,7 @@ const std::set<QString>& setup_keys() {
     static const std::set<QString> keys = {
         QStringLiteral("model"), QStringLiteral("gpu"), QStringLiteral("schemes"), QStringLiteral("batch"),
         QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"), QStringLiteral("engine"),
-        QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("goal"), QStringLiteral("accuracy"),
+        QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("goal"), QStringLiteral("accuracy"),
         QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
         QStringLiteral("errorsim_outlier"), QStringLiteral("errorsim_seed")};
@@ -116,6 +116,7 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("calibration"), s.calibration);
     o.insert(QStringLiteral("gpu_mem_util"), s.gpu_memory_utilization);
     o.insert(QStringLiteral("tp"), static_cast<double>(s.tensor_parallel));
+    o.insert(QStringLiteral("ep"), s.expert_parallel);
     o.insert(QStringLiteral("goal"), s.goal);
     o.insert(QStringLiteral("accuracy"), s.accuracy);
     o.insert(QStringLiteral("reasoning"), s.reasoning_heavy);
@@ -148,6 +149,12 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
     if (has("calibration")) s.calibration = string_value(json, QStringLiteral("calibration"), where);
     if (has("gpu_mem_util")) s.gpu_memory_utilization = number_value(json, QStringLiteral("gpu_mem_util"), where);
     if (has("tp")) s.tensor_parallel = integer_value(json, QStringLiteral("tp"), where);
+    if (has("ep")) {
+        // true, or a number as --ep takes it (1: off; above 1: on, over the TP GPUs).
+        const QJsonValue v = json.value(QStringLiteral("ep"));
+        if (v.isBool()) s.expert_parallel = v.toBool();
+        else s.expert_parallel = integer_value(json, QStringLiteral("ep"), where) > 1;
+    }
     if (has("goal")) s.goal = string_value(json, QStringLiteral("goal"), where);
     if (has("accuracy")) s.accuracy = string_value(json, QStringLiteral("accuracy"), where);
     if (has("reasoning")) {
@@ -245,6 +252,7 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     r.workload.context_tokens = s.context_tokens;
     r.workload.kv = parse_kv_format(s.kv.toStdString());
     r.workload.tensor_parallel = s.tensor_parallel;
+    if (s.expert_parallel && model.is_moe() && s.tensor_parallel > 1) r.workload.expert_parallel = s.tensor_parallel;
     r.workload.kernel = parse_kernel_quality(s.kernel.toStdString());
     r.workload.engine.gpu_memory_utilization = s.gpu_memory_utilization;
     r.workload.engine.max_num_batched_tokens = s.max_num_batched_tokens;
