@@ -32,7 +32,8 @@ void print_table(const PlanResult& p, std::ostream& out) {
     const auto& q = p.request;
     out << q.model.name << " on " << q.gpu.name << " (" << q.efficiency.name << " profile), batch " << q.workload.batch
         << ", context " << q.workload.context_tokens << ", KV " << kv_format_name(q.workload.kv) << ", TP "
-        << q.workload.tensor_parallel << "\n";
+        << q.workload.tensor_parallel << (q.workload.expert_parallel > 1 ? ", experts whole per GPU (EP " + std::to_string(q.workload.expert_parallel) + ")" : std::string())
+        << "\n";
     out << "parameters: " << p.parameters.total << " total, " << p.parameters.block_linears << " in "
         << p.parameters.block_linear_count << " block linears\n";
     if (q.engine && q.engine->price_steps)
