@@ -155,6 +155,7 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         if (o.model_given) options.model = o.model;
         if (o.gpu_given) options.gpu = o.gpu;
         if (o.engine_given) options.engine = o.engine;
+        if (o.tp != 1) options.tp = o.tp;
         check::CheckInputs in;
         in.models_dir = models_dir();
         in.gpus_dir = gpus_dir();

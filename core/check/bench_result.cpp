@@ -61,6 +61,7 @@ BenchResult read_bench_result(std::string_view raw, const std::string& source) {
     if (const auto si = j.find("server_info"); si != j.end() && si->is_object()) {
         if (r.model.empty()) r.model = text(*si, "model_path");
         r.engine_version = text(*si, "version");
+        if (const auto tp = num(*si, "tp_size"); tp && *tp >= 1 && *tp <= 64) r.tensor_parallel = static_cast<std::int64_t>(*tp);
     }
     r.engine = j.contains("mean_e2e_latency_ms") || r.backend.find("sglang") != std::string::npos ? "sglang" : "vllm";
     if (const auto v = num(j, "num_prompts")) r.num_prompts = static_cast<std::int64_t>(*v);

@@ -21,6 +21,7 @@ struct BenchResult {
     std::optional<std::int64_t> completed;
     std::optional<double> request_rate;       // requests/s; absent for "inf" (all at once)
     std::optional<std::int64_t> max_concurrency;
+    std::optional<std::int64_t> tensor_parallel;  // SGLang: server_info.tp_size; absent otherwise
     std::optional<double> duration_s;
     std::optional<double> mean_input_tokens;  // total_input_tokens / completed, or the random input length
     std::optional<double> mean_output_tokens;

@@ -288,6 +288,12 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     if (options.gpu) gpu = resolve_gpu(*options.gpu, in.gpus_dir), id.gpu = gpu->id, id.from["gpu"] = "option";
     else r.unresolved.push_back("GPU: a benchmark result does not name it; pass --gpu ID|FILE");
     id.kv_cache_dtype = "bf16";
+    // Tensor parallelism: --tp, else the result's own (SGLang's server_info), else 1.
+    id.tp = options.tp.value_or(b.tensor_parallel.value_or(1));
+    id.from["tp"] = options.tp ? "option" : b.tensor_parallel ? "result" : "engine default";
+    if (id.tp < 1 || id.tp > 8) throw Error("--tp", "tensor-parallel degree must be 1 to 8, got " + std::to_string(id.tp));
+    if (model && model->num_attention_heads % id.tp != 0)
+        throw Error("--tp", std::to_string(id.tp) + " does not divide the " + std::to_string(model->num_attention_heads) + " attention heads");
 
     // Mean lengths beyond any context an engine serves are not priced (a hostile total would make
     // the prefill loop run for ever).
@@ -333,6 +339,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         w.engine.max_num_batched_tokens = setup.profile.defaults.max_num_batched_tokens;
         w.engine.kv_block_tokens = setup.profile.defaults.block_size_tokens;
         w.context_tokens = longest;
+        w.tensor_parallel = id.tp;
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
@@ -366,7 +373,8 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
                               (by_rate ? "" : " at concurrency " + std::to_string(concurrency)) + "; mean batch " +
                               std::to_string(sim.mean_batch).substr(0, 5) + ", " + std::to_string(sim.preemptions) + " preemptions");
         } else {
-            r.unresolved.push_back("the model does not fit on " + gpu->id + " at TP 1: " + a.reason);
+            r.unresolved.push_back("the model does not fit on " + gpu->id + " at TP " + std::to_string(id.tp) + ": " + a.reason +
+                                   (id.tp == 1 ? "; pass --tp N" : ""));
         }
     }
     const auto logged = [&](const std::string& key) -> std::optional<LoggedQuantity> {

@@ -26,6 +26,7 @@ struct CheckOptions {
     std::optional<std::string> gpu;      // --gpu ID|FILE
     std::optional<std::string> engine;   // --engine NAME[@VERSION]
     std::optional<std::string> scheme;   // the checkpoint's scheme when known (else told from the model's name)
+    std::optional<std::int64_t> tp;      // --tp N: a benchmark result's tensor-parallel size (a log names its own)
 };
 
 // What a check prices with.

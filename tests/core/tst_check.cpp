@@ -254,14 +254,32 @@ BOOST_AUTO_TEST_CASE(sglang_benchmark_result_with_python_literals) {
     BOOST_TEST(std::abs(b.metrics.at("ttft_s_p50") - 37.13699756190181e-3) < 1e-12);
     const CheckResult r = check_bench_result(b, {}, inputs());
     BOOST_TEST(r.identified.profile == "sglang-0.5");
-    // Qwen2.5-3B-Instruct is bundled (models/README.md); the GPU, a GH200, is not.
+    // Qwen2.5-3B-Instruct is bundled (models/README.md); the GPU is not named by the result.
     BOOST_TEST(r.identified.model == "qwen2.5-3b-instruct");
     BOOST_TEST_REQUIRE(r.unresolved.size() == 1u);
     BOOST_TEST(r.unresolved[0].find("GPU") != std::string::npos, r.unresolved[0]);
+    // Its server_info states tp_size 1.
+    BOOST_TEST(*b.tensor_parallel == 1);
+    BOOST_TEST(r.identified.tp == 1);
+    BOOST_TEST(r.identified.from.at("tp") == "result");
     // The older SGLang format (datacrunch-research/h200-benchmarks, December 2024): the last of its
     // JSON lines, without a model key.
     const BenchResult old = read_bench_result(fixture("sglang-dec2024-llama-3.3-70b-4xh200-tp4.json", "bench"), "old.jsonl");
     BOOST_TEST(old.engine == "sglang");
+    // Its run was at TP 4, which the file does not say: --tp gives it, and the 70B model fits.
+    CheckOptions tp4;
+    tp4.model = "llama-3.1-70b";
+    tp4.gpu = "h200";
+    tp4.engine = "sglang@0.4.0";
+    tp4.tp = 4;
+    const CheckResult at4 = check_bench_result(old, tp4, inputs());
+    BOOST_TEST(at4.identified.tp == 4);
+    BOOST_TEST(at4.identified.from.at("tp") == "option");
+    bool priced = false;
+    for (const CheckRow& row : at4.rows) priced = priced || (row.quantity == "output_tokens_per_s" && row.predicted.has_value());
+    BOOST_TEST(priced);
+    tp4.tp = 3;
+    BOOST_TEST(test::throws_naming([&] { check_bench_result(old, tp4, inputs()); }, "--tp"));
     BOOST_TEST(old.metrics.count("e2e_s_mean") == 1u);
     // Python's literals outside strings become null; inside strings and as parts of names they stay.
     BOOST_TEST(null_python_literals(R"({"a": Infinity, "b": "Infinity", "c": -Infinity, "d": [NaN], "e": NaNx})") ==
