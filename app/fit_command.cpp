@@ -73,7 +73,7 @@ std::string serving_markdown(const fidelity::FidelityReport& r, const fidelity::
             case fidelity::Metric::OutputTokensPerS: key = "output_tokens_per_s"; break;
             default: break;
         }
-        if (key.empty() || s.gpu.empty() || s.engine_version.empty() || s.model.empty() || s.tp != 1) {
+        if (key.empty() || s.gpu.empty() || s.engine_version.empty() || s.model.empty()) {
             ++unpriced;
             continue;
         }
@@ -97,13 +97,14 @@ std::string serving_markdown(const fidelity::FidelityReport& r, const fidelity::
         o.gpu = s.gpu;
         o.engine = s.engine + "@" + s.engine_version;
         if (!s.scheme.empty()) o.scheme = s.scheme;
+        o.tp = s.tp;
         std::optional<double> predicted;
         try {
             const check::CheckResult c = check::check_bench_result(b, o, in);
             for (const check::CheckRow& row : c.rows)
                 if (row.quantity == key && row.predicted) predicted = *row.predicted;
         } catch (const Error&) {
-        }
+        }  // a TP that does not divide the heads, a model that does not fit: not priced
         if (!predicted || !(rec.value > 0)) {
             ++unpriced;
             continue;
@@ -118,8 +119,8 @@ std::string serving_markdown(const fidelity::FidelityReport& r, const fidelity::
     md << "\n### Serving runs priced by the capacity simulator (out of sample)\n\n";
     md << "The fit leaves serving runs out; here each is priced with the fitted profiles as `quantplan --check` prices a "
           "benchmark result (the run's mean lengths; a closed loop at its concurrency, or Poisson arrivals at its rate). "
-       << rows.size() << " points priced, " << unpriced << " not (GPU variant, engine version or model unknown, TP above 1, or "
-          "a metric the simulator does not give).\n\n";
+       << rows.size() << " points priced, " << unpriced << " not (GPU variant, engine version or model unknown, a model that does "
+          "not fit, or a metric the simulator does not give).\n\n";
     md << "| metric | points | median |error| | p90 |error| |\n|---|---:|---:|---:|\n";
     for (auto& [metric, v] : errors) {
         std::sort(v.begin(), v.end());
