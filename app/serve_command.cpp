@@ -111,11 +111,7 @@ CapacityRun run_capacity(const CliOptions& given) {
     o.batch = 1;
     run.request = plan_request_from_options(o);
     PlanRequest& request = run.request;
-    const ModelConfig& model = request.model;
     const GpuProfile& gpu = request.gpu;
-    if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
-        throw Error(o.trace ? "--trace" : "--isl", "input + output lengths reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
-                                 std::to_string(model.max_position_embeddings));
     if (request.schemes.empty()) {
         for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
         if (gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));

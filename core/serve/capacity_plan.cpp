@@ -30,6 +30,8 @@ struct Priced {
 Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inventory, const Scheme& scheme, std::int64_t tp, std::int64_t longest) {
     Priced p;
     p.w = request.workload;
+    p.w.batch = 1;
+    p.w.context_tokens = longest;  // the engine's max_model_len: the longest request of the traffic
     p.w.tensor_parallel = tp;
     if (p.w.expert_parallel > 1) p.w.expert_parallel = tp;  // experts follow the TP group
     p.costs = scheme_costs(request.model, inventory, scheme, p.w.kv, request.gpu);
@@ -70,6 +72,9 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
     const GpuProfile& gpu = request.gpu;
     const engine::EngineSetup& setup = *request.engine;
     const std::int64_t longest = longest_request(traffic);
+    if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
+        throw Error(traffic.trace.empty() ? "--isl" : "--trace", "input + output lengths reach " + std::to_string(longest) +
+                                                                     " tokens, beyond the model's max_model_len " + std::to_string(model.max_position_embeddings));
     const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(model));
     const auto price = prices.find(gpu.id);
     std::vector<SchemeCapacity>& rows = out.schemes;

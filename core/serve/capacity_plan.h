@@ -71,8 +71,10 @@ std::int64_t longest_request(const Traffic& traffic);
 
 // Runs the traffic for every scheme of `request` (schemes filled in, engine set) and, with a
 // target rate, ranks every `candidates` GPU (each a request like `request` on another GPU) x
-// scheme within the accuracy tolerance x its smallest TP and twice that. Throws Error naming the
-// option for an SLO below the fastest possible step.
+// scheme within the accuracy tolerance x its smallest TP and twice that. Every engine runs with
+// max_model_len the longest request of the traffic (the request's batch and context are not
+// used). Throws Error naming the option for an SLO below the fastest possible step or a request
+// longer than the model's max_position_embeddings.
 CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanRequest>& candidates, const CapacityRequest& ask);
 
 // JSON `serve`: one object per scheme with the capacity issue's keys (docs/capacity.md).

@@ -69,13 +69,7 @@ serve::CapacityPlan run_capacity(PlanRequest request, const CapacityInputs& inpu
         context.check_cancelled();
         context.report(static_cast<int>(std::lround(done * 100)), QString::fromStdString(what));
     };
-    const std::int64_t longest = serve::longest_request(ask.traffic);
-    if (request.model.max_position_embeddings > 0 && longest > request.model.max_position_embeddings)
-        throw Error("input tokens", "input + output reach " + std::to_string(longest) + " tokens, beyond the model's max_model_len " +
-                                        std::to_string(request.model.max_position_embeddings));
     if (!request.engine) throw Error("engine", "capacity planning prices steps with an engine profile, and none is loaded");
-    request.workload.batch = 1;
-    request.workload.context_tokens = longest;
     if (search || request.schemes.size() < 2) return serve::capacity_plan(request, {request}, ask);
     // The traffic as asked: each scheme's run is independent, so they run side by side (core starts
     // no threads; the panel may), at most one per core, and are put back in the request's order.

@@ -54,9 +54,10 @@ struct CapacityInputs {
 serve::CapacityRequest capacity_request(const CapacityInputs& inputs, const std::map<std::string, double>& prices);
 
 // Runs core's capacity planning of `request` (a plan request priced by an engine profile) for
-// `inputs` on the request's GPU, with the request's workload set as --serve sets it (batch 1,
-// context the longest request). `search` false: only the traffic as asked. Polls `context` and
-// reports progress between simulations. Throws Error for an SLO below the fastest step.
+// `inputs` on the request's GPU (core sets the engine's max_model_len from the traffic).
+// `search` false: only the traffic as asked, the schemes side by side. Polls `context` and
+// reports progress between simulations. Throws Error for an SLO below the fastest step or a
+// request longer than the model takes.
 serve::CapacityPlan run_capacity(PlanRequest request, const CapacityInputs& inputs, const std::map<std::string, double>& prices, bool search,
                                  JobContext& context);
 
