@@ -179,31 +179,28 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     a.cached_blocks = std::min(prefix_blocks, requests[a.index].shared_prefix_tokens / limits.block_size_tokens);
                     hit = a.prefilled;
                 }
+                // Admission rules beyond slots and blocks; a request they refuse waits at the front.
+                const std::int64_t future = std::min(requests[a.index].output_tokens - a.generated, limits.clip_max_new_tokens);
+                bool admissible = true;
                 if (limits.reserve_future_tokens && !running.empty()) {
-                    const double wants = static_cast<double>(a.prefill_target - a.prefilled) +
-                                         static_cast<double>(std::min(requests[a.index].output_tokens - a.generated, limits.clip_max_new_tokens));
+                    // SGLang: its prompt and clipped output within the free tokens less the reservation.
                     const double room = static_cast<double>(free_blocks * limits.block_size_tokens) - reserved_tokens;
-                    if (wants >= room) {
-                        a.prefilled -= hit;
-                        a.cached_blocks = 0;
-                        --order;
-                        waiting.push_front(a);
-                        break;
-                    }
-                    reserved_tokens += static_cast<double>(std::min(requests[a.index].output_tokens - a.generated, limits.clip_max_new_tokens));
+                    admissible = static_cast<double>(a.prefill_target - a.prefilled + future) < room;
                 }
-                if (limits.whole_prompt_prefill) {
+                if (admissible && limits.whole_prompt_prefill) {
                     // vLLM V0 without chunked prefill: a prompt is prefilled whole, so it waits for a
                     // step with the budget and the free blocks for all of it.
                     const std::int64_t rest = a.prefill_target - a.prefilled;
-                    if ((rest > budget && shape.prefill_tokens > 0) || blocks_for(a.prefill_target) - a.cached_blocks > free_blocks) {
-                        a.prefilled -= hit;
-                        a.cached_blocks = 0;
-                        --order;
-                        waiting.push_front(a);
-                        break;
-                    }
+                    admissible = !((rest > budget && shape.prefill_tokens > 0) || blocks_for(a.prefill_target) - a.cached_blocks > free_blocks);
                 }
+                if (!admissible) {
+                    a.prefilled -= hit;
+                    a.cached_blocks = 0;
+                    --order;
+                    waiting.push_front(a);
+                    break;
+                }
+                if (limits.reserve_future_tokens) reserved_tokens += static_cast<double>(future);
                 running.push_back(a);
                 prefill_chunk.push_back(0);
                 decodes.push_back(false);
