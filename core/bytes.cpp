@@ -180,7 +180,7 @@ bool scheme_covers(const Scheme& scheme, TensorRole role) {
 
 CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, const Scheme& scheme, DType model_dtype,
                                    bool per_tensor) {
-    constexpr std::size_t kRoles = static_cast<std::size_t>(TensorRole::Bias) + 1;
+    constexpr std::size_t kRoles = kTensorRoleCount;
     std::array<RoleBudget, kRoles> roles{};
     std::array<bool, kRoles> present{};
     CheckpointBudget out;
@@ -198,7 +198,10 @@ CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, con
         out.total_parameters += n * t.count;
         out.bf16_bytes += unquantized_bytes(DType::Bf16, n) * count;
         TensorBudget tb{&t, false, {}};
-        if (scheme_covers(scheme, t.role) && t.shape.size() == 2) {
+        if (t.fixed_dtype) {
+            tb.bytes.payload_bytes = unquantized_bytes(*t.fixed_dtype, n);
+            roles[r].unquantized_bytes += tb.bytes.payload_bytes * count;
+        } else if (!t.never_quantized && scheme_covers(scheme, t.role) && t.shape.size() == 2) {
             tb.quantized = true;
             tb.bytes = quantized_tensor_bytes(scheme, t.shape[0], t.shape[1]);
             roles[r].payload_bytes += tb.bytes.payload_bytes * count;
@@ -208,6 +211,10 @@ CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, con
         } else {
             tb.bytes.payload_bytes = unquantized_bytes(leftover_dtype, n);
             roles[r].unquantized_bytes += tb.bytes.payload_bytes * count;
+        }
+        if (t.speculative) {
+            out.speculative_bytes += tb.bytes.total_bytes() * count;
+            out.speculative_parameters += n * t.count;
         }
         if (per_tensor) out.tensors.push_back(tb);
     }

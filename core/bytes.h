@@ -61,6 +61,8 @@ struct CheckpointBudget {
     std::int64_t quantized_parameters = 0;
     std::int64_t total_parameters = 0;
     double effective_bits = 0.0;                // over the quantized tensors (16 for bf16)
+    std::uint64_t speculative_bytes = 0;        // of checkpoint_bytes: MTP modules, loaded only for speculative decoding
+    std::int64_t speculative_parameters = 0;
     std::uint64_t bf16_bytes = 0;               // the same model in bf16
     double compression_vs_bf16 = 1.0;           // bf16_bytes / checkpoint_bytes
     double naive_bytes = 0.0;                   // bf16_bytes x payload bits / 16: the "4-bit is a quarter" expectation

@@ -17,6 +17,7 @@ const char* tensor_role_name(TensorRole role) {
         case TensorRole::SharedExpertLinear: return "shared_experts";
         case TensorRole::Router: return "router";
         case TensorRole::Norm: return "norm";
+        case TensorRole::Projection: return "projection";
         case TensorRole::Bias: return "bias";
     }
     return "unknown";
@@ -66,66 +67,137 @@ void validate_model(const ModelConfig& c) {
             throw Error("config.json: shared_expert_intermediate_size", "out of range");
     }
     if (any_dense) need(c.intermediate_size, kMaxDim, "intermediate_size");
+    if (c.is_mla()) {
+        if (c.q_lora_rank < 0 || c.q_lora_rank > kMaxDim) throw Error("config.json: q_lora_rank", "out of range");
+        need(c.kv_lora_rank, kMaxDim, "kv_lora_rank");
+        need(c.qk_nope_head_dim, kMaxDim, "qk_nope_head_dim");
+        need(c.qk_rope_head_dim, kMaxDim, "qk_rope_head_dim");
+        need(c.v_head_dim, kMaxDim, "v_head_dim");
+        if (c.head_dim != c.qk_nope_head_dim + c.qk_rope_head_dim)
+            throw Error("config.json: qk_nope_head_dim", "an MLA model's head_dim must be qk_nope_head_dim + qk_rope_head_dim");
+        if (c.num_attention_heads * std::max(c.head_dim, c.qk_nope_head_dim + c.v_head_dim) > kMaxDim)
+            throw Error("config.json: num_attention_heads", "num_attention_heads x head dims is too large");
+    }
+    if (c.mtp_layers < 0 || c.mtp_layers > 16) throw Error("config.json: num_nextn_predict_layers", "must be between 0 and 16");
+    if (c.mtp_layers > 0 && c.is_moe() && c.num_experts * (c.num_layers + c.mtp_layers) * 3 > 4'000'000)
+        throw Error("config.json: num_experts", "too many expert tensors");
 }
+
+namespace {
+
+// The attention tensors of decoder layer `l` (prefix `p`).
+void append_attention(std::vector<TensorInfo>& t, const ModelConfig& c, const std::string& p, std::int64_t l) {
+    const std::int64_t h = c.hidden_size;
+    if (c.is_mla()) {
+        // DeepSeek-V3's names and shapes (modeling_deepseek.py DeepseekV3Attention).
+        const std::int64_t heads = c.num_attention_heads;
+        if (c.q_lora_rank > 0) {
+            t.push_back({p + "self_attn.q_a_proj.weight", {c.q_lora_rank, h}, TensorRole::AttentionLinear, l});
+            t.push_back({p + "self_attn.q_a_layernorm.weight", {c.q_lora_rank}, TensorRole::Norm, l});
+            t.push_back({p + "self_attn.q_b_proj.weight", {heads * c.head_dim, c.q_lora_rank}, TensorRole::AttentionLinear, l});
+        } else {
+            t.push_back({p + "self_attn.q_proj.weight", {heads * c.head_dim, h}, TensorRole::AttentionLinear, l});
+        }
+        t.push_back({p + "self_attn.kv_a_proj_with_mqa.weight", {c.kv_lora_rank + c.qk_rope_head_dim, h}, TensorRole::AttentionLinear, l});
+        t.push_back({p + "self_attn.kv_a_layernorm.weight", {c.kv_lora_rank}, TensorRole::Norm, l});
+        t.push_back({p + "self_attn.kv_b_proj.weight", {heads * (c.qk_nope_head_dim + c.v_head_dim), c.kv_lora_rank}, TensorRole::AttentionLinear, l});
+        t.push_back({p + "self_attn.o_proj.weight", {h, heads * c.v_head_dim}, TensorRole::AttentionLinear, l});
+        return;
+    }
+    t.push_back({p + "self_attn.q_proj.weight", {c.q_dim(), h}, TensorRole::AttentionLinear, l});
+    t.push_back({p + "self_attn.k_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
+    t.push_back({p + "self_attn.v_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
+    t.push_back({p + "self_attn.o_proj.weight", {h, c.q_dim()}, TensorRole::AttentionLinear, l});
+    if (c.attention_bias) {
+        t.push_back({p + "self_attn.q_proj.bias", {c.q_dim()}, TensorRole::Bias, l});
+        t.push_back({p + "self_attn.k_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
+        t.push_back({p + "self_attn.v_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
+    }
+    if (c.qk_norm) {
+        t.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, TensorRole::Norm, l});
+        t.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, TensorRole::Norm, l});
+    }
+}
+
+// The MLP (dense, or router, routed and shared experts) of decoder layer `l`.
+void append_mlp(std::vector<TensorInfo>& t, const ModelConfig& c, const std::string& p, std::int64_t l) {
+    const std::int64_t h = c.hidden_size;
+    if (!c.layer_is_moe(l)) {
+        const std::int64_t i = c.intermediate_size;
+        t.push_back({p + "mlp.gate_proj.weight", {i, h}, TensorRole::MlpLinear, l});
+        t.push_back({p + "mlp.up_proj.weight", {i, h}, TensorRole::MlpLinear, l});
+        t.push_back({p + "mlp.down_proj.weight", {h, i}, TensorRole::MlpLinear, l});
+        return;
+    }
+    const std::int64_t e_i = c.moe_intermediate_size;
+    if (c.model_type == "mixtral") {
+        t.push_back({p + "block_sparse_moe.gate.weight", {c.num_experts, h}, TensorRole::Router, l});
+        for (std::int64_t e = 0; e < c.num_experts; ++e) {
+            const std::string q = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+            t.push_back({q + "w1.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+            t.push_back({q + "w2.weight", {h, e_i}, TensorRole::ExpertLinear, l});
+            t.push_back({q + "w3.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+        }
+        return;
+    }
+    t.push_back({p + "mlp.gate.weight", {c.num_experts, h}, TensorRole::Router, l});
+    t.back().never_quantized = c.deepseek_moe;
+    if (c.router_score_bias) {
+        TensorInfo bias{p + "mlp.gate.e_score_correction_bias", {c.num_experts}, TensorRole::Bias, l};
+        bias.fixed_dtype = DType::Fp32;
+        t.push_back(std::move(bias));
+    }
+    for (std::int64_t e = 0; e < c.num_experts; ++e) {
+        const std::string q = p + "mlp.experts." + std::to_string(e) + ".";
+        t.push_back({q + "gate_proj.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+        t.push_back({q + "up_proj.weight", {e_i, h}, TensorRole::ExpertLinear, l});
+        t.push_back({q + "down_proj.weight", {h, e_i}, TensorRole::ExpertLinear, l});
+    }
+    if (c.shared_expert_intermediate_size > 0) {
+        const std::int64_t s = c.shared_expert_intermediate_size;
+        const std::string q = p + (c.deepseek_moe ? "mlp.shared_experts." : "mlp.shared_expert.");
+        t.push_back({q + "gate_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
+        t.push_back({q + "up_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
+        t.push_back({q + "down_proj.weight", {h, s}, TensorRole::SharedExpertLinear, l});
+        if (c.shared_expert_gate) t.push_back({p + "mlp.shared_expert_gate.weight", {1, h}, TensorRole::Router, l});
+    }
+}
+
+}  // namespace
 
 std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
     validate_model(c);
     std::vector<TensorInfo> t;
     const std::int64_t h = c.hidden_size;
     t.push_back({"model.embed_tokens.weight", {c.vocab_size, h}, TensorRole::Embedding, -1});
-    const bool mixtral = c.model_type == "mixtral";
     for (std::int64_t l = 0; l < c.num_layers; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
         t.push_back({p + "input_layernorm.weight", {h}, TensorRole::Norm, l});
-        t.push_back({p + "self_attn.q_proj.weight", {c.q_dim(), h}, TensorRole::AttentionLinear, l});
-        t.push_back({p + "self_attn.k_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
-        t.push_back({p + "self_attn.v_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
-        t.push_back({p + "self_attn.o_proj.weight", {h, c.q_dim()}, TensorRole::AttentionLinear, l});
-        if (c.attention_bias) {
-            t.push_back({p + "self_attn.q_proj.bias", {c.q_dim()}, TensorRole::Bias, l});
-            t.push_back({p + "self_attn.k_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
-            t.push_back({p + "self_attn.v_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
-        }
-        if (c.qk_norm) {
-            t.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, TensorRole::Norm, l});
-            t.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, TensorRole::Norm, l});
-        }
+        append_attention(t, c, p, l);
         t.push_back({p + "post_attention_layernorm.weight", {h}, TensorRole::Norm, l});
-        if (!c.layer_is_moe(l)) {
-            const std::int64_t i = c.intermediate_size;
-            t.push_back({p + "mlp.gate_proj.weight", {i, h}, TensorRole::MlpLinear, l});
-            t.push_back({p + "mlp.up_proj.weight", {i, h}, TensorRole::MlpLinear, l});
-            t.push_back({p + "mlp.down_proj.weight", {h, i}, TensorRole::MlpLinear, l});
-            continue;
-        }
-        const std::int64_t e_i = c.moe_intermediate_size;
-        if (mixtral) {
-            t.push_back({p + "block_sparse_moe.gate.weight", {c.num_experts, h}, TensorRole::Router, l});
-            for (std::int64_t e = 0; e < c.num_experts; ++e) {
-                const std::string q = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
-                t.push_back({q + "w1.weight", {e_i, h}, TensorRole::ExpertLinear, l});
-                t.push_back({q + "w2.weight", {h, e_i}, TensorRole::ExpertLinear, l});
-                t.push_back({q + "w3.weight", {e_i, h}, TensorRole::ExpertLinear, l});
-            }
-        } else {
-            t.push_back({p + "mlp.gate.weight", {c.num_experts, h}, TensorRole::Router, l});
-            for (std::int64_t e = 0; e < c.num_experts; ++e) {
-                const std::string q = p + "mlp.experts." + std::to_string(e) + ".";
-                t.push_back({q + "gate_proj.weight", {e_i, h}, TensorRole::ExpertLinear, l});
-                t.push_back({q + "up_proj.weight", {e_i, h}, TensorRole::ExpertLinear, l});
-                t.push_back({q + "down_proj.weight", {h, e_i}, TensorRole::ExpertLinear, l});
-            }
-        }
-        if (c.shared_expert_intermediate_size > 0) {
-            const std::int64_t s = c.shared_expert_intermediate_size;
-            t.push_back({p + "mlp.shared_expert.gate_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
-            t.push_back({p + "mlp.shared_expert.up_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
-            t.push_back({p + "mlp.shared_expert.down_proj.weight", {h, s}, TensorRole::SharedExpertLinear, l});
-            t.push_back({p + "mlp.shared_expert_gate.weight", {1, h}, TensorRole::Router, l});
-        }
+        append_mlp(t, c, p, l);
     }
     t.push_back({"model.norm.weight", {h}, TensorRole::Norm, -1});
     if (!c.tie_word_embeddings) t.push_back({"lm_head.weight", {c.vocab_size, h}, TensorRole::LmHead, -1});
+    // MTP modules, as DeepSeek-V3's checkpoint stores them after the decoder layers (README_WEIGHTS.md):
+    // its own copies of the embedding and the output head, enorm and hnorm, eh_proj [h, 2h] over the
+    // two normed inputs, one more decoder layer, and shared_head's norm and head.
+    for (std::int64_t j = 0; j < c.mtp_layers; ++j) {
+        const std::int64_t l = c.num_layers + j;
+        const std::size_t first = t.size();
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        t.push_back({p + "embed_tokens.weight", {c.vocab_size, h}, TensorRole::Embedding, l});
+        t.push_back({p + "enorm.weight", {h}, TensorRole::Norm, l});
+        t.push_back({p + "hnorm.weight", {h}, TensorRole::Norm, l});
+        t.push_back({p + "eh_proj.weight", {h, 2 * h}, TensorRole::Projection, l});
+        t.push_back({p + "input_layernorm.weight", {h}, TensorRole::Norm, l});
+        append_attention(t, c, p, l);
+        t.push_back({p + "post_attention_layernorm.weight", {h}, TensorRole::Norm, l});
+        append_mlp(t, c, p, l);
+        t.push_back({p + "shared_head.norm.weight", {h}, TensorRole::Norm, l});
+        t.push_back({p + "shared_head.head.weight", {c.vocab_size, h}, TensorRole::LmHead, l});
+        for (std::size_t k = first; k < t.size(); ++k) t[k].speculative = true;
+    }
     return t;
 }
 
@@ -133,7 +205,10 @@ std::vector<TensorInfo> compress_inventory(const std::vector<TensorInfo>& invent
     std::vector<TensorInfo> out;
     std::size_t last = 0;  // the entry the previous tensor joined: inventories repeat one layer's sequence
     for (const TensorInfo& t : inventory) {
-        const auto same = [&](const TensorInfo& e) { return e.role == t.role && e.shape == t.shape; };
+        const auto same = [&](const TensorInfo& e) {
+            return e.role == t.role && e.shape == t.shape && e.speculative == t.speculative && e.fixed_dtype == t.fixed_dtype &&
+                   e.never_quantized == t.never_quantized;
+        };
         std::size_t k = last < out.size() && same(out[last]) ? last : 0;
         while (k < out.size() && !same(out[k])) ++k;
         if (k == out.size()) {
@@ -155,6 +230,10 @@ ParameterCounts count_parameters(const ModelConfig& c, const std::vector<TensorI
     for (const TensorInfo& t : inventory) {
         const std::int64_t n = t.elements() * t.count;
         p.total += n;
+        if (t.speculative) {
+            p.speculative += n;
+            continue;
+        }
         switch (t.role) {
             case TensorRole::Embedding: p.embedding += n; break;
             case TensorRole::LmHead: p.lm_head += n; break;

@@ -1,11 +1,21 @@
 #pragma once
 // Transformer architectures as read from a Hugging Face config.json, and the tensor inventory a
 // checkpoint of that architecture holds (names as the checkpoint spells them).
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
+
 namespace quantplan {
+
+// How a model's attention layers store their cache.
+enum class AttentionKind : std::uint8_t {
+    Gqa,  // K and V per KV head (multi-head, grouped-query and multi-query attention)
+    Mla,  // multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): one compressed latent per token
+};
 
 // The architecture fields quantplan needs. Sizes are element counts.
 struct ModelConfig {
@@ -28,14 +38,46 @@ struct ModelConfig {
     std::int64_t moe_intermediate_size = 0;  // width of one routed expert
     std::int64_t shared_expert_intermediate_size = 0;  // Qwen2-MoE style shared expert (0: none)
     std::vector<std::int64_t> dense_layers;  // layers that keep a dense MLP in an MoE model (mlp_only_layers)
+    bool shared_expert_gate = false;         // Qwen2-MoE: a sigmoid gate [1, hidden] scales the shared expert
+    bool router_score_bias = false;          // DeepSeek-V3 noaux_tc routing: an fp32 e_score_correction_bias [experts]
+    // DeepSeek-style naming: shared experts under mlp.shared_experts (n_shared_experts x
+    // moe_intermediate_size wide), no shared-expert gate.
+    bool deepseek_moe = false;
+
+    // Multi-head latent attention (attention == Mla). Per layer: q through a rank-q_lora_rank
+    // bottleneck (q_a_proj, q_a_layernorm, q_b_proj; q_proj when q_lora_rank is 0), the latent
+    // kv_a_proj_with_mqa [kv_lora_rank + qk_rope_head_dim, hidden] with kv_a_layernorm, its
+    // up-projection kv_b_proj [heads x (qk_nope_head_dim + v_head_dim), kv_lora_rank] and o_proj
+    // [hidden, heads x v_head_dim]. The cache holds kv_lora_rank + qk_rope_head_dim values per token
+    // and layer, shared by every head (vLLM's MLAAttentionSpec).
+    AttentionKind attention = AttentionKind::Gqa;
+    std::int64_t q_lora_rank = 0;
+    std::int64_t kv_lora_rank = 0;
+    std::int64_t qk_nope_head_dim = 0;
+    std::int64_t qk_rope_head_dim = 0;
+    std::int64_t v_head_dim = 0;
+
+    // Multi-token-prediction modules the checkpoint stores after the decoder layers
+    // (num_nextn_predict_layers; DeepSeek-V3's model.layers.61). Engines load them only for MTP
+    // speculative decoding: they count in the checkpoint, not in what a plain server holds.
+    std::int64_t mtp_layers = 0;
 
     bool is_moe() const { return num_experts > 0; }
     // True when layer `layer` routes its MLP through experts.
     bool layer_is_moe(std::int64_t layer) const;
-    // Query projection width: num_attention_heads * head_dim.
+    bool is_mla() const { return attention == AttentionKind::Mla; }
+    // Query projection width: num_attention_heads * head_dim (MLA: heads x (qk_nope + qk_rope)).
     std::int64_t q_dim() const { return num_attention_heads * head_dim; }
     // Key (or value) projection width: num_kv_heads * head_dim.
     std::int64_t kv_dim() const { return num_kv_heads * head_dim; }
+    // Values one token caches in one attention layer: K and V of every KV head (GQA), or the
+    // latent and its rotary part (MLA: kv_lora_rank + qk_rope_head_dim, no K/V pair).
+    std::int64_t cache_values_per_token_per_layer() const {
+        return is_mla() ? kv_lora_rank + qk_rope_head_dim : 2 * num_kv_heads * head_dim;
+    }
+    // How many ways the cache of one layer splits over tensor-parallel ranks: the KV heads (GQA;
+    // a rank holds ceil(heads / tp) of them), or 1 (MLA: every rank holds the whole latent).
+    std::int64_t cache_split_heads() const { return is_mla() ? 1 : num_kv_heads; }
 
     friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
@@ -50,8 +92,12 @@ enum class TensorRole : std::uint8_t {
     SharedExpertLinear,  // shared expert projections (priced like MLP)
     Router,           // MoE gate [experts, hidden]
     Norm,             // RMSNorm weights
-    Bias,             // linear biases
+    Projection,       // linears outside attention and MLP that exporters keep in the model dtype (MTP's eh_proj)
+    Bias,             // linear biases (and DeepSeek's router score bias)
 };
+
+// Number of TensorRole values.
+inline constexpr std::size_t kTensorRoleCount = static_cast<std::size_t>(TensorRole::Bias) + 1;
 
 // Lower-case name of a role ("attention", "mlp", "experts", ...), used as JSON key.
 const char* tensor_role_name(TensorRole role);
@@ -63,12 +109,20 @@ struct TensorInfo {
     TensorRole role;
     std::int64_t layer = -1;          // decoder layer index, -1 outside the blocks
     std::int64_t count = 1;           // identical tensors this entry stands for (compress_inventory)
+    // Stored in the checkpoint but loaded only for speculative decoding (an MTP module's tensors).
+    bool speculative = false;
+    // Stored in this dtype whatever the scheme (DeepSeek's fp32 e_score_correction_bias); nullopt:
+    // the scheme or the model dtype decides.
+    std::optional<DType> fixed_dtype = std::nullopt;
+    // The model's code builds this module without a quantization config, so no export quantizes
+    // it (DeepSeek-V3's router: vLLM deepseek_v2.py makes the gate with quant_config=None).
+    bool never_quantized = false;
 
     std::int64_t elements() const;
     bool is_linear() const {
         return role == TensorRole::AttentionLinear || role == TensorRole::MlpLinear || role == TensorRole::ExpertLinear ||
                role == TensorRole::SharedExpertLinear || role == TensorRole::LmHead || role == TensorRole::Embedding ||
-               role == TensorRole::Router;
+               role == TensorRole::Router || role == TensorRole::Projection;
     }
 };
 
@@ -90,6 +144,7 @@ struct ParameterCounts {
     std::int64_t biases = 0;
     std::int64_t routers = 0;
     std::int64_t experts = 0;         // routed expert parameters (part of block_linears)
+    std::int64_t speculative = 0;     // MTP modules (in total only: not in any group above)
     std::int64_t block_linear_count = 0;  // number of linear matrices inside the blocks
     // Parameters one token reads in an MoE model (attention, shared, k of E experts); = block_linears when dense.
     std::int64_t active_block_linears = 0;

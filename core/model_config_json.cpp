@@ -71,9 +71,13 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
 
 // The architectures quantplan prices: dense GQA stacks and simple MoE.
 const std::set<std::string>& modelled_types() {
-    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe"};
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2"};
     return types;
 }
+
+// DeepSeek-V3's architecture (DeepseekV3ForCausalLM): MLA, routed and shared experts after
+// first_k_dense_replace dense layers, MTP modules. Kimi-K2 ships the same architecture.
+bool deepseek_v3_type(const std::string& model_type) { return model_type == "deepseek_v3" || model_type == "kimi_k2"; }
 
 // Refuses, in one line naming the fields, a config whose architecture quantplan does not model
 // (MLA, DeepSeek-style routed and shared experts, per-layer attention types, sliding windows,
@@ -84,10 +88,13 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
                                   "layer_types", "linear_num_value_heads", "linear_num_key_heads", "full_attention_interval",
                                   "ssm_state_size", "mamba_d_state", "mamba_n_heads", "hybrid_override_pattern", "attention_chunk_size",
                                   "interleave_moe_layer_step", "sliding_window_pattern"};
+    // The fields DeepSeek-V3's architecture reads (parse_model_config prices them).
+    static const std::set<std::string> kDeepseekKeys = {"kv_lora_rank", "q_lora_rank", "n_routed_experts", "n_shared_experts", "first_k_dense_replace"};
     std::vector<std::string> fields;
     for (const char* k : kKeys) {
         const auto it = j.find(k);
         if (it == j.end() || it->is_null()) continue;
+        if (deepseek_v3_type(model_type) && kDeepseekKeys.count(k) != 0) continue;
         // Newer transformers write layer_types for plain models too: only other types than full attention count.
         if (std::string(k) == "layer_types" && it->is_array() &&
             std::all_of(it->begin(), it->end(), [](const json& t) { return t.is_string() && t.get<std::string>() == "full_attention"; }))
@@ -106,7 +113,43 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
     std::string what = unknown_type ? "model_type '" + model_type + "'" : "model_type '" + model_type + "' with";
     for (std::size_t i = 0; i < fields.size(); ++i) what += (i == 0 ? (unknown_type ? " with " : " ") : ", ") + fields[i];
     throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
-                        "qwen2_moe, qwen3, qwen3_moe) and refuses to price this as a simpler architecture");
+                        "qwen2_moe, qwen3, qwen3_moe) and DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), and refuses to "
+                        "price this as a simpler architecture");
+}
+
+// DeepSeek-V3's fields (configuration_deepseek.py DeepseekV3Config; modeling_deepseek.py decides
+// which layers are MoE: layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0).
+void parse_deepseek_v3(const json& j, ModelConfig& c, const std::string& source) {
+    c.attention = AttentionKind::Mla;
+    c.q_lora_rank = int_field(j, "q_lora_rank", 0, source, false);  // null: q_proj without the bottleneck (V2-Lite)
+    c.kv_lora_rank = int_field(j, "kv_lora_rank", 0, source, true);
+    c.qk_nope_head_dim = int_field(j, "qk_nope_head_dim", 0, source, true);
+    c.qk_rope_head_dim = int_field(j, "qk_rope_head_dim", 0, source, true);
+    c.v_head_dim = int_field(j, "v_head_dim", 0, source, true);
+    // A query head is qk_nope + qk_rope wide whatever head_dim says (newer copies of the file
+    // write head_dim = qk_rope_head_dim).
+    c.head_dim = c.qk_nope_head_dim + c.qk_rope_head_dim;
+    c.num_kv_heads = c.num_attention_heads;  // the up-projected K and V have every head; the cache has none
+    c.attention_bias = bool_field(j, "attention_bias", false, source);
+    if (c.attention_bias) throw Error(source + ": attention_bias", "MLA with attention biases is not modelled");
+    c.qk_norm = false;
+    c.mtp_layers = int_field(j, "num_nextn_predict_layers", 0, source, false);
+    c.num_experts = int_field(j, "n_routed_experts", 0, source, false);
+    if (c.num_experts > 0) {
+        c.deepseek_moe = true;
+        c.experts_per_token = int_field(j, "num_experts_per_tok", 0, source, true);
+        c.moe_intermediate_size = int_field(j, "moe_intermediate_size", 0, source, true);
+        const std::int64_t shared = int_field(j, "n_shared_experts", 0, source, false);
+        if (shared > 64) throw Error(source + ": n_shared_experts", "more than 64 shared experts");
+        c.shared_expert_intermediate_size = shared * c.moe_intermediate_size;
+        const auto method = j.find("topk_method");
+        c.router_score_bias = method != j.end() && method->is_string() && method->get<std::string>() == "noaux_tc";
+        const std::int64_t first_dense = int_field(j, "first_k_dense_replace", 0, source, false);
+        const std::int64_t freq = int_field(j, "moe_layer_freq", 1, source, false);
+        if (freq < 1) throw Error(source + ": moe_layer_freq", "must be at least 1");
+        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l)
+            if (l < first_dense || l % freq != 0) c.dense_layers.push_back(l);
+    }
 }
 
 }  // namespace
@@ -143,6 +186,11 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
 
     refuse_unmodelled(j, c.model_type, source);
 
+    if (deepseek_v3_type(c.model_type)) {
+        parse_deepseek_v3(j, c, source);
+        validate_model(c);
+        return c;
+    }
     c.num_experts = int_field(j, "num_local_experts", 0, source, false);
     if (c.num_experts == 0) c.num_experts = int_field(j, "num_experts", 0, source, false);
     if (c.num_experts > 0) {
@@ -150,6 +198,7 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
         // Mixtral's experts use intermediate_size; Qwen-MoE gives moe_intermediate_size.
         c.moe_intermediate_size = int_field(j, "moe_intermediate_size", c.intermediate_size, source, false);
         c.shared_expert_intermediate_size = int_field(j, "shared_expert_intermediate_size", 0, source, false);
+        c.shared_expert_gate = c.shared_expert_intermediate_size > 0;  // Qwen2-MoE's shared_expert_gate
         if (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null()) {
             if (!j["mlp_only_layers"].is_array()) throw Error(source + ": mlp_only_layers", "must be a list of layer indices");
             for (const auto& v : j["mlp_only_layers"]) {

@@ -45,6 +45,10 @@ json to_json(const CheckpointBudget& b) {
               {"compression_vs_bf16", b.compression_vs_bf16},
               {"naive_bytes", b.naive_bytes},
               {"by_role", roles}};
+    if (b.speculative_bytes > 0) {  // MTP modules: in the checkpoint, not loaded by a plain server
+        j["speculative_bytes"] = b.speculative_bytes;
+        j["speculative_parameters"] = b.speculative_parameters;
+    }
     if (!b.tensors.empty()) {
         json tensors = json::array();
         for (const TensorBudget& t : b.tensors)
@@ -148,6 +152,17 @@ json model_json(const ModelConfig& m, const ParameterCounts& p) {
                     {"experts_per_token", m.experts_per_token},
                     {"moe_intermediate_size", m.moe_intermediate_size},
                     {"shared_expert_intermediate_size", m.shared_expert_intermediate_size}};
+    if (m.is_mla())
+        j["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                    {"kv_lora_rank", m.kv_lora_rank},
+                    {"qk_nope_head_dim", m.qk_nope_head_dim},
+                    {"qk_rope_head_dim", m.qk_rope_head_dim},
+                    {"v_head_dim", m.v_head_dim},
+                    {"cache_values_per_token_per_layer", m.cache_values_per_token_per_layer()}};
+    if (m.mtp_layers > 0) {
+        j["mtp_layers"] = m.mtp_layers;
+        j["parameters"]["speculative"] = p.speculative;
+    }
     return j;
 }
 

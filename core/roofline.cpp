@@ -47,7 +47,8 @@ struct Pieces {
 Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w) {
     const double tp = d(w.tensor_parallel);
     const double bw = bandwidth(gpu, eff);
-    const double per_b_bytes = d(c.embedding_row_bytes) / tp + d(w.context_tokens) * d(c.kv_bytes_per_token) / tp + d(c.activation_bytes_per_token);
+    const double per_b_bytes = d(c.embedding_row_bytes) / tp + d(w.context_tokens) * kv_read_bytes_per_token_per_gpu(c, w.tensor_parallel) +
+                               d(c.activation_bytes_per_token);
     Pieces p{};
     p.m0 = (d(c.streamed_weight_bytes) + d(c.kv_fixed_bytes)) / tp / bw;
     p.m1 = per_b_bytes / bw;
@@ -58,6 +59,21 @@ Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfi
 }
 
 }  // namespace
+
+std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) {
+    const std::int64_t heads = std::max<std::int64_t>(c.kv_split_heads, 1);
+    const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
+    return c.kv_bytes_per_token / static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(cdiv(heads, ranks));
+}
+
+std::int64_t kv_block_tokens_for(const SchemeCosts& c, std::int64_t configured) {
+    const std::int64_t block = std::max<std::int64_t>(configured, 1);
+    return c.mla && block % 64 != 0 ? 64 : block;
+}
+
+double kv_read_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) {
+    return c.kv_split_heads == 1 ? d(c.kv_bytes_per_token) : d(c.kv_bytes_per_token) / d(std::max<std::int64_t>(tp, 1));
+}
 
 double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu) {
     if (tp <= 1 || gpu.interconnect_bytes_per_s <= 0) return 0.0;
@@ -124,9 +140,15 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     SchemeCosts c;
     c.scheme = scheme;
     c.budget = checkpoint_budget(inventory, scheme);
-    c.resident_weight_bytes = c.budget.checkpoint_bytes;
-    const std::uint64_t embedding = role_bytes(c.budget, TensorRole::Embedding);
-    const std::uint64_t experts = role_bytes(c.budget, TensorRole::ExpertLinear);
+    // What a server holds: the checkpoint less its MTP modules (loaded only for MTP speculative decoding).
+    std::vector<TensorInfo> served_inventory;
+    if (c.budget.speculative_bytes > 0)
+        std::copy_if(inventory.begin(), inventory.end(), std::back_inserter(served_inventory), [](const TensorInfo& t) { return !t.speculative; });
+    const std::vector<TensorInfo>& served_tensors = c.budget.speculative_bytes > 0 ? served_inventory : inventory;
+    const CheckpointBudget served = c.budget.speculative_bytes > 0 ? checkpoint_budget(served_tensors, scheme) : c.budget;
+    c.resident_weight_bytes = served.checkpoint_bytes;
+    const std::uint64_t embedding = role_bytes(served, TensorRole::Embedding);
+    const std::uint64_t experts = role_bytes(served, TensorRole::ExpertLinear);
     for (std::int64_t l = 0; l < m.num_layers; ++l) c.moe_layers += m.layer_is_moe(l) ? 1 : 0;
     if (m.is_moe() && c.moe_layers > 0)
         c.expert_bytes_per_layer_expert = experts / static_cast<std::uint64_t>(c.moe_layers * m.num_experts);
@@ -135,12 +157,30 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     c.streamed_weight_bytes = c.resident_weight_bytes - experts - (m.tie_word_embeddings ? 0 : embedding);
     c.embedding_row_bytes = m.tie_word_embeddings ? 0 : embedding / static_cast<std::uint64_t>(m.vocab_size);
 
-    const ParameterCounts p = count_parameters(m, inventory);
+    const ParameterCounts p = count_parameters(m, served_tensors);
     // Every linear FLOP, lm_head included, runs at the scheme's matmul rate, as in seed 003's
     // simulation (docs/roofline.md: this prices a bf16 lm_head at the quantized rate).
     c.linear_flop_per_token = 2.0 * (d(p.active_block_linears) + d(m.vocab_size) * d(m.hidden_size));
-    c.attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(m.num_layers);
-    c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
+    if (m.is_mla()) {
+        // vLLM's MLA backends decode in the absorbed form: q_nope goes through W_UK into the latent
+        // space, scores are taken over the kv_lora_rank + qk_rope cache, the output is a
+        // kv_lora_rank vector per head that W_UV maps back (those two projections are kv_b_proj's
+        // weights, priced once per token with the linears). Prefill runs the expanded form.
+        const double heads = d(m.num_attention_heads), layers = d(m.num_layers);
+        c.attention_flop_per_token_per_context = 2.0 * heads * d(2 * m.kv_lora_rank + m.qk_rope_head_dim) * layers;
+        c.prefill_attention_flop_per_token_per_context = 2.0 * heads * d(m.head_dim + m.v_head_dim) * layers;
+        c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * latent_cache_bytes_per_token_per_layer(kv, m.kv_lora_rank, m.qk_rope_head_dim);
+    } else {
+        c.attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(m.num_layers);
+        c.prefill_attention_flop_per_token_per_context = c.attention_flop_per_token_per_context;
+        c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
+    }
+    c.kv_split_heads = m.cache_split_heads();
+    c.mla = m.is_mla();
+    if (c.mla && dtype_bits(kv.quant.storage) < 8)
+        throw Error("--kv", kv_format_name(kv) + " is not an MLA cache format: vLLM's MLA backends cache the latent in bf16, fp16 or fp8");
+    if (c.mla && kv.quant.scale && kv.quant.scale->group.is_per_row())
+        throw Error("--kv", kv_format_name(kv) + " is not an MLA cache format: vLLM's MLA backends cache the latent in bf16, fp16 or fp8");
     c.kv_fixed_bytes = static_cast<std::uint64_t>(m.num_layers) * kv_fixed_bytes_per_layer(kv);
     c.activation_bytes_per_token = static_cast<std::uint64_t>(m.num_layers * m.hidden_size) * 2;
     c.allreduce_bytes_per_token = static_cast<std::uint64_t>(2 * m.num_layers * m.hidden_size) * 2;
@@ -183,7 +223,10 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
             s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
         }
     }
-    s.kv_bytes = (b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes) / tp;
+    if (c.kv_split_heads == 1)  // MLA: every rank reads the whole latent
+        s.kv_bytes = b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes / tp;
+    else
+        s.kv_bytes = (b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes) / tp;
     s.activation_bytes = b * c.activation_bytes_per_token;
     s.attention_flop = d(batch) * d(context) * c.attention_flop_per_token_per_context / d(w.tensor_parallel);
     s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
@@ -220,11 +263,11 @@ PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const Efficie
             }
         }
         // The chunk reads the cache of the tokens before it and writes its own.
-        const double kv = d(start + n) * d(c.kv_bytes_per_token);
-        const double bytes = (weights + kv) / tp + expert_bytes_per_gpu + d(n) * d(c.activation_bytes_per_token);
+        const double kv = d(start + n) * kv_read_bytes_per_token_per_gpu(c, w.tensor_parallel);
+        const double bytes = weights / tp + kv + expert_bytes_per_gpu + d(n) * d(c.activation_bytes_per_token);
         // Causal attention: token i of the chunk attends to start + i + 1 positions.
         const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);
-        const double att = attended * c.attention_flop_per_token_per_context / tp;
+        const double att = attended * c.prefill_attention_flop_per_token_per_context / tp;
         const double mem_t = bytes / bw;
         const double comp_t = lin / lin_rate + att / att_rate;
         const double t = std::max(mem_t, comp_t) + allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
@@ -255,8 +298,7 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     a.runtime_overhead_bytes = w.engine.runtime_overhead_bytes;
     a.budget_bytes = static_cast<std::int64_t>(a.engine_memory_bytes) - static_cast<std::int64_t>(a.weight_bytes) -
                      static_cast<std::int64_t>(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes);
-    const std::int64_t heads_per_gpu = cdiv(m.num_kv_heads, tp);
-    a.kv_bytes_per_token = c.kv_bytes_per_token / static_cast<std::uint64_t>(m.num_kv_heads) * static_cast<std::uint64_t>(heads_per_gpu);
+    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp);
     const double gib = 1024.0 * 1024.0 * 1024.0;
     const auto fmt = [&](double bytes) {
         char buf[32];
@@ -270,11 +312,12 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
                    " of " + fmt(d(a.usable_memory_bytes)) + ")";
         return a;
     }
-    const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(w.engine.kv_block_tokens);
+    const std::int64_t block = kv_block_tokens_for(c, w.engine.kv_block_tokens);
+    const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
     a.kv_cache_blocks = static_cast<std::int64_t>(static_cast<std::uint64_t>(a.budget_bytes) / block_bytes);
-    a.kv_cache_tokens = a.kv_cache_blocks * w.engine.kv_block_tokens;
+    a.kv_cache_tokens = a.kv_cache_blocks * block;
     a.max_concurrency = d(a.kv_cache_tokens) / d(w.context_tokens);
-    a.max_sequences = a.kv_cache_blocks / cdiv(w.context_tokens, w.engine.kv_block_tokens);
+    a.max_sequences = a.kv_cache_blocks / cdiv(w.context_tokens, block);
     a.fits = a.max_sequences >= 1;
     if (!a.fits)
         a.reason = "one sequence of " + std::to_string(w.context_tokens) + " tokens needs " +

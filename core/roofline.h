@@ -56,8 +56,15 @@ struct SchemeCosts {
     std::int64_t experts_per_token = 0;
     std::uint64_t embedding_row_bytes = 0;    // one embedding row as stored
     double linear_flop_per_token = 0;         // 2 x active linear parameters (incl. lm_head, routers)
-    double attention_flop_per_token_per_context = 0;  // 4 x q_dim x layers (QK^T and PV)
-    std::uint64_t kv_bytes_per_token = 0;     // all layers, K and V, with per-token scales
+    // Attention FLOPs per token per cached token at decode: 4 x q_dim x layers (QK^T and PV) for
+    // GQA; MLA decodes in the absorbed form over the latent, 2 x heads x (2 kv_lora_rank + qk_rope) x layers.
+    double attention_flop_per_token_per_context = 0;
+    // The same at prefill: GQA as at decode; MLA prefills in the expanded form (heads of
+    // qk_nope + qk_rope for QK^T, v_head_dim for PV): 2 x heads x (qk_head + v_head) x layers.
+    double prefill_attention_flop_per_token_per_context = 0;
+    std::uint64_t kv_bytes_per_token = 0;     // all layers, K and V (MLA: the latent), with per-token scales, whole model
+    std::int64_t kv_split_heads = 1;          // ModelConfig::cache_split_heads(): how the cache divides over TP ranks
+    bool mla = false;                         // the cache is an MLA latent (vLLM pages it in blocks of 64: kv_block_tokens_for)
     std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
     std::uint64_t activation_bytes_per_token = 0;  // residual stream handed between layers
     std::uint64_t allreduce_bytes_per_token = 0;   // payload of the two all-reduces per layer (TP > 1)
@@ -70,6 +77,20 @@ struct SchemeCosts {
 // whether the scheme's matmul type exists there; if not, it runs weight-only at bf16 as engines do).
 SchemeCosts scheme_costs(const ModelConfig& model, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
                          const KvFormat& kv, const GpuProfile& gpu);
+
+// KV-cache bytes of one token on one GPU of a `tp`-way group: a GQA rank holds ceil(kv_heads / tp)
+// heads (vLLM replicates heads when tp exceeds them); every MLA rank holds the whole latent.
+std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& costs, std::int64_t tp);
+
+// The KV bytes per token a decode or prefill step reads on one GPU: the cache split evenly over
+// the ranks (GQA; a rank holding a replicated head when tp exceeds the KV heads is not priced:
+// see docs/roofline.md), or the whole latent on every rank (MLA).
+double kv_read_bytes_per_token_per_gpu(const SchemeCosts& costs, std::int64_t tp);
+
+// The KV block size an engine pages this cache in: `configured`, except that vLLM forces 64 tokens
+// for an MLA cache whose block size is not a multiple of 64 (FlashMLA on Hopper; vLLM 0.11.0
+// platforms/cuda.py check_and_update_config).
+std::int64_t kv_block_tokens_for(const SchemeCosts& costs, std::int64_t configured);
 
 // Which resource bounds a step.
 enum class Bound : std::uint8_t { Memory, Compute };

@@ -362,6 +362,17 @@ std::uint64_t kv_bytes_per_token_per_layer(const KvFormat& kv, std::int64_t num_
     return 2 * heads * per_head;  // K and V
 }
 
+std::uint64_t latent_cache_bytes_per_token_per_layer(const KvFormat& kv, std::int64_t kv_lora_rank, std::int64_t qk_rope_head_dim) {
+    const auto values = static_cast<std::uint64_t>(kv_lora_rank + qk_rope_head_dim);
+    const auto bits = static_cast<std::uint64_t>(dtype_bits(kv.quant.storage));
+    std::uint64_t bytes = (values * bits + 7) / 8;
+    if (kv.quant.scale && kv.quant.scale->group.is_per_row()) {
+        bytes += static_cast<std::uint64_t>(dtype_bits(kv.quant.scale->dtype)) / 8;
+        if (!kv.quant.symmetric) bytes += static_cast<std::uint64_t>(dtype_bits(kv.quant.zero_point_dtype)) / 8;
+    }
+    return bytes;
+}
+
 std::uint64_t kv_fixed_bytes_per_layer(const KvFormat& kv) {
     if (kv.quant.scale && kv.quant.scale->group.is_per_tensor())
         return 2 * static_cast<std::uint64_t>(dtype_bits(kv.quant.scale->dtype)) / 8;  // k_scale, v_scale

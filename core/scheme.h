@@ -154,6 +154,10 @@ std::string kv_format_name(const KvFormat& kv);
 // token and are counted by kv_fixed_bytes_per_layer.
 std::uint64_t kv_bytes_per_token_per_layer(const KvFormat& kv, std::int64_t num_kv_heads, std::int64_t head_dim);
 
+// Bytes one token's MLA latent takes in one layer: kv_lora_rank + qk_rope_head_dim values (one
+// vector, no K/V pair), with the format's per-token scale (vLLM MLAAttentionSpec).
+std::uint64_t latent_cache_bytes_per_token_per_layer(const KvFormat& kv, std::int64_t kv_lora_rank, std::int64_t qk_rope_head_dim);
+
 // Bytes a layer's KV cache keeps regardless of length (per-tensor k_scale and v_scale).
 std::uint64_t kv_fixed_bytes_per_layer(const KvFormat& kv);
 

@@ -498,9 +498,12 @@ void parse_fp8(QuantizationConfig& c, const Fields& f) {
     s.weights.storage = fmt == "e5m2" ? DType::Fp8E5M2 : DType::Fp8E4M3;
     if (block) {
         // weight_scale_inv [cdiv(N,bn), cdiv(K,bk)]; its dtype is not declared (DeepSeek-V3 F32, Qwen3-FP8 BF16).
-        s.weights.scale = ScaleDesc{c.model_dtype, true, GroupShape::block(block->first, block->second)};
-        c.notes.push_back("fp8 block scales (weight_scale_inv) are predicted in the model dtype " + std::string(dtype_name(c.model_dtype)) +
-                          "; DeepSeek-V3 stores F32, Qwen3-FP8 BF16 (reference §4)");
+        const bool deepseek = c.model_type == "deepseek_v3" || c.model_type == "kimi_k2";
+        const DType scale_dtype = deepseek ? DType::Fp32 : c.model_dtype;
+        s.weights.scale = ScaleDesc{scale_dtype, true, GroupShape::block(block->first, block->second)};
+        c.notes.push_back(deepseek ? "fp8 block scales (weight_scale_inv) are predicted in F32, as DeepSeek-V3's own checkpoint stores them (reference §4)"
+                                   : "fp8 block scales (weight_scale_inv) are predicted in the model dtype " + std::string(dtype_name(c.model_dtype)) +
+                                         "; DeepSeek-V3 stores F32, Qwen3-FP8 BF16 (reference §4)");
     } else {
         s.weights.scale = ScaleDesc{DType::Fp32, true, GroupShape::per_tensor()};
     }
@@ -756,6 +759,7 @@ QuantizationConfig parse_quantization_config(const QuantConfigTexts& texts) {
         const Json root = parse_untrusted_ordered_json(*texts.config_json, "config.json");
         if (!root.is_object()) throw Error("config.json", "must be a JSON object");
         c.model_dtype = dtype_from_root(root);
+        if (const Json* t = member(root, "model_type"); t && t->is_string()) c.model_type = t->get<std::string>();
         const Json* q = member(root, "quantization_config");
         std::string where = "config.json: quantization_config";
         if (!q) {

@@ -78,9 +78,6 @@ struct QuantRule {
     std::string description;             // one line, e.g. "int4 g128 zero point, AutoAWQ GEMM"
 };
 
-// Number of TensorRole values.
-inline constexpr std::size_t kTensorRoleCount = static_cast<std::size_t>(TensorRole::Bias) + 1;
-
 // The facts engines look at when they resolve a method, as the config states them.
 struct MethodFacts {
     int bits = 0;                  // weight bits (0 unknown)
@@ -104,6 +101,7 @@ struct QuantizationConfig {
     QuantMethod method = QuantMethod::None;
     std::string source;            // where it was read, e.g. "config.json: quantization_config"
     DType model_dtype = DType::Bf16;  // torch_dtype: what unquantized tensors are stored in
+    std::string model_type;        // config.json model_type ("" when not given)
     std::array<bool, kTensorRoleCount> eligible{};  // roles the exporter can quantize at all
     std::vector<ModuleMatcher> ignore;  // modules left unquantized
     std::vector<QuantRule> rules;       // first match wins (names before class names)

@@ -134,8 +134,8 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
         const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
         const double linear_flop = std::max(0.0, rows.linear_flop - 2.0 * d(n) * d(m.vocab_size) * d(m.hidden_size) / d(tp));
         const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);
-        const double attention_flop = attended * c.attention_flop_per_token_per_context / d(tp);
-        const double kv_bytes = d(start + n) * d(c.kv_bytes_per_token) / d(tp);
+        const double attention_flop = attended * c.prefill_attention_flop_per_token_per_context / d(tp);
+        const double kv_bytes = d(start + n) * kv_read_bytes_per_token_per_gpu(c, tp);
         const double kernels = kernel_time_s(linear_bytes, linear_flop, n, family, gpu, setup, nullptr) +
                                kernel_time_s(head.bytes, head.flop, 1, KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
                                kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
@@ -205,8 +205,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
         budget = clamped_budget(d(a.engine_memory_bytes) - d(a.weight_bytes) - d(a.runtime_overhead_bytes));
     }
     a.budget_bytes = budget;
-    const std::int64_t heads_per_gpu = cdiv(m.num_kv_heads, tp);
-    a.kv_bytes_per_token = c.kv_bytes_per_token / static_cast<std::uint64_t>(m.num_kv_heads) * static_cast<std::uint64_t>(heads_per_gpu);
+    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp);
     const double gib = 1024.0 * 1024.0 * 1024.0;
     char buf[160];
     if (budget <= 0) {
@@ -216,7 +215,9 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
         a.reason = buf;
         return a;
     }
-    const std::int64_t block = std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
+    // vLLM pages an MLA cache in blocks of 64 (kv_block_tokens_for); SGLang keeps its own page size.
+    const std::int64_t block = p.engine == "vllm" ? kv_block_tokens_for(c, p.defaults.block_size_tokens)
+                                                  : std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
     const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
     a.kv_cache_blocks = static_cast<std::int64_t>(static_cast<std::uint64_t>(budget) / block_bytes);
     a.kv_cache_tokens = a.kv_cache_blocks * block;

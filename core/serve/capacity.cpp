@@ -280,7 +280,7 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     EnginePricing p;
     p.limits.max_num_seqs = w.engine.max_num_seqs;
     p.limits.max_num_batched_tokens = w.engine.max_num_batched_tokens;
-    p.limits.block_size_tokens = std::max<std::int64_t>(1, w.engine.kv_block_tokens);
+    p.limits.block_size_tokens = kv_block_tokens_for(costs, w.engine.kv_block_tokens);
     p.limits.kv_cache_tokens = admission.kv_cache_tokens;
     // The scheduler the engine runs: SGLang and vLLM V0 without chunked prefill run a step of new
     // prefills before any decode (never both in one step); V0 prefills whole prompts, with a budget

@@ -489,7 +489,26 @@ BOOST_AUTO_TEST_CASE(every_bundled_model_config_is_read) {
     for (const BundledModel& m : load_model_catalog(models_dir())) {
         const InspectReport r = inspect_checkpoint(read_checkpoint(models_dir() / m.name / "config.json"));
         BOOST_TEST(r.errors.empty(), m.name << ": " << joined(r.errors));
+        if (r.quantization.method != QuantMethod::None) continue;  // DeepSeek-V3 and Kimi-K2 declare their FP8 (below)
         BOOST_TEST(r.predicted_bytes == checkpoint_budget(tensor_inventory(bundled_model(m.name)), parse_scheme("bf16")).checkpoint_bytes, m.name);
+    }
+}
+
+// DeepSeek-V3's config.json declares fp8 with 128x128 weight blocks. Its checkpoint keeps the
+// routers (built with quant_config=None in vLLM deepseek_v2.py), the embedding, the head, norms
+// and the MTP module's eh_proj in bf16, the router score bias in fp32, and F32 weight_scale_inv
+// (reference checkpoint-formats.md §4): 688,574,839,360 bytes of tensors, the 641.29 GiB that a
+// published listing of DeepSeek-R1's 163 safetensors files (same architecture) gives as its
+// tensors' total, found through the code search (its repository is not named by the index).
+BOOST_AUTO_TEST_CASE(deepseek_v3_fp8_checkpoint_is_predicted_as_it_ships) {
+    const InspectReport r = inspect_checkpoint(read_checkpoint(models_dir() / "deepseek-v3" / "config.json"));
+    BOOST_TEST(r.errors.empty(), joined(r.errors));
+    BOOST_TEST((r.quantization.method == QuantMethod::Fp8));
+    BOOST_TEST(r.predicted_bytes == 688'574'839'360ull);
+    BOOST_TEST(std::abs(static_cast<double>(r.predicted_bytes) / (1024.0 * 1024.0 * 1024.0) - 641.29) < 0.005);
+    for (const LogicalTensor& t : r.logical) {
+        if (t.name.ends_with("mlp.gate.weight")) BOOST_TEST(!t.quantized, t.name);
+        if (t.name.ends_with("e_score_correction_bias")) BOOST_TEST(t.predicted.payload_bytes == 256u * 4u, t.name);
     }
 }
 

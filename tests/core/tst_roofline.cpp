@@ -391,4 +391,47 @@ BOOST_AUTO_TEST_CASE(expert_parallel_decode_waits_for_the_busiest_gpu) {
     BOOST_TEST(test::throws_naming([&] { plan(bad); }, "no routed experts"));
 }
 
+// MLA (DeepSeek-V3): the cache is one latent of kv_lora_rank + qk_rope_head_dim values per token and
+// layer, not a K/V pair per head (vLLM MLAAttentionSpec; get_num_kv_heads returns 1 for MLA, so
+// every tensor-parallel rank holds all of it); decode attention runs in the absorbed form over it.
+BOOST_AUTO_TEST_CASE(mla_caches_one_latent_that_every_rank_holds) {
+    PlanRequest q;
+    q.model = test::bundled_model("deepseek-v3");
+    q.gpu = test::bundled_gpu("h200");
+    q.schemes = {parse_scheme("w8a8-fp8-block128")};
+    q.workload.batch = 16;
+    q.workload.context_tokens = 4096;
+    const auto priced = [&](std::int64_t tp, const char* kv) {
+        PlanRequest r = q;
+        r.workload.tensor_parallel = tp;
+        r.workload.kv = parse_kv_format(kv);
+        return plan(r).schemes[0];
+    };
+    const SchemeResult one = priced(1, "bf16");
+    BOOST_TEST(one.costs.kv_bytes_per_token == 61u * 576u * 2u);  // 70,272 bytes: 1,152 per layer
+    BOOST_TEST(priced(1, "fp8").costs.kv_bytes_per_token == 61u * 576u);
+    const SchemeResult eight = priced(8, "bf16");
+    BOOST_TEST(eight.admission.kv_bytes_per_token == one.costs.kv_bytes_per_token);  // not split over ranks
+    BOOST_TEST(eight.decode.kv_bytes == 16ull * 4096 * 61 * 1152);
+    // Weights split eight ways; the MTP module is in the checkpoint, not on the GPUs.
+    BOOST_TEST(eight.costs.budget.speculative_bytes > 10'000'000'000ull);
+    BOOST_TEST(eight.costs.resident_weight_bytes == eight.costs.budget.checkpoint_bytes - eight.costs.budget.speculative_bytes);
+    BOOST_TEST(eight.admission.weight_bytes == eight.costs.resident_weight_bytes / 8);
+    BOOST_TEST(eight.admission.fits);
+    // vLLM pages an MLA cache in blocks of 64 tokens (FlashMLA).
+    BOOST_TEST(eight.admission.kv_cache_tokens % 64 == 0);
+    BOOST_TEST(eight.admission.kv_cache_tokens == eight.admission.budget_bytes / (64 * 70'272) * 64);
+    // Absorbed decode: 2 x heads x (2 x 512 + 64) FLOPs per cached token and layer; prefill in the
+    // expanded form: 2 x heads x (192 + 128).
+    BOOST_TEST(one.costs.attention_flop_per_token_per_context == 2.0 * 128 * (2 * 512 + 64) * 61, tt::tolerance(1e-12));
+    BOOST_TEST(one.costs.prefill_attention_flop_per_token_per_context == 2.0 * 128 * (192 + 128) * 61, tt::tolerance(1e-12));
+    BOOST_TEST(eight.decode.attention_flop == one.decode.attention_flop / 8, tt::tolerance(1e-12));  // heads split
+    // bf16 weights (1.37 TB) do not fit eight H200s; int8 or int4 latents are no MLA format.
+    PlanRequest bf16 = q;
+    bf16.schemes = {parse_scheme("bf16")};
+    bf16.workload.tensor_parallel = 8;
+    BOOST_TEST(!plan(bf16).schemes[0].admission.fits);
+    BOOST_TEST(test::throws_naming([&] { priced(8, "int8"); }, "not an MLA cache format"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
