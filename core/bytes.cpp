@@ -180,12 +180,21 @@ bool scheme_covers(const Scheme& scheme, TensorRole role) {
 
 CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, const Scheme& scheme, DType model_dtype,
                                    bool per_tensor) {
+    // A bf16/fp16/fp32 scheme stores everything in its own dtype.
+    const DType leftover_dtype = scheme.weights.is_quantized() ? model_dtype : scheme.weights.storage;
+    const auto scheme_for = [&](const TensorInfo& t) -> const Scheme* {
+        return !t.never_quantized && scheme_covers(scheme, t.role) && t.shape.size() == 2 ? &scheme : nullptr;
+    };
+    return checkpoint_budget(inventory, scheme_for, scheme, leftover_dtype, per_tensor);
+}
+
+CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory,
+                                   const std::function<const Scheme*(const TensorInfo&)>& scheme_for, const Scheme& scheme,
+                                   DType leftover_dtype, bool per_tensor) {
     constexpr std::size_t kRoles = kTensorRoleCount;
     std::array<RoleBudget, kRoles> roles{};
     std::array<bool, kRoles> present{};
     CheckpointBudget out;
-    // A bf16/fp16/fp32 scheme stores everything in its own dtype.
-    const DType leftover_dtype = scheme.weights.is_quantized() ? model_dtype : scheme.weights.storage;
     std::uint64_t quantized_bytes_sum = 0;  // exact: effective bits are this x 8 / quantized parameters
     for (const TensorInfo& t : inventory) {
         // An entry of a compressed inventory (compress_inventory) stands for `count` equal tensors.
@@ -201,9 +210,9 @@ CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, con
         if (t.fixed_dtype) {
             tb.bytes.payload_bytes = unquantized_bytes(*t.fixed_dtype, n);
             roles[r].unquantized_bytes += tb.bytes.payload_bytes * count;
-        } else if (!t.never_quantized && scheme_covers(scheme, t.role) && t.shape.size() == 2) {
+        } else if (const Scheme* stored = t.shape.size() == 2 ? scheme_for(t) : nullptr) {
             tb.quantized = true;
-            tb.bytes = quantized_tensor_bytes(scheme, t.shape[0], t.shape[1]);
+            tb.bytes = quantized_tensor_bytes(*stored, t.shape[0], t.shape[1]);
             roles[r].payload_bytes += tb.bytes.payload_bytes * count;
             roles[r].metadata_bytes += tb.bytes.metadata_bytes() * count;
             out.quantized_parameters += n * t.count;

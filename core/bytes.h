@@ -2,6 +2,7 @@
 // Byte budgets: what each tensor of a checkpoint costs on disk (and in GPU memory) under a scheme.
 // Every byte count goes through quantized_tensor_bytes(), the one place that knows packings.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,5 +76,13 @@ struct CheckpointBudget {
 // (bf16 for every bundled model). With `per_tensor` the budget lists each entry.
 CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory, const Scheme& scheme,
                                    DType model_dtype = DType::Bf16, bool per_tensor = false);
+
+// The same with a scheme per tensor: `scheme_for(t)` is the scheme tensor t is stored with, or
+// nullptr when it stays in `model_dtype` (scheme `native`: the rules of a declared quantization
+// config). `reference` gives the payload bits of naive_bytes and the effective bits when nothing
+// is quantized.
+CheckpointBudget checkpoint_budget(const std::vector<TensorInfo>& inventory,
+                                   const std::function<const Scheme*(const TensorInfo&)>& scheme_for, const Scheme& reference,
+                                   DType model_dtype, bool per_tensor = false);
 
 }  // namespace quantplan

@@ -3,6 +3,7 @@
 // checkpoint of that architecture holds (names as the checkpoint spells them).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "core/dtype.h"
 
 namespace quantplan {
+
+struct QuantizationConfig;  // core/checkpoint/quant_config.h
 
 // How a model's attention layers store their cache.
 enum class AttentionKind : std::uint8_t {
@@ -61,6 +64,12 @@ struct ModelConfig {
     // (num_nextn_predict_layers; DeepSeek-V3's model.layers.61). Engines load them only for MTP
     // speculative decoding: they count in the checkpoint, not in what a plain server holds.
     std::int64_t mtp_layers = 0;
+
+    // The quantization its config.json declares (quantization_config), parsed; null when it
+    // declares none. Scheme `native` prices the checkpoint by it. When the declaration cannot be
+    // read, `declared_quantization_error` says why and `native` is refused with that line.
+    std::shared_ptr<const QuantizationConfig> declared_quantization;
+    std::string declared_quantization_error;
 
     bool is_moe() const { return num_experts > 0; }
     // True when layer `layer` routes its MLP through experts.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/checkpoint/json_guard.h"
+#include "core/checkpoint/quant_config.h"
 #include "core/error.h"
 
 namespace quantplan {
@@ -154,6 +155,19 @@ void parse_deepseek_v3(const json& j, ModelConfig& c, const std::string& source)
 
 }  // namespace
 
+// The quantization config.json declares, for scheme `native`.
+void read_declared_quantization(std::string_view text, ModelConfig& c) {
+    try {
+        QuantConfigTexts texts;
+        texts.config_json = std::string(text);
+        auto q = std::make_shared<QuantizationConfig>(parse_quantization_config(texts));
+        if (q->method == QuantMethod::Unknown) c.declared_quantization_error = q->problem;
+        else if (q->method != QuantMethod::None) c.declared_quantization = std::move(q);
+    } catch (const Error& e) {
+        c.declared_quantization_error = e.what();
+    }
+}
+
 ModelConfig parse_model_config(std::string_view text, const std::string& source) {
     json root;
     try {
@@ -189,6 +203,7 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
     if (deepseek_v3_type(c.model_type)) {
         parse_deepseek_v3(j, c, source);
         validate_model(c);
+        read_declared_quantization(text, c);
         return c;
     }
     c.num_experts = int_field(j, "num_local_experts", 0, source, false);
@@ -215,6 +230,7 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
         }
     }
     validate_model(c);
+    read_declared_quantization(text, c);
     return c;
 }
 

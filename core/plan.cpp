@@ -145,6 +145,8 @@ PlanResult plan(PlanRequest request) {
     if (request.schemes.empty()) {
         for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
         if (request.gpu.peak.fp4_flop_per_s > 0) request.schemes.push_back(parse_scheme("w4a4-nvfp4"));
+        // The checkpoint as it ships, when its config.json declares a quantization.
+        if (request.model.declared_quantization) request.schemes.push_back(parse_scheme("native"));
     }
     PlanResult out;
     const std::vector<TensorInfo>& inventory = inventory_of(request.model);
@@ -172,7 +174,7 @@ PlanResult plan(PlanRequest request) {
         r.bands = bands_of(r, request);
         if (request.engine && request.engine->price_steps)  // evidence goes with the fitted figures
             r.evidence = engine::nearest_points(request.engine->points, request.model.name, request.model.model_type, request.gpu.id,
-                                                request.gpu.compute_capability, engine::scheme_family(s), request.engine->profile.engine);
+                                                request.gpu.compute_capability, engine::scheme_family(r.costs.scheme), request.engine->profile.engine);
         for (const std::int64_t tp : {1, 2, 4, 8}) {
             if (request.model.num_attention_heads % tp != 0) continue;
             Workload at = w;
@@ -216,7 +218,9 @@ PlanResult plan(PlanRequest request) {
     }
     out.decision = decide(out.schemes, request.goal);
     // What vLLM and SGLang would log or refuse for these schemes on this GPU (core/engines/).
-    for (std::string& warning : engine_plan_warnings(request.schemes, request.gpu, w.kernel, w.kv))
+    std::vector<Scheme> resolved;  // `native` as the model declares it
+    for (const SchemeResult& r : out.schemes) resolved.push_back(r.costs.scheme);
+    for (std::string& warning : engine_plan_warnings(resolved, request.gpu, w.kernel, w.kv))
         out.decision.warnings.push_back(std::move(warning));
     out.request = std::move(request);
     return out;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/checkpoint/quant_config.h"
 #include "core/error.h"
 
 namespace quantplan {
@@ -135,17 +136,64 @@ BusiestGpuLoad busiest_gpu_load(std::int64_t num_experts, std::int64_t experts_p
     return l;
 }
 
-SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
+NativeScheme resolve_native_scheme(const ModelConfig& m, const std::vector<TensorInfo>& inventory) {
+    NativeScheme n;
+    n.representative.native = true;
+    if (!m.declared_quantization_error.empty())
+        throw Error("native", m.name + ": its quantization config cannot be priced: " + m.declared_quantization_error);
+    if (!m.declared_quantization) {
+        n.description = "config.json declares no quantization: the checkpoint is stored in bf16";
+        return n;
+    }
+    const std::shared_ptr<const QuantizationConfig> q = m.declared_quantization;
+    n.model_dtype = q->model_dtype;
+    n.scheme_for = [q](const TensorInfo& t) -> const Scheme* {
+        if (t.never_quantized || t.fixed_dtype || !t.is_linear() || t.shape.size() != 2 || !t.name.ends_with(".weight")) return nullptr;
+        const QuantRule* rule = module_rule(*q, std::string_view(t.name).substr(0, t.name.size() - 7), t.role);
+        return rule ? &rule->scheme : nullptr;
+    };
+    // The scheme most parameters are stored with stands for the checkpoint (its matmul type and
+    // kernel family): gpt-oss's MXFP4 experts, DeepSeek-V3's FP8 blocks.
+    std::vector<std::pair<const QuantRule*, std::int64_t>> stored;
+    for (const TensorInfo& t : inventory) {
+        if (t.never_quantized || t.fixed_dtype || !t.is_linear() || t.shape.size() != 2 || !t.name.ends_with(".weight")) continue;
+        const QuantRule* rule = module_rule(*q, std::string_view(t.name).substr(0, t.name.size() - 7), t.role);
+        if (!rule) continue;
+        auto it = std::find_if(stored.begin(), stored.end(), [&](const auto& e) { return e.first == rule; });
+        if (it == stored.end()) stored.push_back({rule, 0}), it = stored.end() - 1;
+        it->second += t.elements() * t.count;
+    }
+    const auto most = std::max_element(stored.begin(), stored.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (most != stored.end()) {
+        n.representative = most->first->scheme;
+        n.representative.native = true;
+    }
+    n.description = std::string(quant_method_name(q->method)) + " as " + q->source + " declares it" +
+                    (most != stored.end() ? "; most weights stored as " + scheme_name(most->first->scheme) : "; no module quantized");
+    return n;
+}
+
+SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& inventory, const Scheme& asked,
                          const KvFormat& kv, const GpuProfile& gpu) {
     SchemeCosts c;
+    Scheme scheme = asked;
+    std::optional<NativeScheme> native;
+    if (asked.native) {
+        native = resolve_native_scheme(m, inventory);
+        scheme = native->representative;
+    }
+    const auto budget_of = [&](const std::vector<TensorInfo>& tensors) {
+        if (native && native->scheme_for) return checkpoint_budget(tensors, native->scheme_for, scheme, native->model_dtype);
+        return checkpoint_budget(tensors, scheme);
+    };
     c.scheme = scheme;
-    c.budget = checkpoint_budget(inventory, scheme);
+    c.budget = budget_of(inventory);
     // What a server holds: the checkpoint less its MTP modules (loaded only for MTP speculative decoding).
     std::vector<TensorInfo> served_inventory;
     if (c.budget.speculative_bytes > 0)
         std::copy_if(inventory.begin(), inventory.end(), std::back_inserter(served_inventory), [](const TensorInfo& t) { return !t.speculative; });
     const std::vector<TensorInfo>& served_tensors = c.budget.speculative_bytes > 0 ? served_inventory : inventory;
-    const CheckpointBudget served = c.budget.speculative_bytes > 0 ? checkpoint_budget(served_tensors, scheme) : c.budget;
+    const CheckpointBudget served = c.budget.speculative_bytes > 0 ? budget_of(served_tensors) : c.budget;
     c.resident_weight_bytes = served.checkpoint_bytes;
     const std::uint64_t embedding = role_bytes(served, TensorRole::Embedding);
     const std::uint64_t experts = role_bytes(served, TensorRole::ExpertLinear);
@@ -191,10 +239,11 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
         c.expert_flop_per_assignment = 2.0 * d(p.experts) / d(m.num_experts);  // every MoE layer's expert weights, once
     c.matmul = scheme.matmul_type();
     c.weight_only_path = scheme.is_weight_only();
+    if (native) c.note = "native: " + native->description;
     if (matmul_peak_flop_per_s(gpu, c.matmul) <= 0) {
         // No tensor cores for this input type (FP8 on an A100): engines fall back to a weight-only
         // kernel on bf16 tensor cores (vLLM's Marlin W8A16 path).
-        c.note = std::string("no ") + matmul_type_name(c.matmul) + " tensor cores on " + gpu.id + ": priced as weight-only on bf16 tensor cores";
+        c.note = (c.note.empty() ? "" : c.note + "; ") + std::string("no ") + matmul_type_name(c.matmul) + " tensor cores on " + gpu.id + ": priced as weight-only on bf16 tensor cores";
         c.matmul = MatmulType::Bf16;
         c.weight_only_path = true;
     }

@@ -5,6 +5,7 @@
 // matmul rate, attention at the attention dtype's rate); its time is max(memory, compute) plus
 // tensor-parallel communication. docs/roofline.md derives every term and cites the seeds.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,17 @@ struct SchemeCosts {
     bool weight_only_path = false;            // pays the weight-only kernel factor
     std::string note;                         // e.g. "no FP8 tensor cores: runs as W8A16"
 };
+
+// Scheme `native` resolved for a model: what each tensor is stored with, as the model's
+// config.json declares it (core/checkpoint/quant_config.h module_rule, the inspector's rules).
+struct NativeScheme {
+    Scheme representative;   // the declared scheme that stores most parameters, with native set
+    std::function<const Scheme*(const TensorInfo&)> scheme_for;  // empty: nothing declared (bf16)
+    DType model_dtype = DType::Bf16;  // what unquantized tensors are stored in
+    std::string description;  // e.g. "fp8 as config.json: quantization_config declares it; most weights stored as w8a8-fp8-block128"
+};
+// Throws Error("native", ...) when the declared quantization cannot be read.
+NativeScheme resolve_native_scheme(const ModelConfig& model, const std::vector<TensorInfo>& inventory);
 
 // Computes the costs of `scheme` on `model` with KV format `kv`, for `gpu` (which decides
 // whether the scheme's matmul type exists there; if not, it runs weight-only at bf16 as engines do).

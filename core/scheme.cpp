@@ -199,6 +199,10 @@ void validate_scheme(const Scheme& s) {
 Scheme parse_scheme(std::string_view raw) {
     const std::string name = lower(raw);
     Scheme s;
+    if (name == "native") {
+        s.native = true;
+        return s;
+    }
     if (name == "bf16" || name == "fp16" || name == "fp32") {
         s.weights.storage = *parse_dtype(name);
         s.activation_dtype = s.weights.storage == DType::Fp32 ? DType::Fp32 : s.weights.storage;
@@ -208,7 +212,7 @@ Scheme parse_scheme(std::string_view raw) {
     const std::string& head = parts[0];
     const std::size_t apos = head.find('a');
     if (head.size() < 4 || head[0] != 'w' || apos == std::string::npos)
-        reject(raw, "not a scheme name (expected bf16, fp16, fp32 or w<bits>a<bits>[-...], see docs/schemes.md)");
+        reject(raw, "not a scheme name (expected native, bf16, fp16, fp32 or w<bits>a<bits>[-...], see docs/schemes.md)");
     const auto wb = parse_positive(std::string_view(head).substr(1, apos - 1));
     const auto ab = parse_positive(std::string_view(head).substr(apos + 1));
     if (!wb || *wb < 2 || *wb > 8) reject(raw, "weight bits must be 2 to 8");
@@ -277,6 +281,7 @@ Scheme parse_scheme(std::string_view raw) {
 }
 
 std::string scheme_name(const Scheme& s) {
+    if (s.native) return "native";
     if (!s.weights.is_quantized()) return std::string(dtype_name(s.weights.storage));
     const WeightFamily family = family_of(s.weights);
     const int bits = dtype_bits(s.weights.storage);

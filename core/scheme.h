@@ -101,6 +101,10 @@ struct Scheme {
     DType accumulation = DType::Fp32;         // accumulator of the matmul (int32 for int8 GEMMs)
     LayerCoverage covers;
     CheckpointLayout layout = CheckpointLayout::Generic;
+    // `native`: the checkpoint as its config.json's quantization_config declares it, module by
+    // module (scheme_costs resolves it from the model; the other fields are then the declared
+    // default rule's, or the model dtype's when nothing is declared).
+    bool native = false;
 
     // True when weights are quantized and activations are not (W4A16, W8A16, ...).
     bool is_weight_only() const { return weights.is_quantized() && !activations.has_value(); }
@@ -112,7 +116,7 @@ struct Scheme {
 };
 
 // Parses a scheme name. Grammar (docs/schemes.md):
-//   bf16 | fp16 | fp32
+//   native | bf16 | fp16 | fp32
 //   w<B>a<A>[-<format>][-<granularity>][-sym|-asym][-static]
 // with <format> int|int8|fp8|fp8e5m2|nvfp4|mxfp4, <granularity> g<N>|block<N>|ch|tensor.
 // Throws Error naming the scheme when the name is not in the grammar or the combination is one

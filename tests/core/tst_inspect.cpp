@@ -7,6 +7,8 @@
 #include "core/checkpoint/inspect_json.h"
 #include "core/checkpoint/inspector.h"
 #include "core/error.h"
+#include "core/model_config_json.h"
+#include "core/plan.h"
 #include "test_support.h"
 #include "tst_inspect_fixtures.h"
 
@@ -483,6 +485,42 @@ BOOST_DATA_TEST_CASE(published_checkpoints_match_the_seed_and_the_planner, bdata
     BOOST_TEST(r.predicted_bytes == p.bytes, p.source << ": expected " << p.bytes << ", predicted " << r.predicted_bytes);
     const CheckpointBudget planner = checkpoint_budget(tensor_inventory(bundled_model(p.model)), parse_scheme(p.scheme));
     BOOST_TEST(r.predicted_bytes == planner.checkpoint_bytes, "planner " << planner.checkpoint_bytes << ", inspector " << r.predicted_bytes);
+    // Scheme `native` of the same config.json prices the same bytes, named "native", with the
+    // declared scheme's matmul type.
+    const ModelConfig declared = load_model_config(dir.path());
+    BOOST_TEST_REQUIRE(static_cast<bool>(declared.declared_quantization));
+    const SchemeCosts native = scheme_costs(declared, tensor_inventory(declared), parse_scheme("native"), parse_kv_format("bf16"), bundled_gpu("h100-sxm"));
+    BOOST_TEST(native.budget.checkpoint_bytes == p.bytes);
+    BOOST_TEST(scheme_name(native.scheme) == "native");
+    BOOST_TEST((native.scheme.matmul_type() == parse_scheme(p.scheme).matmul_type()));
+    BOOST_TEST(native.note.find(p.scheme) != std::string::npos, native.note);
+}
+
+// `native` is in the default set exactly when config.json declares a quantization; a model that
+// declares none prices its bf16 checkpoint; an undeclarable one is refused naming the method.
+BOOST_AUTO_TEST_CASE(native_is_the_checkpoint_as_declared) {
+    PlanRequest q;
+    q.gpu = bundled_gpu("h200");
+    q.model = bundled_model("deepseek-v3");
+    q.workload.tensor_parallel = 8;
+    const PlanResult deepseek = plan(q);
+    const auto native = std::find_if(deepseek.schemes.begin(), deepseek.schemes.end(),
+                                     [](const SchemeResult& r) { return scheme_name(r.costs.scheme) == "native"; });
+    BOOST_TEST_REQUIRE((native != deepseek.schemes.end()));
+    BOOST_TEST(native->costs.budget.checkpoint_bytes == 688'574'839'360ull);  // as deepseek_v3_fp8_checkpoint_is_predicted_as_it_ships
+    BOOST_TEST(native->costs.resident_weight_bytes == native->costs.budget.checkpoint_bytes - native->costs.budget.speculative_bytes);
+    q.model = bundled_model("qwen3-8b");
+    q.workload.tensor_parallel = 1;
+    const PlanResult qwen = plan(q);
+    BOOST_TEST(std::none_of(qwen.schemes.begin(), qwen.schemes.end(), [](const SchemeResult& r) { return r.costs.scheme.native; }));
+    q.schemes = {parse_scheme("native")};
+    BOOST_TEST(plan(q).schemes[0].costs.budget.checkpoint_bytes == 16'381'470'720ull);  // its bf16 checkpoint
+    TempDir dir;
+    json c = json::parse(std::ifstream(models_dir() / "qwen3-8b" / "config.json"));
+    c["quantization_config"] = {{"quant_method", "hqq"}, {"nbits", 4}};
+    write_bytes(dir.path() / "config.json", c.dump());
+    q.model = load_model_config(dir.path());
+    BOOST_TEST(test::throws_naming([&] { plan(q); }, "hqq"));
 }
 
 BOOST_AUTO_TEST_CASE(every_bundled_model_config_is_read) {
