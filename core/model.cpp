@@ -28,6 +28,10 @@ bool ModelConfig::layer_is_moe(std::int64_t layer) const {
     return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
 }
 
+std::int64_t ModelConfig::sliding_layer_count() const {
+    return static_cast<std::int64_t>(std::count(sliding_layers.begin(), sliding_layers.end(), true));
+}
+
 std::int64_t TensorInfo::elements() const {
     std::int64_t n = 1;
     for (std::int64_t d : shape) n *= d;
@@ -78,6 +82,11 @@ void validate_model(const ModelConfig& c) {
         if (c.num_attention_heads * std::max(c.head_dim, c.qk_nope_head_dim + c.v_head_dim) > kMaxDim)
             throw Error("config.json: num_attention_heads", "num_attention_heads x head dims is too large");
     }
+    if (!c.sliding_layers.empty()) {
+        if (static_cast<std::int64_t>(c.sliding_layers.size()) != c.num_layers)
+            throw Error("config.json: layer_types", "lists " + std::to_string(c.sliding_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        if (c.sliding_layer_count() > 0) need(c.sliding_window, kMaxDim, "sliding_window");
+    }
     if (c.mtp_layers < 0 || c.mtp_layers > 16) throw Error("config.json: num_nextn_predict_layers", "must be between 0 and 16");
     if (c.mtp_layers > 0 && c.is_moe() && c.num_experts * (c.num_layers + c.mtp_layers) * 3 > 4'000'000)
         throw Error("config.json: num_experts", "too many expert tensors");
@@ -113,6 +122,8 @@ void append_attention(std::vector<TensorInfo>& t, const ModelConfig& c, const st
         t.push_back({p + "self_attn.k_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
         t.push_back({p + "self_attn.v_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
     }
+    if (c.o_proj_bias) t.push_back({p + "self_attn.o_proj.bias", {h}, TensorRole::Bias, l});
+    if (c.attention_sinks) t.push_back({p + "self_attn.sinks", {c.num_attention_heads}, TensorRole::Bias, l});
     if (c.qk_norm) {
         t.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, TensorRole::Norm, l});
         t.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, TensorRole::Norm, l});
@@ -130,6 +141,21 @@ void append_mlp(std::vector<TensorInfo>& t, const ModelConfig& c, const std::str
         return;
     }
     const std::int64_t e_i = c.moe_intermediate_size;
+    if (c.gpt_oss_experts) {
+        // The checkpoint stores each projection of all experts as one tensor (MXFP4
+        // gate_up_proj_blocks [E, 2I, H/32, 16] and its scales, or bf16 [E, H, 2I]); listed here as
+        // one [2I, H] and one [H, I] linear per expert, with their biases.
+        t.push_back({p + "mlp.router.weight", {c.num_experts, h}, TensorRole::Router, l});
+        t.push_back({p + "mlp.router.bias", {c.num_experts}, TensorRole::Bias, l});
+        for (std::int64_t e = 0; e < c.num_experts; ++e) {
+            const std::string q = p + "mlp.experts." + std::to_string(e) + ".";
+            t.push_back({q + "gate_up_proj.weight", {2 * e_i, h}, TensorRole::ExpertLinear, l});
+            t.push_back({q + "gate_up_proj.bias", {2 * e_i}, TensorRole::Bias, l});
+            t.push_back({q + "down_proj.weight", {h, e_i}, TensorRole::ExpertLinear, l});
+            t.push_back({q + "down_proj.bias", {h}, TensorRole::Bias, l});
+        }
+        return;
+    }
     if (c.model_type == "mixtral") {
         t.push_back({p + "block_sparse_moe.gate.weight", {c.num_experts, h}, TensorRole::Router, l});
         for (std::int64_t e = 0; e < c.num_experts; ++e) {

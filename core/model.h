@@ -65,6 +65,17 @@ struct ModelConfig {
     // speculative decoding: they count in the checkpoint, not in what a plain server holds.
     std::int64_t mtp_layers = 0;
 
+    // Sliding-window attention on some layers (gpt-oss: every other layer, a 128-token window):
+    // sliding_layers[l] is true when layer l attends to at most `sliding_window` tokens. Empty:
+    // every layer attends to the whole context.
+    std::int64_t sliding_window = 0;
+    std::vector<bool> sliding_layers;
+    bool attention_sinks = false;            // gpt-oss: a learned sink logit per head (self_attn.sinks [heads])
+    bool o_proj_bias = false;                // o_proj carries a bias too (gpt-oss)
+    // gpt-oss experts: gate and up fused in one [2 x I, hidden] matrix per expert, with biases, and a
+    // router with a bias (mlp.router).
+    bool gpt_oss_experts = false;
+
     // The quantization its config.json declares (quantization_config), parsed; null when it
     // declares none. Scheme `native` prices the checkpoint by it. When the declaration cannot be
     // read, `declared_quantization_error` says why and `native` is refused with that line.
@@ -75,6 +86,10 @@ struct ModelConfig {
     // True when layer `layer` routes its MLP through experts.
     bool layer_is_moe(std::int64_t layer) const;
     bool is_mla() const { return attention == AttentionKind::Mla; }
+    bool layer_is_sliding(std::int64_t layer) const {
+        return layer >= 0 && static_cast<std::size_t>(layer) < sliding_layers.size() && sliding_layers[static_cast<std::size_t>(layer)];
+    }
+    std::int64_t sliding_layer_count() const;
     // Query projection width: num_attention_heads * head_dim (MLA: heads x (qk_nope + qk_rope)).
     std::int64_t q_dim() const { return num_attention_heads * head_dim; }
     // Key (or value) projection width: num_kv_heads * head_dim.

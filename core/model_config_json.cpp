@@ -72,7 +72,7 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
 
 // The architectures quantplan prices: dense GQA stacks and simple MoE.
 const std::set<std::string>& modelled_types() {
-    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2"};
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss"};
     return types;
 }
 
@@ -96,15 +96,18 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
         const auto it = j.find(k);
         if (it == j.end() || it->is_null()) continue;
         if (deepseek_v3_type(model_type) && kDeepseekKeys.count(k) != 0) continue;
-        // Newer transformers write layer_types for plain models too: only other types than full attention count.
-        if (std::string(k) == "layer_types" && it->is_array() &&
-            std::all_of(it->begin(), it->end(), [](const json& t) { return t.is_string() && t.get<std::string>() == "full_attention"; }))
+        // Newer transformers write layer_types for plain models too: only other types than full
+        // attention count (gpt-oss's sliding_attention layers are priced).
+        const bool gpt_oss = model_type == "gpt_oss";
+        if (std::string(k) == "layer_types" && it->is_array() && std::all_of(it->begin(), it->end(), [&](const json& t) {
+                return t.is_string() && (t.get<std::string>() == "full_attention" || (gpt_oss && t.get<std::string>() == "sliding_attention"));
+            }))
             continue;
         fields.push_back(k);
     }
     // A sliding window that applies (Mistral's, or use_sliding_window: true); Qwen's configs carry
     // sliding_window with use_sliding_window false.
-    if (const auto sw = j.find("sliding_window"); sw != j.end() && sw->is_number()) {
+    if (const auto sw = j.find("sliding_window"); model_type != "gpt_oss" && sw != j.end() && sw->is_number()) {
         const auto use = j.find("use_sliding_window");
         const bool used = use != j.end() && use->is_boolean() ? use->get<bool>() : model_type == "mistral" || model_type == "mixtral";
         if (used) fields.push_back("sliding_window");
@@ -116,6 +119,28 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
     throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
                         "qwen2_moe, qwen3, qwen3_moe) and DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), and refuses to "
                         "price this as a simpler architecture");
+}
+
+// gpt-oss (transformers modeling_gpt_oss.py; vLLM gpt_oss.py): every layer MoE with biased experts
+// of width intermediate_size and a biased router, q/k/v/o biases, a sink per head, and
+// layer_types alternating sliding_attention (a sliding_window-token window) and full_attention.
+void parse_gpt_oss(const json& j, ModelConfig& c, const std::string& source) {
+    c.num_experts = int_field(j, "num_local_experts", 0, source, true);
+    c.experts_per_token = int_field(j, "num_experts_per_tok", int_field(j, "experts_per_token", 0, source, false), source, false);
+    c.moe_intermediate_size = int_field(j, "intermediate_size", 0, source, true);
+    c.gpt_oss_experts = true;
+    c.attention_bias = bool_field(j, "attention_bias", true, source);
+    c.o_proj_bias = c.attention_bias;
+    c.attention_sinks = true;
+    c.qk_norm = false;
+    const auto types = j.find("layer_types");
+    if (types != j.end() && types->is_array()) {
+        for (const json& t : *types) c.sliding_layers.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+    } else {
+        // Older configs without layer_types: even layers slide (vLLM gpt_oss.py: layer_idx % 2 == 0).
+        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.sliding_layers.push_back(l % 2 == 0);
+    }
+    c.sliding_window = int_field(j, "sliding_window", 0, source, c.sliding_layer_count() > 0);
 }
 
 // DeepSeek-V3's fields (configuration_deepseek.py DeepseekV3Config; modeling_deepseek.py decides
@@ -200,6 +225,12 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
 
     refuse_unmodelled(j, c.model_type, source);
 
+    if (c.model_type == "gpt_oss") {
+        parse_gpt_oss(j, c, source);
+        validate_model(c);
+        read_declared_quantization(text, c);
+        return c;
+    }
     if (deepseek_v3_type(c.model_type)) {
         parse_deepseek_v3(j, c, source);
         validate_model(c);

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "core/checkpoint/quant_config.h"
@@ -48,13 +49,13 @@ struct Pieces {
 Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w) {
     const double tp = d(w.tensor_parallel);
     const double bw = bandwidth(gpu, eff);
-    const double per_b_bytes = d(c.embedding_row_bytes) / tp + d(w.context_tokens) * kv_read_bytes_per_token_per_gpu(c, w.tensor_parallel) +
+    const double per_b_bytes = d(c.embedding_row_bytes) / tp + kv_read_bytes_per_sequence(c, w.tensor_parallel, w.context_tokens) +
                                d(c.activation_bytes_per_token);
     Pieces p{};
     p.m0 = (d(c.streamed_weight_bytes) + d(c.kv_fixed_bytes)) / tp / bw;
     p.m1 = per_b_bytes / bw;
     p.c1 = c.linear_flop_per_token / tp / linear_rate_flop_per_s(c, gpu, eff, w.kernel) +
-           d(w.context_tokens) * c.attention_flop_per_token_per_context / tp / attention_rate_flop_per_s(gpu, eff);
+           attention_flop_per_token(c, w.context_tokens) / tp / attention_rate_flop_per_s(gpu, eff);
     p.k = allreduce_time_s(d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
     return p;
 }
@@ -67,6 +68,15 @@ std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) 
     return c.kv_bytes_per_token / static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(cdiv(heads, ranks));
 }
 
+std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& c, std::int64_t tp) {
+    const std::uint64_t ranks = static_cast<std::uint64_t>(std::max<std::int64_t>(tp, 1));
+    if (c.expert_width_pad <= 0 || c.expert_bytes == 0) return c.resident_weight_bytes / ranks;
+    const auto round_up = [](std::int64_t v, std::int64_t to) { return to > 0 ? cdiv(v, to) * to : v; };
+    const std::int64_t width = cdiv(c.expert_width, static_cast<std::int64_t>(ranks));
+    const double factor = d(round_up(width, c.expert_width_pad)) / d(width) * d(round_up(c.expert_hidden, c.expert_hidden_pad)) / d(c.expert_hidden);
+    return (c.resident_weight_bytes - c.expert_bytes) / ranks + static_cast<std::uint64_t>(d(c.expert_bytes) / d(ranks) * factor);
+}
+
 std::int64_t kv_block_tokens_for(const SchemeCosts& c, std::int64_t configured) {
     const std::int64_t block = std::max<std::int64_t>(configured, 1);
     return c.mla && block % 64 != 0 ? 64 : block;
@@ -74,6 +84,74 @@ std::int64_t kv_block_tokens_for(const SchemeCosts& c, std::int64_t configured) 
 
 double kv_read_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) {
     return c.kv_split_heads == 1 ? d(c.kv_bytes_per_token) : d(c.kv_bytes_per_token) / d(std::max<std::int64_t>(tp, 1));
+}
+
+double kv_read_bytes_per_sequence(const SchemeCosts& c, std::int64_t tp, std::int64_t context) {
+    const double per_token = kv_read_bytes_per_token_per_gpu(c, tp);
+    if (c.sliding_kv_bytes_per_token == 0 || c.kv_bytes_per_token == 0) return d(context) * per_token;
+    const double sliding_share = d(c.sliding_kv_bytes_per_token) / d(c.kv_bytes_per_token);
+    return per_token * ((1.0 - sliding_share) * d(context) + sliding_share * d(std::min(context, c.sliding_window)));
+}
+
+double attention_flop_per_token(const SchemeCosts& c, std::int64_t context) {
+    const double sliding = c.sliding_attention_flop_per_token_per_context;
+    return (c.attention_flop_per_token_per_context - sliding) * d(context) + sliding * d(std::min(context, c.sliding_window));
+}
+
+namespace {
+// Sum over positions p = a + 1 .. a + n of min(p, w).
+double sum_min_positions(std::int64_t a, std::int64_t n, std::int64_t w) {
+    const auto upto = [w](std::int64_t m) {  // sum over p = 1..m of min(p, w)
+        const std::int64_t k = std::min(m, w);
+        return d(k) * (d(k) + 1.0) / 2.0 + d(std::max<std::int64_t>(m - w, 0)) * d(w);
+    };
+    return upto(a + n) - upto(a);
+}
+}  // namespace
+
+double prefill_attention_flop(const SchemeCosts& c, std::int64_t start, std::int64_t n) {
+    const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);  // token i attends to start + i + 1 positions
+    if (c.sliding_attention_flop_per_token_per_context <= 0) return attended * c.prefill_attention_flop_per_token_per_context;
+    const double sliding = c.sliding_attention_flop_per_token_per_context;
+    return attended * (c.prefill_attention_flop_per_token_per_context - sliding) + sum_min_positions(start, n, c.sliding_window) * sliding;
+}
+
+void divide_kv_budget(Admission& a, const SchemeCosts& c, std::int64_t block, std::int64_t context,
+                      std::int64_t max_num_batched_tokens, bool hybrid) {
+    block = std::max<std::int64_t>(block, 1);
+    const auto budget = static_cast<std::uint64_t>(std::max<std::int64_t>(a.budget_bytes, 0));
+    const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
+    if (!hybrid || c.sliding_layers == 0 || block_bytes == 0) {
+        a.kv_cache_blocks = block_bytes > 0 ? static_cast<std::int64_t>(budget / block_bytes) : 0;
+        a.kv_cache_tokens = a.kv_cache_blocks * block;
+        a.max_concurrency = d(a.kv_cache_tokens) / d(context);
+        a.max_sequences = a.kv_cache_blocks / cdiv(context, block);
+        return;
+    }
+    const HybridKvGroups g = hybrid_kv_groups(c);
+    const std::int64_t layers = c.sliding_layers + c.full_layers;
+    // One layer's page: the token's bytes of one layer (every layer's spec has the same page size).
+    const std::uint64_t page = a.kv_bytes_per_token / static_cast<std::uint64_t>(layers) * static_cast<std::uint64_t>(block);
+    const std::int64_t num_blocks = static_cast<std::int64_t>(budget / (page * static_cast<std::uint64_t>(g.group_size)));
+    a.kv_cache_blocks = num_blocks;
+    a.kv_cache_tokens = num_blocks / g.groups() * block;
+    const std::int64_t window_tokens = std::min(c.sliding_window - 1 + max_num_batched_tokens, context);
+    const std::int64_t per_request = g.full_groups * cdiv(context, block) + g.sliding_groups * (cdiv(window_tokens, block) + 1);
+    a.max_concurrency = d(num_blocks) / d(per_request);
+    a.max_sequences = num_blocks / per_request;
+}
+
+HybridKvGroups hybrid_kv_groups(const SchemeCosts& c) {
+    HybridKvGroups g;
+    if (c.sliding_layers == 0 || c.full_layers == 0) {
+        g.group_size = c.sliding_layers + c.full_layers;
+        (c.sliding_layers > 0 ? g.sliding_groups : g.full_groups) = 1;
+        return g;
+    }
+    g.group_size = std::min(c.sliding_layers, c.full_layers);
+    g.full_groups = cdiv(c.full_layers, g.group_size);
+    g.sliding_groups = cdiv(c.sliding_layers, g.group_size);
+    return g;
 }
 
 double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu) {
@@ -222,8 +300,29 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
         c.attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(m.num_layers);
         c.prefill_attention_flop_per_token_per_context = c.attention_flop_per_token_per_context;
         c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
+        c.sliding_layers = m.sliding_layer_count();
+        c.full_layers = m.num_layers - c.sliding_layers;
+        if (c.sliding_layers > 0) {
+            c.sliding_window = m.sliding_window;
+            c.sliding_kv_bytes_per_token = static_cast<std::uint64_t>(c.sliding_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
+            c.sliding_attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(c.sliding_layers);
+        }
     }
     c.kv_split_heads = m.cache_split_heads();
+    // MXFP4 experts as vLLM allocates them (gpt-oss).
+    for (const RoleBudget& r : served.by_role)
+        if (r.role == TensorRole::ExpertLinear && r.payload_bytes > 0 && m.gpt_oss_experts) {
+            const bool mxfp4 = native ? scheme.weights.storage == DType::Fp4E2M1 : scheme.weights.storage == DType::Fp4E2M1 && scheme.covers.moe_experts;
+            if (!mxfp4 || !scheme.weights.scale || scheme.weights.scale->dtype != DType::Fp8E8M0) break;
+            const std::string& cc = gpu.compute_capability;  // "sm_80", "sm_100"
+            const int sm = cc.rfind("sm_", 0) == 0 ? std::atoi(cc.c_str() + 3) : 90;
+            const bool marlin = sm < 90;
+            c.expert_width_pad = marlin ? 128 : 64;
+            c.expert_hidden_pad = marlin ? 256 : 0;
+            c.expert_width = m.moe_intermediate_size;
+            c.expert_hidden = m.hidden_size;
+            c.expert_bytes = r.total_bytes();
+        }
     c.mla = m.is_mla();
     if (c.mla && dtype_bits(kv.quant.storage) < 8)
         throw Error("--kv", kv_format_name(kv) + " is not an MLA cache format: vLLM's MLA backends cache the latent in bf16, fp16 or fp8");
@@ -272,12 +371,14 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
             s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
         }
     }
-    if (c.kv_split_heads == 1)  // MLA: every rank reads the whole latent
-        s.kv_bytes = b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes / tp;
+    if (c.kv_split_heads == 1 || c.sliding_kv_bytes_per_token > 0)  // MLA on every rank; sliding layers read their window
+        s.kv_bytes = static_cast<std::uint64_t>(d(batch) * kv_read_bytes_per_sequence(c, w.tensor_parallel, context)) + c.kv_fixed_bytes / tp;
     else
         s.kv_bytes = (b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes) / tp;
     s.activation_bytes = b * c.activation_bytes_per_token;
-    s.attention_flop = d(batch) * d(context) * c.attention_flop_per_token_per_context / d(w.tensor_parallel);
+    s.attention_flop = c.sliding_attention_flop_per_token_per_context > 0
+                           ? d(batch) * attention_flop_per_token(c, context) / d(w.tensor_parallel)
+                           : d(batch) * d(context) * c.attention_flop_per_token_per_context / d(w.tensor_parallel);
     s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
     s.compute_time_s = s.linear_flop / linear_rate_flop_per_s(c, gpu, eff, w.kernel) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
     s.communication_time_s = allreduce_time_s(d(batch) * d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
@@ -312,11 +413,10 @@ PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const Efficie
             }
         }
         // The chunk reads the cache of the tokens before it and writes its own.
-        const double kv = d(start + n) * kv_read_bytes_per_token_per_gpu(c, w.tensor_parallel);
+        const double kv = kv_read_bytes_per_sequence(c, w.tensor_parallel, start + n);
         const double bytes = weights / tp + kv + expert_bytes_per_gpu + d(n) * d(c.activation_bytes_per_token);
-        // Causal attention: token i of the chunk attends to start + i + 1 positions.
-        const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);
-        const double att = attended * c.prefill_attention_flop_per_token_per_context / tp;
+        // Causal attention: token i of the chunk attends to start + i + 1 positions (sliding layers: at most their window).
+        const double att = prefill_attention_flop(c, start, n) / tp;
         const double mem_t = bytes / bw;
         const double comp_t = lin / lin_rate + att / att_rate;
         const double t = std::max(mem_t, comp_t) + allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
@@ -338,7 +438,7 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     a.usable_memory_bytes = gpu.memory_usable_bytes;
     a.gpu_memory_utilization = w.engine.gpu_memory_utilization;
     a.engine_memory_bytes = static_cast<std::uint64_t>(w.engine.gpu_memory_utilization * d(gpu.memory_usable_bytes));
-    a.weight_bytes = c.resident_weight_bytes / static_cast<std::uint64_t>(tp);
+    a.weight_bytes = resident_weight_bytes_per_gpu(c, tp);
     // Peak activations of the profiling forward over max_num_batched_tokens.
     const double per_token = profile_activation_bytes_per_token(c, m, tp);
     a.activation_workspace_bytes = static_cast<std::uint64_t>(d(w.engine.max_num_batched_tokens) * per_token);
@@ -361,12 +461,7 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
                    " of " + fmt(d(a.usable_memory_bytes)) + ")";
         return a;
     }
-    const std::int64_t block = kv_block_tokens_for(c, w.engine.kv_block_tokens);
-    const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
-    a.kv_cache_blocks = static_cast<std::int64_t>(static_cast<std::uint64_t>(a.budget_bytes) / block_bytes);
-    a.kv_cache_tokens = a.kv_cache_blocks * block;
-    a.max_concurrency = d(a.kv_cache_tokens) / d(w.context_tokens);
-    a.max_sequences = a.kv_cache_blocks / cdiv(w.context_tokens, block);
+    divide_kv_budget(a, c, kv_block_tokens_for(c, w.engine.kv_block_tokens), w.context_tokens, w.engine.max_num_batched_tokens, true);
     a.fits = a.max_sequences >= 1;
     if (!a.fits)
         a.reason = "one sequence of " + std::to_string(w.context_tokens) + " tokens needs " +

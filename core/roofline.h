@@ -65,6 +65,22 @@ struct SchemeCosts {
     double prefill_attention_flop_per_token_per_context = 0;
     std::uint64_t kv_bytes_per_token = 0;     // all layers, K and V (MLA: the latent), with per-token scales, whole model
     std::int64_t kv_split_heads = 1;          // ModelConfig::cache_split_heads(): how the cache divides over TP ranks
+    // Sliding-window layers (gpt-oss): their share of kv_bytes_per_token and of the attention FLOPs,
+    // which read at most `sliding_window` cached tokens; the layer counts group the cache as
+    // vLLM's hybrid allocator does (hybrid_kv_groups).
+    std::uint64_t sliding_kv_bytes_per_token = 0;
+    double sliding_attention_flop_per_token_per_context = 0;
+    std::int64_t sliding_window = 0;
+    std::int64_t sliding_layers = 0;
+    std::int64_t full_layers = 0;
+    // vLLM pads MXFP4 expert weights for its kernels (vllm 0.10.1 quantization/mxfp4.py
+    // Mxfp4MoEMethod.create_weights): Marlin, below sm_90, rounds each rank's expert width up to 128
+    // and the hidden size to 256; the Triton kernels (sm_90 and up) round the width to 64. 0: no padding.
+    std::int64_t expert_width_pad = 0;
+    std::int64_t expert_hidden_pad = 0;
+    std::int64_t expert_width = 0;            // moe_intermediate_size
+    std::int64_t expert_hidden = 0;           // hidden_size
+    std::uint64_t expert_bytes = 0;           // all routed experts' bytes as resident (before padding)
     bool mla = false;                         // the cache is an MLA latent (vLLM pages it in blocks of 64: kv_block_tokens_for)
     std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
     std::uint64_t activation_bytes_per_token = 0;  // residual stream handed between layers
@@ -90,6 +106,10 @@ NativeScheme resolve_native_scheme(const ModelConfig& model, const std::vector<T
 SchemeCosts scheme_costs(const ModelConfig& model, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
                          const KvFormat& kv, const GpuProfile& gpu);
 
+// Weight bytes one GPU of a `tp`-way group holds: the resident weights split evenly, with the
+// routed experts at the padded shapes vLLM allocates for MXFP4 (expert_width_pad).
+std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, std::int64_t tp);
+
 // KV-cache bytes of one token on one GPU of a `tp`-way group: a GQA rank holds ceil(kv_heads / tp)
 // heads (vLLM replicates heads when tp exceeds them); every MLA rank holds the whole latent.
 std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& costs, std::int64_t tp);
@@ -103,6 +123,28 @@ double kv_read_bytes_per_token_per_gpu(const SchemeCosts& costs, std::int64_t tp
 // for an MLA cache whose block size is not a multiple of 64 (FlashMLA on Hopper; vLLM 0.11.0
 // platforms/cuda.py check_and_update_config).
 std::int64_t kv_block_tokens_for(const SchemeCosts& costs, std::int64_t configured);
+
+// KV-cache bytes one sequence at `context` tokens reads in one step on one GPU: full-attention
+// layers every token, sliding-window layers at most their window.
+double kv_read_bytes_per_sequence(const SchemeCosts& costs, std::int64_t tp, std::int64_t context);
+
+// Attention FLOPs of one new token attending to `context` cached positions (decode form), all layers.
+double attention_flop_per_token(const SchemeCosts& costs, std::int64_t context);
+
+// Attention FLOPs of a prefill chunk of n tokens after `start` (expanded form for MLA; causal;
+// sliding layers attend to at most their window).
+double prefill_attention_flop(const SchemeCosts& costs, std::int64_t start, std::int64_t n);
+
+// vLLM's hybrid KV-cache groups (vllm/v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size,
+// 0.11.0): layers bucketed by type, every group `group_size` = the smallest type's layer count, each
+// type cut into ceil(count / group_size) groups. One group of every layer without sliding layers.
+struct HybridKvGroups {
+    std::int64_t group_size = 0;
+    std::int64_t full_groups = 0;
+    std::int64_t sliding_groups = 0;
+    std::int64_t groups() const { return full_groups + sliding_groups; }
+};
+HybridKvGroups hybrid_kv_groups(const SchemeCosts& costs);
 
 // Which resource bounds a step.
 enum class Bound : std::uint8_t { Memory, Compute };
@@ -163,6 +205,17 @@ struct Admission {
     std::string reason;                         // why not, with both numbers
 };
 Admission admission(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const Workload& w);
+
+// Divides a KV budget (a.budget_bytes > 0, a.kv_bytes_per_token set) into blocks of `block`
+// tokens and fills the admission's blocks, tokens, concurrency and sequences at `context`. With
+// sliding-window layers and vLLM's hybrid allocator (`hybrid`), as vLLM 0.11.0 kv_cache_utils.py
+// counts it: num_blocks = budget / (page x group_size); "GPU KV cache size" = num_blocks / groups x
+// block; a request of L tokens takes ceil(L / block) blocks in each full-attention group and
+// ceil(min(window - 1 + max_num_batched_tokens, L) / block) + 1 in each sliding one
+// (SlidingWindowSpec.max_memory_usage_bytes), which gives the concurrency. Without the hybrid
+// allocator every layer holds every token.
+void divide_kv_budget(Admission& a, const SchemeCosts& costs, std::int64_t block, std::int64_t context,
+                      std::int64_t max_num_batched_tokens, bool hybrid);
 
 // Where the measured value of a figure is expected to lie: the prediction moved by the p10 and p90
 // of the engine profile's leave-one-out errors (docs/fidelity.md).

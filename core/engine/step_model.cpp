@@ -10,7 +10,6 @@ namespace {
 
 double d(std::uint64_t v) { return static_cast<double>(v); }
 double d(std::int64_t v) { return static_cast<double>(v); }
-std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The realistic profile's constants price what the kernel corpus does not cover (seed 003).
 const EfficiencyProfile& fallback_efficiency() {
@@ -133,9 +132,8 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
         const HeadCost head = lm_head_cost(c, m, 1, tp);  // only the last token's logits are sampled
         const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
         const double linear_flop = std::max(0.0, rows.linear_flop - 2.0 * d(n) * d(m.vocab_size) * d(m.hidden_size) / d(tp));
-        const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);
-        const double attention_flop = attended * c.prefill_attention_flop_per_token_per_context / d(tp);
-        const double kv_bytes = d(start + n) * kv_read_bytes_per_token_per_gpu(c, tp);
+        const double attention_flop = prefill_attention_flop(c, start, n) / d(tp);
+        const double kv_bytes = kv_read_bytes_per_sequence(c, tp, start + n);
         const double kernels = kernel_time_s(linear_bytes, linear_flop, n, family, gpu, setup, nullptr) +
                                kernel_time_s(head.bytes, head.flop, 1, KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
                                kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
@@ -182,7 +180,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     const std::int64_t tp = w.tensor_parallel;
     if (max_model_len <= 0) max_model_len = w.context_tokens;
     a.usable_memory_bytes = gpu.memory_usable_bytes;
-    a.weight_bytes = c.resident_weight_bytes / static_cast<std::uint64_t>(tp);
+    a.weight_bytes = resident_weight_bytes_per_gpu(c, tp);
     a.runtime_overhead_bytes = p.memory.non_torch_bytes + static_cast<std::uint64_t>(tp - 1) * p.memory.non_torch_bytes_per_extra_rank;
     if (p.memory.cuda_graph_counted && p.defaults.cuda_graphs) a.runtime_overhead_bytes += p.memory.cuda_graph_bytes;
     std::int64_t budget = 0;
@@ -218,11 +216,12 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     // vLLM pages an MLA cache in blocks of 64 (kv_block_tokens_for); SGLang keeps its own page size.
     const std::int64_t block = p.engine == "vllm" ? kv_block_tokens_for(c, p.defaults.block_size_tokens)
                                                   : std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
-    const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
-    a.kv_cache_blocks = static_cast<std::int64_t>(static_cast<std::uint64_t>(budget) / block_bytes);
-    a.kv_cache_tokens = a.kv_cache_blocks * block;
-    a.max_concurrency = d(a.kv_cache_tokens) / d(w.context_tokens);
-    a.max_sequences = a.kv_cache_blocks / cdiv(w.context_tokens, block);
+    // vLLM V1's hybrid allocator (0.9.1 on, PR #17996) keeps sliding-window layers to their
+    // window: the V1 profiles (from 0.7; the models with sliding layers quantplan prices need 0.10
+    // or later). vLLM V0 and SGLang are priced with every layer holding every token.
+    static const EngineVersion v1 = parse_engine_version("0.7", "vLLM V1");
+    const bool hybrid = p.engine == "vllm" && compare_versions(p.min_version, v1) >= 0;
+    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, hybrid);
     a.fits = a.max_sequences >= 1;
     if (!a.fits) {
         std::snprintf(buf, sizeof buf, "one sequence of %lld tokens needs %.2f GiB of KV cache but the budget is %.2f GiB",

@@ -346,7 +346,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     const std::optional<Resolved> res = pricer.resolve(r, why);
     if (!res) return skip(why);
     o.profile = res->profile->id;
-    o.family = engine::scheme_family(res->scheme);
+    o.family = engine::scheme_family(res->costs.scheme);
     o.model_type = res->model.model_type;
     o.arch = res->gpu.compute_capability;
     o.engine_version = r.setup.engine_version;
@@ -357,7 +357,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
                 "|" + std::to_string(r.setup.tp) + "|" + std::to_string(o.batch) + "|" + std::to_string(r.setup.input_tokens.value_or(-1)) + "|" +
                 std::to_string(r.setup.output_tokens.value_or(-1)) + "|" + std::to_string(r.setup.max_model_len.value_or(-1)) + "|" +
                 std::to_string(r.setup.gpu_memory_utilization.value_or(-1)) + "|" + engine::figure_class_name(o.figure);
-    p.kernel_key = engine::kernel_scale_key(res->scheme, res->model.is_moe());
+    p.kernel_key = engine::kernel_scale_key(res->costs.scheme, res->model.is_moe());
     const RecordSetup& s = r.setup;
     EngineSetup setup = zero_setup(*res, kernels);
     if (s.mem_fraction_static) setup.profile.defaults.mem_fraction_static = *s.mem_fraction_static;
@@ -381,7 +381,11 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         p.block_tokens = res->profile->defaults.block_size_tokens;
         if (res->profile->memory.rule == engine::BudgetRule::StaticFraction) p.activation_bytes = 0;  // not part of SGLang's rule
         double tokens = r.value;
-        if (r.metric == Metric::GpuBlocks) tokens = r.value * d(p.block_tokens);
+        // vLLM's hybrid allocator (sliding-window layers) counts num_gpu_blocks over all its KV
+        // groups and logs num_blocks / groups x block tokens (kv_cache_utils.py).
+        const HybridKvGroups groups = hybrid_kv_groups(res->costs);
+        const double block_groups = res->costs.sliding_layers > 0 && res->profile->engine == "vllm" ? d(std::max<std::int64_t>(groups.groups(), 1)) : 1.0;
+        if (r.metric == Metric::GpuBlocks) tokens = r.value * d(p.block_tokens) / block_groups;
         p.measured_budget_bytes = r.metric == Metric::KvCacheBytes ? r.value : tokens * p.kv_bytes_per_token;
         o.measured = r.metric == Metric::KvCacheBytes ? r.value / p.kv_bytes_per_token : tokens;  // compared as tokens
         o.usable = p.measured_budget_bytes > 0 && p.kv_bytes_per_token > 0;

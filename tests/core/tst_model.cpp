@@ -67,8 +67,6 @@ BOOST_AUTO_TEST_CASE(corpus_models_match_their_model_cards) {
 // is read (Nemotron-H's Infinity literal included) and refused with one line naming its fields.
 BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fields) {
     const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
-        {"openai--gpt-oss-20b", {"gpt_oss", "layer_types"}},
-        {"openai--gpt-oss-120b", {"gpt_oss", "layer_types"}},
         {"meta-llama--Llama-4-Scout-17B-16E-Instruct", {"llama4_text", "attention_chunk_size", "interleave_moe_layer_step"}},
         {"nvidia--Nemotron-H-56B-Base-8K", {"nemotron_h", "ssm_state_size", "hybrid_override_pattern"}},
     };
@@ -155,6 +153,42 @@ BOOST_AUTO_TEST_CASE(kimi_k2_counts_match_its_model_card) {
     BOOST_TEST(std::abs(active / 32e9 - 1) < 0.015, active);
 }
 
+// gpt-oss (MoE in every layer with biased experts and router, q/k/v/o biases, a sink per head,
+// sliding-window and full attention alternating). OpenAI's model card (arXiv:2508.10925), as the
+// openai/gpt-oss README rounds it: gpt-oss-120b 117B parameters with 5.1B active, gpt-oss-20b 21B
+// with 3.6B active; the card's table: 116.83B and 20.91B total, 5.13B and 3.61B active.
+BOOST_AUTO_TEST_CASE(gpt_oss_counts_match_the_model_card) {
+    struct Card {
+        const char* name;
+        double total, active;
+        std::int64_t layers, sliding;
+    };
+    for (const Card& c : {Card{"gpt-oss-120b", 116.83e9, 5.13e9, 36, 18}, Card{"gpt-oss-20b", 20.91e9, 3.61e9, 24, 12}}) {
+        const ModelConfig m = test::bundled_model(c.name);
+        BOOST_TEST(m.num_layers == c.layers);
+        BOOST_TEST(m.sliding_layer_count() == c.sliding);
+        BOOST_TEST(m.layer_is_sliding(0));
+        BOOST_TEST(!m.layer_is_sliding(1));
+        BOOST_TEST(m.sliding_window == 128);
+        const auto inv = tensor_inventory(m);
+        const ParameterCounts p = count_parameters(m, inv);
+        BOOST_TEST(std::abs(static_cast<double>(p.total) / c.total - 1) < 0.0005, c.name << " " << p.total);
+        // Active as the card counts it: attention, 4 experts per layer with their biases, routers,
+        // norms and the unembedding; not the embedding table.
+        const double expert_biases = static_cast<double>(m.num_layers * m.num_experts * (3 * m.moe_intermediate_size));
+        const double active = static_cast<double>(p.active_block_linears + p.lm_head + p.norms + p.routers + p.biases) -
+                              expert_biases * (1.0 - static_cast<double>(m.experts_per_token) / static_cast<double>(m.num_experts));
+        BOOST_TEST(std::abs(active / c.active - 1) < 0.005, c.name << " active " << active);
+        const auto has = [&](const std::string& name) { return std::any_of(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
+        BOOST_TEST(has("model.layers.0.self_attn.sinks"));
+        BOOST_TEST(has("model.layers.0.self_attn.o_proj.bias"));
+        BOOST_TEST(has("model.layers.0.mlp.router.bias"));
+        BOOST_TEST(has("model.layers.0.mlp.experts.3.gate_up_proj.weight"));
+    }
+    BOOST_TEST(count_parameters(test::bundled_model("gpt-oss-120b")).total == 116'829'156'672);
+    BOOST_TEST(count_parameters(test::bundled_model("gpt-oss-20b")).total == 20'914'757'184);
+}
+
 BOOST_AUTO_TEST_CASE(llama3_8b_has_224_linears_and_an_untied_head) {
     const ParameterCounts p = count_parameters(test::bundled_model("llama-3-8b"));
     BOOST_TEST(p.block_linear_count == 224);
@@ -217,7 +251,9 @@ BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
         {R"("model_type":"deepseek_v2","kv_lora_rank":512,"q_lora_rank":1536,"n_routed_experts":256)", "model_type 'deepseek_v2' with kv_lora_rank, q_lora_rank, n_routed_experts"},
         {R"("model_type":"deepseek_v32","kv_lora_rank":512,"index_topk":2048)", "model_type 'deepseek_v32' with kv_lora_rank"},
         {R"("model_type":"deepseek_v3","qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128)", "kv_lora_rank: missing"},
-        {R"("model_type":"gpt_oss","layer_types":["sliding_attention","full_attention"])", "model_type 'gpt_oss' with layer_types"},
+        {R"("model_type":"gpt_oss","layer_types":["sliding_attention","chunked_attention"],"num_local_experts":4,"num_experts_per_tok":2)", "model_type 'gpt_oss' with layer_types"},
+        {R"("model_type":"gpt_oss","layer_types":["sliding_attention","full_attention"],"num_local_experts":4,"num_experts_per_tok":2)", "sliding_window: missing"},
+        {R"("model_type":"gpt_oss","layer_types":["full_attention"],"num_local_experts":4,"num_experts_per_tok":2)", "lists 1 layers for num_hidden_layers 2"},
         {R"("model_type":"gemma3_text")", "model_type 'gemma3_text' is not modelled"},
         {R"("model_type":"qwen2","kv_lora_rank":512)", "model_type 'qwen2' with kv_lora_rank"},
         {R"("model_type":"mistral","sliding_window":4096)", "with sliding_window"},

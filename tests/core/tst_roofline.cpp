@@ -434,4 +434,56 @@ BOOST_AUTO_TEST_CASE(mla_caches_one_latent_that_every_rank_holds) {
     BOOST_TEST(test::throws_naming([&] { priced(8, "int8"); }, "not an MLA cache format"));
 }
 
+// Sliding-window layers (gpt-oss: 18 of 36 with a 128-token window) read at most their window at
+// decode, and vLLM's hybrid allocator divides the cache into groups. A published vLLM 0.10.1.1 log
+// of gpt-oss-120b at TP 4 on A100s (dennislee22/vLLM-benchmarking
+// log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log at b474d1e; assets/measurements/
+// vllm-startup-logs-repos.json) prints "Available KV cache memory: 45.32 GiB", num_gpu_blocks
+// 330018, "GPU KV cache size: 2,640,144 tokens" and "Maximum concurrency for 16,384 tokens per
+// request: 284.25x" with max_num_batched_tokens 2048: reproduced from the budget it states.
+BOOST_AUTO_TEST_CASE(sliding_window_layers_and_the_hybrid_allocator) {
+    PlanRequest q;
+    q.model = test::bundled_model("gpt-oss-120b");
+    q.gpu = test::bundled_gpu("a100-80gb");
+    q.schemes = {parse_scheme("native")};
+    q.workload.tensor_parallel = 4;
+    q.workload.batch = 8;
+    q.workload.context_tokens = 16384;
+    const SchemeResult r = plan(q).schemes[0];
+    const SchemeCosts& c = r.costs;
+    BOOST_TEST(c.sliding_layers == 18);
+    BOOST_TEST(c.full_layers == 18);
+    BOOST_TEST(c.kv_bytes_per_token == 36u * 2u * 8u * 64u * 2u);
+    BOOST_TEST(c.sliding_kv_bytes_per_token == c.kv_bytes_per_token / 2);
+    // Decode at 16,384 tokens: full layers read them all, sliding layers 128.
+    const double per_gpu_token = static_cast<double>(c.kv_bytes_per_token) / 4;
+    BOOST_TEST(static_cast<double>(r.decode.kv_bytes) == 8 * per_gpu_token * (0.5 * 16384 + 0.5 * 128), tt::tolerance(1e-6));
+    BOOST_TEST(kv_read_bytes_per_sequence(c, 4, 100) == per_gpu_token * 100, tt::tolerance(1e-12));  // inside the window
+    BOOST_TEST(prefill_attention_flop(c, 0, 1) == attention_flop_per_token(c, 1), tt::tolerance(1e-12));
+    // The log's budget through vLLM's hybrid division.
+    Admission a;
+    a.budget_bytes = static_cast<std::int64_t>(45.32 * 1024 * 1024 * 1024);
+    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, 4);
+    BOOST_TEST(a.kv_bytes_per_token == 36u * 2u * 2u * 64u * 2u);  // 2 of 8 KV heads per rank
+    const HybridKvGroups g = hybrid_kv_groups(c);
+    BOOST_TEST(g.group_size == 18);
+    BOOST_TEST(g.groups() == 2);
+    divide_kv_budget(a, c, 16, 16384, 2048, true);
+    // 45.32 GiB is the log's rounding: +-0.005 GiB is +-36 blocks of 16 tokens x 18 layers x 512 bytes.
+    const std::int64_t slack = static_cast<std::int64_t>(0.005 * 1024 * 1024 * 1024 / (16 * 18 * 512)) + 1;
+    BOOST_TEST(std::abs(a.kv_cache_blocks - 330018) <= slack);
+    BOOST_TEST(std::abs(a.kv_cache_tokens - 2640144) <= slack / 2 * 16 + 16);
+    BOOST_TEST(a.kv_cache_tokens == a.kv_cache_blocks / 2 * 16);
+    BOOST_TEST(a.max_concurrency == 284.25, tt::tolerance(0.0005));
+    // Without the hybrid allocator every layer holds every token: the same logged size, less concurrency.
+    Admission full = a;
+    divide_kv_budget(full, c, 16, 16384, 2048, false);
+    BOOST_TEST(full.max_concurrency < a.max_concurrency);
+    // vLLM pads MXFP4 experts on an A100 (Marlin: width per rank 720 -> 768, hidden 2880 -> 3072):
+    // the log's "Model loading took 17.2217 GiB" per GPU, within 1%.
+    BOOST_TEST(std::abs(static_cast<double>(r.admission.weight_bytes) / (17.2217 * 1024 * 1024 * 1024) - 1) < 0.01,
+               r.admission.weight_bytes);
+    BOOST_TEST(resident_weight_bytes_per_gpu(c, 4) > c.resident_weight_bytes / 4);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
