@@ -171,6 +171,13 @@ json scheme_json(const SchemeResult& r) {
     json checkpoint = to_json(b);
     json roles = std::move(checkpoint["by_role"]);  // the per-role split, once, at the scheme's top level
     checkpoint.erase("by_role");
+    json admission = to_json(r.admission);
+    if (r.costs.mla || r.costs.sliding_layers > 0) {  // the cache by layer type, per GPU
+        json types = json::array();
+        for (const CacheLayerType& t : cache_by_layer_type(r.costs, r.admission.kv_bytes_per_token))
+            types.push_back({{"type", t.type}, {"layers", t.layers}, {"bytes_per_token", t.bytes_per_token}, {"window", t.window}});
+        admission["cache_by_layer_type"] = std::move(types);
+    }
     return {{"name", scheme_name(r.costs.scheme)},
             {"effective_bits", b.effective_bits},
             {"checkpoint_bytes", b.checkpoint_bytes},
@@ -181,7 +188,7 @@ json scheme_json(const SchemeResult& r) {
             {"note", r.costs.note},
             {"requested_batch", r.requested_batch},
             {"decode", to_json(r.decode)},
-            {"admission", to_json(r.admission)},
+            {"admission", std::move(admission)},
             {"prefill", to_json(r.prefill)},
             {"throughput_tokens_per_s", r.throughput_tokens_per_s},
             {"speedup_vs_bf16", finite_or_null(r.speedup_vs_bf16)},

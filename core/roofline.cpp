@@ -68,6 +68,27 @@ std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) 
     return c.kv_bytes_per_token / static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(cdiv(heads, ranks));
 }
 
+std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& c, std::uint64_t per_gpu) {
+    const std::int64_t layers = c.sliding_layers + c.full_layers;
+    if (c.mla) return {{"mla_latent", layers > 0 ? layers : 0, per_gpu, 0}};
+    if (c.sliding_layers == 0) return {{"full_attention", c.full_layers, per_gpu, 0}};
+    const std::uint64_t per_layer = per_gpu / static_cast<std::uint64_t>(std::max<std::int64_t>(layers, 1));
+    std::vector<CacheLayerType> out;
+    if (c.full_layers > 0) out.push_back({"full_attention", c.full_layers, per_layer * static_cast<std::uint64_t>(c.full_layers), 0});
+    out.push_back({"sliding_attention", c.sliding_layers, per_layer * static_cast<std::uint64_t>(c.sliding_layers), c.sliding_window});
+    return out;
+}
+
+std::string cache_layout_text(const std::vector<CacheLayerType>& types) {
+    std::string out;
+    for (const CacheLayerType& t : types) {
+        if (!out.empty()) out += " + ";
+        out += std::to_string(t.layers) + " " + t.type;
+        if (t.window > 0) out += " (window " + std::to_string(t.window) + ")";
+    }
+    return out;
+}
+
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& c, std::int64_t tp) {
     const std::uint64_t ranks = static_cast<std::uint64_t>(std::max<std::int64_t>(tp, 1));
     if (c.expert_width_pad <= 0 || c.expert_bytes == 0) return c.resident_weight_bytes / ranks;
@@ -296,6 +317,7 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
         c.attention_flop_per_token_per_context = 2.0 * heads * d(2 * m.kv_lora_rank + m.qk_rope_head_dim) * layers;
         c.prefill_attention_flop_per_token_per_context = 2.0 * heads * d(m.head_dim + m.v_head_dim) * layers;
         c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * latent_cache_bytes_per_token_per_layer(kv, m.kv_lora_rank, m.qk_rope_head_dim);
+        c.full_layers = m.num_layers;
     } else {
         c.attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(m.num_layers);
         c.prefill_attention_flop_per_token_per_context = c.attention_flop_per_token_per_context;

@@ -106,6 +106,18 @@ NativeScheme resolve_native_scheme(const ModelConfig& model, const std::vector<T
 SchemeCosts scheme_costs(const ModelConfig& model, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
                          const KvFormat& kv, const GpuProfile& gpu);
 
+// The cache split by layer type, per GPU: what each kind of layer keeps per token.
+struct CacheLayerType {
+    std::string type;                 // "full_attention", "sliding_attention" or "mla_latent"
+    std::int64_t layers = 0;
+    std::uint64_t bytes_per_token = 0;  // all layers of this type, per GPU
+    std::int64_t window = 0;          // sliding_attention: tokens a layer keeps at most (0: all)
+};
+// From the admission's per-GPU bytes per token (kv_bytes_per_token_per_gpu).
+std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& costs, std::uint64_t per_gpu_bytes_per_token);
+// One line: "18 full_attention + 18 sliding_attention (window 128)", "61 mla_latent".
+std::string cache_layout_text(const std::vector<CacheLayerType>& types);
+
 // Weight bytes one GPU of a `tp`-way group holds: the resident weights split evenly, with the
 // routed experts at the padded shapes vLLM allocates for MXFP4 (expert_width_pad).
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, std::int64_t tp);

@@ -484,6 +484,13 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_and_the_hybrid_allocator) {
     BOOST_TEST(std::abs(static_cast<double>(r.admission.weight_bytes) / (17.2217 * 1024 * 1024 * 1024) - 1) < 0.01,
                r.admission.weight_bytes);
     BOOST_TEST(resident_weight_bytes_per_gpu(c, 4) > c.resident_weight_bytes / 4);
+    // The cache by layer type, per GPU.
+    const std::vector<CacheLayerType> types = cache_by_layer_type(c, kv_bytes_per_token_per_gpu(c, 4));
+    BOOST_TEST_REQUIRE(types.size() == 2u);
+    BOOST_TEST(types[1].type == "sliding_attention");
+    BOOST_TEST(types[1].window == 128);
+    BOOST_TEST(types[0].bytes_per_token + types[1].bytes_per_token == kv_bytes_per_token_per_gpu(c, 4));
+    BOOST_TEST(cache_layout_text(types) == "18 full_attention + 18 sliding_attention (window 128)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

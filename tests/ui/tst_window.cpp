@@ -901,4 +901,38 @@ BOOST_FIXTURE_TEST_CASE(screenshots_of_every_panel, WindowFixture) {
     BOOST_TEST(window.grab().toImage().save(QString::fromStdString((out / "window.png").string())));
 }
 
+// The modern architectures in the window: DeepSeek-V3 (MLA, FP8 as shipped, on eight H200s) and
+// gpt-oss-120b (sliding-window layers, MXFP4 experts) are priced with `native` added to the
+// default schemes, and the memory panel and the crossover chart draw them.
+BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFixture) {
+    struct Case {
+        const char* model;
+        const char* gpu;
+        std::int64_t tp;
+    };
+    for (const Case& c : {Case{"deepseek-v3", "h200", 8}, Case{"gpt-oss-120b", "h100-sxm", 1}}) {
+        PlannerSetup setup = window.setup();
+        setup.model = QString::fromLatin1(c.model);
+        setup.gpu = QString::fromLatin1(c.gpu);
+        setup.tensor_parallel = c.tp;
+        window.setSetup(setup);
+        settle();
+        BOOST_TEST_REQUIRE(window.errorText().isEmpty(), window.errorText().toStdString());
+        const PlanResult& shown = *window.result();
+        BOOST_TEST(shown.request.model.name == c.model);
+        const auto native = std::find_if(shown.schemes.begin(), shown.schemes.end(), [](const SchemeResult& r) { return r.costs.scheme.native; });
+        BOOST_TEST_REQUIRE((native != shown.schemes.end()), c.model);
+        BOOST_TEST(native->admission.fits, c.model << ": " << native->admission.reason);
+        QAbstractItemModel* memory = window.memoryPanel()->tables().front()->model();
+        BOOST_TEST(memory->rowCount() >= static_cast<int>(shown.schemes.size()));
+        const QString layout = memory->index(0, memory->columnCount() - 1).data().toString();
+        BOOST_TEST(layout.contains(std::string(c.model) == "deepseek-v3" ? QStringLiteral("61 mla_latent") : QStringLiteral("18 sliding_attention (window 128)")),
+                   layout.toStdString());
+        window.tabs()->setCurrentWidget(window.memoryPanel());
+        settle();
+        const std::filesystem::path file = screenshot_dir() / (std::string("memory-") + c.model + ".png");
+        BOOST_TEST(window.grab().toImage().save(QString::fromStdString(file.string())), file);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -113,6 +113,13 @@ QChart* make_memory_chart(const PlanResult& plan, const MemoryChartOptions& opti
 
     auto* y_axis = new QBarCategoryAxis();
     y_axis->append(categories);
+    if (categories.size() > 12) {
+        // Seven schemes or more (a model that adds `native`): a smaller font keeps every label
+        // readable instead of elided.
+        QFont font = y_axis->labelsFont();
+        font.setPointSizeF(std::max(6.0, font.pointSizeF() * 12.0 / static_cast<double>(categories.size())));
+        y_axis->setLabelsFont(font);
+    }
     auto* x_axis = new QValueAxis();
     x_axis->setTitleText(QStringLiteral("GB (1e9 bytes) per GPU"));
     x_axis->setRange(0, max_gb > 0 ? max_gb * 1.05 : 1.0);

@@ -258,6 +258,8 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     r.workload.engine.max_num_batched_tokens = s.max_num_batched_tokens;
     r.workload.engine.max_num_seqs = s.max_num_seqs;
     for (const QString& name : s.schemes) r.schemes.push_back(parse_scheme(name.toStdString()));
+    // The default set, as on the command line, adds the checkpoint as its config.json declares it.
+    if (model.declared_quantization && s.schemes == default_setup().schemes) r.schemes.push_back(parse_scheme("native"));
     r.goal.goal = parse_goal(s.goal.toStdString());
     r.goal.tolerance = parse_accuracy_tolerance(s.accuracy.toStdString());
     r.goal.reasoning_heavy = s.reasoning_heavy;

@@ -183,6 +183,14 @@ void CheckpointTableModel::setResult(const PlanResult& plan, std::optional<std::
 
 MemoryTableModel::MemoryTableModel(QObject* parent) : ResultTableModel(parent) { setResult(PlanResult{}); }
 
+// "18 full_attention + 18 sliding_attention (window 128)", each type's bytes per token in the tooltip.
+ResultTableModel::Cell MemoryTableModel::cache_cell(const std::vector<CacheLayerType>& types) {
+    QString tip;
+    for (const CacheLayerType& t : types)
+        tip += QStringLiteral("%1 layers of %2: %3 bytes per token per GPU\n").arg(t.layers).arg(QString::fromStdString(t.type)).arg(t.bytes_per_token);
+    return text_cell(QString::fromStdString(cache_layout_text(types)), tip.trimmed());
+}
+
 void MemoryTableModel::setResult(const PlanResult& plan) {
     std::vector<Column> columns = {
         column("scheme", "schemes"),
@@ -200,6 +208,9 @@ void MemoryTableModel::setResult(const PlanResult& plan) {
         {QStringLiteral("KV tokens"), QStringLiteral("Tokens the KV budget holds (vLLM: \"GPU KV cache size: N tokens\").")},
         column("max seq", "max_sequences"),
         {QStringLiteral("fits"), QStringLiteral("Whether the weights and at least one sequence fit; otherwise why not.")},
+        {QStringLiteral("cache by layer type"),
+         QStringLiteral("What each kind of attention layer keeps: every token (full attention), at most its window (sliding "
+                        "attention), or one MLA latent per token; KV bytes per token per GPU for each.")},
     };
     std::vector<std::vector<Cell>> rows;
     for (const SchemeResult& r : plan.schemes) {
@@ -221,6 +232,7 @@ void MemoryTableModel::setResult(const PlanResult& plan) {
             integer_cell(a.kv_cache_tokens),
             integer_cell(a.max_sequences),
             a.fits ? text_cell(QStringLiteral("yes")) : text_cell(QStringLiteral("no"), QString::fromStdString(a.reason)),
+            cache_cell(cache_by_layer_type(r.costs, a.kv_bytes_per_token)),
         });
     }
     setTable(std::move(columns), std::move(rows));

@@ -83,6 +83,9 @@ public:
     explicit MemoryTableModel(QObject* parent = nullptr);
     // One row per scheme: its decode step's bytes and its admission.
     void setResult(const PlanResult& plan);
+
+private:
+    static Cell cache_cell(const std::vector<CacheLayerType>& types);
 };
 
 // The memory panel's what-if: max sequences and tokens/s per scheme for every KV format.
