@@ -104,7 +104,12 @@ std::int64_t kv_block_tokens_for(const SchemeCosts& c, std::int64_t configured) 
 }
 
 double kv_read_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) {
-    return c.kv_split_heads == 1 ? d(c.kv_bytes_per_token) : d(c.kv_bytes_per_token) / d(std::max<std::int64_t>(tp, 1));
+    // A rank reads the heads it holds: ceil(heads / tp) of them, one replicated head when tp
+    // exceeds the KV heads (vLLM: max(1, heads // tp)), the whole latent for MLA.
+    const std::int64_t heads = std::max<std::int64_t>(c.kv_split_heads, 1);
+    const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
+    if (heads >= ranks && heads % ranks == 0) return d(c.kv_bytes_per_token) / d(ranks);
+    return d(c.kv_bytes_per_token) / d(heads) * d(cdiv(heads, ranks));
 }
 
 double kv_read_bytes_per_sequence(const SchemeCosts& c, std::int64_t tp, std::int64_t context) {
@@ -393,7 +398,9 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
             s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
         }
     }
-    if (c.kv_split_heads == 1 || c.sliding_kv_bytes_per_token > 0)  // MLA on every rank; sliding layers read their window
+    // MLA on every rank, replicated GQA heads (tp above the KV heads), sliding layers' windows.
+    const bool even_split = c.kv_split_heads >= w.tensor_parallel && c.kv_split_heads % w.tensor_parallel == 0;
+    if (!even_split || c.sliding_kv_bytes_per_token > 0)
         s.kv_bytes = static_cast<std::uint64_t>(d(batch) * kv_read_bytes_per_sequence(c, w.tensor_parallel, context)) + c.kv_fixed_bytes / tp;
     else
         s.kv_bytes = (b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes) / tp;
