@@ -180,10 +180,10 @@ void parse_deepseek_v3(const json& j, ModelConfig& c, const std::string& source)
 
 }  // namespace
 
-// The quantization config.json declares, for scheme `native`.
-void read_declared_quantization(std::string_view text, ModelConfig& c) {
+// The quantization config.json declares, for scheme `native` (and, when read from a checkpoint
+// folder, the quantization files beside it: hf_quant_config.json, quant_config.json, quantize_config.json).
+void read_declared_quantization(std::string_view text, ModelConfig& c, QuantConfigTexts texts = {}) {
     try {
-        QuantConfigTexts texts;
         texts.config_json = std::string(text);
         auto q = std::make_shared<QuantizationConfig>(parse_quantization_config(texts));
         if (q->method == QuantMethod::Unknown) c.declared_quantization_error = q->problem;
@@ -271,7 +271,21 @@ ModelConfig load_model_config(const std::filesystem::path& path) {
     if (std::filesystem::is_directory(path, ec)) file = path / "config.json";
     if (!std::filesystem::is_regular_file(file, ec)) throw Error(file.string(), "no such config.json");
     constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
-    ModelConfig c = parse_model_config(read_text(file, kMaxConfigBytes, "config.json"), file.string());
+    const std::string text = read_text(file, kMaxConfigBytes, "config.json");
+    ModelConfig c = parse_model_config(text, file.string());
+    // A ModelOpt, AutoAWQ or AutoGPTQ export declares its quantization in a file beside config.json.
+    QuantConfigTexts siblings;
+    const auto sibling = [&](const char* name, std::optional<std::string>& into) {
+        const std::filesystem::path f = file.parent_path() / name;
+        if (std::filesystem::is_regular_file(f, ec)) into = read_text(f, kMaxConfigBytes, name);
+    };
+    sibling("hf_quant_config.json", siblings.hf_quant_config);
+    sibling("quant_config.json", siblings.quant_config);
+    sibling("quantize_config.json", siblings.quantize_config);
+    if (!c.declared_quantization && (siblings.hf_quant_config || siblings.quant_config || siblings.quantize_config)) {
+        c.declared_quantization_error.clear();
+        read_declared_quantization(text, c, std::move(siblings));
+    }
     return c;
 }
 

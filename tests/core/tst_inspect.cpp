@@ -515,6 +515,16 @@ BOOST_AUTO_TEST_CASE(native_is_the_checkpoint_as_declared) {
     BOOST_TEST(std::none_of(qwen.schemes.begin(), qwen.schemes.end(), [](const SchemeResult& r) { return r.costs.scheme.native; }));
     q.schemes = {parse_scheme("native")};
     BOOST_TEST(plan(q).schemes[0].costs.budget.checkpoint_bytes == 16'381'470'720ull);  // its bf16 checkpoint
+    // A ModelOpt export declares its quantization beside config.json (hf_quant_config.json).
+    TempDir modelopt;
+    write_bytes(modelopt.path() / "config.json", json::parse(std::ifstream(models_dir() / "qwen3-8b" / "config.json")).dump());
+    write_bytes(modelopt.path() / "hf_quant_config.json",
+                R"({"producer": {"name": "modelopt", "version": "0.17.0"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head"]}})");
+    q.model = load_model_config(modelopt.path());
+    q.schemes = {parse_scheme("native")};
+    const SchemeResult nvfp4 = plan(q).schemes[0];
+    BOOST_TEST(nvfp4.costs.note.find("hf_quant_config.json") != std::string::npos, nvfp4.costs.note);
+    BOOST_TEST(nvfp4.costs.budget.checkpoint_bytes == inspect_checkpoint(read_checkpoint(modelopt.path())).predicted_bytes);
     TempDir dir;
     json c = json::parse(std::ifstream(models_dir() / "qwen3-8b" / "config.json"));
     c["quantization_config"] = {{"quant_method", "hqq"}, {"nbits", 4}};
