@@ -55,6 +55,8 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--gpu-mem-util", [&](const std::string& v) { o.gpu_mem_util = to_double("--gpu-mem-util", v); o.gpu_mem_util_given = true; }},
         {"--tp", [&](const std::string& v) { o.tp = to_int("--tp", v); }},
         {"--ep", [&](const std::string& v) { o.ep = to_int("--ep", v); }},
+        {"--dp", [&](const std::string& v) { o.dp = to_int("--dp", v); }},
+        {"--nodes", [&](const std::string& v) { o.nodes = to_int("--nodes", v); }},
         {"--kernel", [&](const std::string& v) { o.kernel = v; }},
         {"--goal", [&](const std::string& v) { o.goal = v; }},
         {"--accuracy", [&](const std::string& v) { o.accuracy = v; }},
@@ -180,8 +182,12 @@ Workload:
   --context N              tokens of context per sequence [4096]
   --kv FMT                 KV-cache format: bf16, fp16, fp8, fp8_e5m2, int8, int4 [bf16]
   --tp N                   tensor-parallel degree 1..8 [1]
-  --ep N                   MoE: place whole experts over the N tensor-parallel GPUs (expert parallel;
-                           N = --tp) instead of slicing each; the step waits for the busiest GPU [1]
+  --ep N                   MoE: place whole experts over the N GPUs (expert parallel; N = --dp x --tp)
+                           instead of slicing each; the step waits for the busiest GPU [1]
+  --dp N                   MoE with --ep: N data-parallel engines, each with its own batch and its
+                           attention over its --tp GPUs, sharing the experts (all-to-all per layer) [1]
+  --nodes N                nodes the --dp x --tp GPUs span (at most 8 per node; the network between
+                           them from the GPU profile) [1]
   --gpu-mem-util U         engine's gpu_memory_utilization in (0, 1] [0.9]
   --max-num-batched-tokens N  prefill chunk / profiling tokens [8192]
   --max-num-seqs N         sampler size [256]

@@ -41,7 +41,9 @@ struct CliOptions {
     std::optional<std::string> calibration;  // --calibration FILE : measured profile
     double gpu_mem_util = 0.9;
     std::int64_t tp = 1;
-    std::int64_t ep = 1;                    // --ep N: expert parallelism over the TP group (MoE)
+    std::int64_t ep = 1;                    // --ep N: expert parallelism over every GPU, N = --dp x --tp (MoE)
+    std::int64_t dp = 1;                    // --dp N: data-parallel attention engines sharing the experts
+    std::int64_t nodes = 1;                 // --nodes N: nodes the --dp x --tp GPUs span
     std::string kernel = "fused";
     std::string goal = "throughput";
     std::string accuracy = "moderate";

@@ -33,6 +33,8 @@ void print_table(const PlanResult& p, std::ostream& out) {
     out << q.model.name << " on " << q.gpu.name << " (" << q.efficiency.name << " profile), batch " << q.workload.batch
         << ", context " << q.workload.context_tokens << ", KV " << kv_format_name(q.workload.kv) << ", TP "
         << q.workload.tensor_parallel << (q.workload.expert_parallel > 1 ? ", experts whole per GPU (EP " + std::to_string(q.workload.expert_parallel) + ")" : std::string())
+        << (q.workload.data_parallel > 1 ? ", " + std::to_string(q.workload.data_parallel) + " data-parallel engines (batch each)" : std::string())
+        << (q.workload.nodes > 1 ? ", " + std::to_string(q.workload.nodes) + " nodes" : std::string())
         << "\n";
     out << "parameters: " << p.parameters.total << " total, " << p.parameters.block_linears << " in "
         << p.parameters.block_linear_count << " block linears\n";
@@ -154,6 +156,8 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.kv = parse_kv_format(o.kv);
     r.workload.tensor_parallel = o.tp;
     r.workload.expert_parallel = o.ep;
+    r.workload.data_parallel = o.dp;
+    r.workload.nodes = o.nodes;
     r.workload.kernel = parse_kernel_quality(o.kernel);
     r.workload.engine.gpu_memory_utilization = o.gpu_mem_util;
     r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;

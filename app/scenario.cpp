@@ -88,6 +88,10 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (o.tp == defaults.tp) o.tp = integer_value(value, at);
         } else if (key == "ep") {
             if (o.ep == defaults.ep) o.ep = integer_value(value, at);
+        } else if (key == "dp") {
+            if (o.dp == defaults.dp) o.dp = integer_value(value, at);
+        } else if (key == "nodes") {
+            if (o.nodes == defaults.nodes) o.nodes = integer_value(value, at);
         } else if (key == "goal") {
             if (o.goal == defaults.goal) o.goal = text_value(value, at);
         } else if (key == "accuracy") {

@@ -114,6 +114,7 @@ GpuProfile parse_gpu_profile(std::string_view text, const std::string& source) {
     g.sm_count = static_cast<std::int64_t>(number(j, "sm_count", source, false));
     g.l2_bytes = static_cast<std::uint64_t>(number(j, "l2_bytes", source, false));
     g.interconnect_bytes_per_s = number(j, "interconnect_bytes_per_s", source, false);
+    g.internode_bytes_per_s = number(j, "internode_bytes_per_s", source, false);
     if (!j.contains("peak") || !j["peak"].is_object()) throw Error(source + ": peak", "missing (an object of FLOP/s by type)");
     const json& p = j["peak"];
     const std::string ps = source + ": peak";

@@ -39,6 +39,9 @@ struct GpuProfile {
     std::uint64_t l2_bytes = 0;
     std::string interconnect;                       // e.g. "NVLink4"
     double interconnect_bytes_per_s = 0;            // bidirectional per GPU
+    // Network between nodes, per GPU and direction (a DGX's one 400 Gb/s ConnectX-7 per GPU: 50e9);
+    // 0 when the profile has no sourced figure (multi-node placement is then refused).
+    double internode_bytes_per_s = 0;
     std::string compute_capability;                 // e.g. "sm_90"
     std::map<std::string, std::string> sources;     // field -> source
 };

@@ -133,14 +133,30 @@ PlanResult plan(PlanRequest request) {
     const Workload& w = request.workload;
     if (request.model.num_attention_heads % w.tensor_parallel != 0)
         throw Error("--tp", std::to_string(w.tensor_parallel) + " does not divide the " + std::to_string(request.model.num_attention_heads) + " attention heads");
+    if (w.data_parallel < 1 || w.data_parallel > 64)
+        throw Error("--dp", "data-parallel engines must be 1 to 64, got " + std::to_string(w.data_parallel));
+    if (w.data_parallel > 1 && w.expert_parallel == 1)
+        throw Error("--dp", "data-parallel attention shares expert-parallel experts (--ep = --dp x --tp); engines of a dense model are replicas (--serve sizes them)");
     if (w.expert_parallel != 1) {
-        // Expert parallelism over the TP group only (data-parallel attention is not modelled).
+        // Expert parallelism over every GPU of the data-parallel engines (vLLM: EP = DP x TP).
         if (!request.model.is_moe()) throw Error("--ep", request.model.name + " has no routed experts to place");
-        if (w.expert_parallel != w.tensor_parallel)
-            throw Error("--ep", std::to_string(w.expert_parallel) + " must equal --tp " + std::to_string(w.tensor_parallel) +
-                                    ": experts are placed over the tensor-parallel group; data-parallel attention (EP above TP) is not modelled yet");
+        const std::int64_t gpus = w.data_parallel * w.tensor_parallel;
+        if (w.expert_parallel != gpus)
+            throw Error("--ep", std::to_string(w.expert_parallel) + " must equal --dp x --tp = " + std::to_string(gpus) +
+                                    ": experts are placed over every GPU of the data-parallel engines (vLLM FusedMoEParallelConfig)");
         if (request.model.num_experts % w.expert_parallel != 0)
             throw Error("--ep", std::to_string(w.expert_parallel) + " does not divide the " + std::to_string(request.model.num_experts) + " experts");
+    }
+    if (w.nodes < 1 || w.nodes > 64) throw Error("--nodes", "must be 1 to 64, got " + std::to_string(w.nodes));
+    if (w.nodes > 1) {
+        const std::int64_t gpus = w.data_parallel * w.tensor_parallel;
+        if (gpus % w.nodes != 0)
+            throw Error("--nodes", std::to_string(w.nodes) + " nodes cannot hold " + std::to_string(gpus) + " GPUs (--dp x --tp) evenly");
+        if (gpus / w.nodes > 8) throw Error("--nodes", std::to_string(gpus / w.nodes) + " GPUs per node: at most 8");
+        if (!(request.gpu.internode_bytes_per_s > 0))
+            throw Error("--nodes", request.gpu.id + " has no sourced network figure between nodes (internode_bytes_per_s) in its profile");
+    } else if (w.data_parallel * w.tensor_parallel > 8) {
+        throw Error("--nodes", std::to_string(w.data_parallel * w.tensor_parallel) + " GPUs (--dp x --tp) need more than one node of 8: give --nodes");
     }
     if (request.schemes.empty()) {
         for (const std::string& n : default_serving_scheme_names()) request.schemes.push_back(parse_scheme(n));
@@ -158,7 +174,7 @@ PlanResult plan(PlanRequest request) {
     const Admission bf16_adm = price.admit(bf16_costs);
     const std::int64_t bf16_batch = bf16_adm.fits ? std::min(w.batch, bf16_adm.max_sequences) : w.batch;
     const DecodeStep bf16_step = price.decode(bf16_costs, bf16_batch, w.context_tokens);
-    const double bf16_throughput = bf16_adm.fits ? static_cast<double>(bf16_batch) / bf16_step.time_s : 0.0;
+    const double bf16_throughput = bf16_adm.fits ? static_cast<double>(bf16_batch * w.data_parallel) / bf16_step.time_s : 0.0;
 
     for (const Scheme& s : request.schemes) {
         SchemeResult r;
@@ -168,7 +184,8 @@ PlanResult plan(PlanRequest request) {
         const std::int64_t batch = r.admission.fits ? std::min(w.batch, r.admission.max_sequences) : w.batch;
         r.decode = price.decode(r.costs, batch, w.context_tokens);
         r.prefill = price.prefill(r.costs, w.context_tokens);
-        r.throughput_tokens_per_s = r.admission.fits ? static_cast<double>(batch) / r.decode.time_s : 0.0;
+        // Every data-parallel engine decodes its own batch in the same step.
+        r.throughput_tokens_per_s = r.admission.fits ? static_cast<double>(batch * w.data_parallel) / r.decode.time_s : 0.0;
         // No baseline when bf16 itself does not fit: the speedup is undefined (NaN, written as null).
         r.speedup_vs_bf16 = bf16_throughput > 0 ? r.throughput_tokens_per_s / bf16_throughput : std::nan("");
         r.bands = bands_of(r, request);
@@ -179,6 +196,7 @@ PlanResult plan(PlanRequest request) {
             if (request.model.num_attention_heads % tp != 0) continue;
             Workload at = w;
             at.tensor_parallel = tp;
+            if (w.expert_parallel > 1) at.expert_parallel = tp * w.data_parallel;
             if (tp == w.tensor_parallel ? r.admission.fits : priced_admission(request, r.costs, at).fits) {
                 r.fits_from_tp = tp;
                 break;

@@ -75,6 +75,7 @@ json to_json(const DecodeStep& d) {
             {"memory_time_s", d.memory_time_s},
             {"compute_time_s", d.compute_time_s},
             {"communication_time_s", d.communication_time_s},
+            {"all_to_all_bytes", d.all_to_all_bytes},
             {"time_s", d.time_s},
             {"bound", bound_name(d.bound)}};
 }
@@ -283,7 +284,13 @@ json plan_json(const PlanResult& p) {
             {"placement",
              {{"tensor_parallel", q.workload.tensor_parallel},
               {"expert_parallel", q.workload.expert_parallel},
+              {"data_parallel", q.workload.data_parallel},
+              {"nodes", q.workload.nodes},
+              {"gpus", q.workload.data_parallel * q.workload.tensor_parallel},
+              {"gpus_per_node", gpus_per_node(q.workload)},
               {"experts_per_gpu", q.model.is_moe() ? json(q.model.num_experts / q.workload.expert_parallel) : json(nullptr)},
+              {"attention", q.workload.data_parallel > 1 ? "data parallel: each engine's attention over its own tensor-parallel GPUs, its own batch"
+                                                        : "tensor parallel"},
               {"experts", !q.model.is_moe() ? "none" : q.workload.expert_parallel > 1 ? "whole experts per GPU (expert parallel); the step waits for the busiest GPU"
                                                                                      : "every expert sliced over the tensor-parallel GPUs"}}},
             {"schemes", schemes},

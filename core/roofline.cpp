@@ -56,7 +56,7 @@ Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfi
     p.m1 = per_b_bytes / bw;
     p.c1 = c.linear_flop_per_token / tp / linear_rate_flop_per_s(c, gpu, eff, w.kernel) +
            attention_flop_per_token(c, w.context_tokens) / tp / attention_rate_flop_per_s(gpu, eff);
-    p.k = allreduce_time_s(d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
+    p.k = allreduce_time_s(d(c.allreduce_bytes_per_token), w, gpu);
     return p;
 }
 
@@ -87,6 +87,14 @@ std::string cache_layout_text(const std::vector<CacheLayerType>& types) {
         if (t.window > 0) out += " (window " + std::to_string(t.window) + ")";
     }
     return out;
+}
+
+std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& c, const Workload& w) {
+    if (w.data_parallel <= 1 || c.routed_expert_bytes == 0) return resident_weight_bytes_per_gpu(c, w.tensor_parallel);
+    // Attention and the rest replicated per engine and split over its TP GPUs; experts over all EP GPUs.
+    const auto tp = static_cast<std::uint64_t>(std::max<std::int64_t>(w.tensor_parallel, 1));
+    const auto ep = static_cast<std::uint64_t>(std::max<std::int64_t>(w.expert_parallel, 1));
+    return (c.resident_weight_bytes - c.routed_expert_bytes) / tp + c.routed_expert_bytes / ep;
 }
 
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& c, std::int64_t tp) {
@@ -178,6 +186,39 @@ HybridKvGroups hybrid_kv_groups(const SchemeCosts& c) {
     g.full_groups = cdiv(c.full_layers, g.group_size);
     g.sliding_groups = cdiv(c.sliding_layers, g.group_size);
     return g;
+}
+
+std::int64_t gpus_per_node(const Workload& w) {
+    const std::int64_t gpus = std::max<std::int64_t>(w.data_parallel, 1) * std::max<std::int64_t>(w.tensor_parallel, 1);
+    return std::max<std::int64_t>(gpus / std::max<std::int64_t>(w.nodes, 1), 1);
+}
+
+double allreduce_time_s(double bytes, const Workload& w, const GpuProfile& gpu) {
+    const std::int64_t tp = w.tensor_parallel;
+    if (tp <= 1 || w.nodes <= 1 || tp <= gpus_per_node(w) || gpu.internode_bytes_per_s <= 0) return allreduce_time_s(bytes, tp, gpu);
+    // The ring crosses nodes: its slowest links are the network's.
+    return bytes * 2.0 * d(tp - 1) / d(tp) / gpu.internode_bytes_per_s;
+}
+
+AllToAll moe_all_to_all(const SchemeCosts& c, const GpuProfile& gpu, const Workload& w, std::int64_t tokens_per_engine) {
+    AllToAll a;
+    const std::int64_t ep = w.expert_parallel;
+    if (ep <= 1 || c.moe_layers == 0 || c.num_experts == 0 || tokens_per_engine <= 0) return a;
+    const double tokens = d(tokens_per_engine) / d(std::max<std::int64_t>(w.tensor_parallel, 1));
+    // Each of a token's k experts sits on a uniformly drawn GPU; it is sent once to each other GPU it needs.
+    const double remote = d(ep - 1) * (1.0 - std::pow(1.0 - 1.0 / d(ep), d(c.experts_per_token)));
+    const double h = d(c.hidden_size);
+    const double dispatch = c.fp8_dispatch ? h + h / 128.0 * 4.0 : 2.0 * h;  // fp8 values and fp32 scales per 128, or bf16
+    const double combine = 2.0 * h;
+    a.bytes = tokens * remote * (dispatch + combine) * d(c.moe_layers);
+    const std::int64_t per_node = std::min(gpus_per_node(w), ep);
+    const double network_share = ep > per_node ? d(ep - per_node) / d(ep - 1) : 0.0;
+    a.network_bytes = a.bytes * network_share;
+    const double nvlink = gpu.interconnect_bytes_per_s / 2.0;
+    const double nvlink_s = nvlink > 0 ? (a.bytes - a.network_bytes) / nvlink : 0.0;
+    const double network_s = gpu.internode_bytes_per_s > 0 ? a.network_bytes / gpu.internode_bytes_per_s : 0.0;
+    a.time_s = std::max(nvlink_s, network_s);
+    return a;
 }
 
 double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu) {
@@ -336,6 +377,9 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
         }
     }
     c.kv_split_heads = m.cache_split_heads();
+    c.hidden_size = m.hidden_size;
+    c.routed_expert_bytes = experts;
+    c.fp8_dispatch = scheme.matmul_type() == MatmulType::Fp8 && scheme.weights.scale && scheme.weights.scale->group.is_block();
     // MXFP4 experts as vLLM allocates them (gpt-oss).
     for (const RoleBudget& r : served.by_role)
         if (r.role == TensorRole::ExpertLinear && r.payload_bytes > 0 && m.gpt_oss_experts) {
@@ -389,8 +433,9 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
     if (c.expert_bytes_per_layer_expert > 0) {
         // Which experts a batch touches is decided per layer; uniform routing assumed.
         if (w.expert_parallel > 1) {
-            // Whole experts per GPU: the step waits, layer by layer, for the busiest GPU.
-            const BusiestGpuLoad busiest = busiest_gpu_load(c.num_experts, c.experts_per_token, batch, w.expert_parallel);
+            // Whole experts per GPU: the step waits, layer by layer, for the busiest GPU, which
+            // serves the tokens of every data-parallel engine.
+            const BusiestGpuLoad busiest = busiest_gpu_load(c.num_experts, c.experts_per_token, batch * std::max<std::int64_t>(w.data_parallel, 1), w.expert_parallel);
             s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * busiest.distinct_experts * d(c.expert_bytes_per_layer_expert));
             s.linear_flop += (busiest.assignments - d(batch) * d(c.experts_per_token) / d(w.tensor_parallel)) * c.expert_flop_per_assignment;
         } else {
@@ -410,7 +455,12 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
                            : d(batch) * d(context) * c.attention_flop_per_token_per_context / d(w.tensor_parallel);
     s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
     s.compute_time_s = s.linear_flop / linear_rate_flop_per_s(c, gpu, eff, w.kernel) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
-    s.communication_time_s = allreduce_time_s(d(batch) * d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
+    s.communication_time_s = allreduce_time_s(d(batch) * d(c.allreduce_bytes_per_token), w, gpu);
+    if (w.data_parallel > 1 && c.expert_bytes_per_layer_expert > 0) {
+        const AllToAll a2a = moe_all_to_all(c, gpu, w, batch);
+        s.all_to_all_bytes = a2a.bytes;
+        s.communication_time_s += a2a.time_s;
+    }
     s.bound = s.compute_time_s > s.memory_time_s ? Bound::Compute : Bound::Memory;
     s.time_s = std::max(s.memory_time_s, s.compute_time_s) + s.communication_time_s;
     return s;
@@ -448,7 +498,9 @@ PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const Efficie
         const double att = prefill_attention_flop(c, start, n) / tp;
         const double mem_t = bytes / bw;
         const double comp_t = lin / lin_rate + att / att_rate;
-        const double t = std::max(mem_t, comp_t) + allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w.tensor_parallel, gpu);
+        double comm = allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu);
+        if (w.data_parallel > 1 && c.expert_bytes_per_layer_expert > 0) comm += moe_all_to_all(c, gpu, w, n).time_s;
+        const double t = std::max(mem_t, comp_t) + comm;
         r.flop += lin + att;
         r.bytes += static_cast<std::uint64_t>(bytes);
         r.time_s += t;
@@ -467,7 +519,7 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     a.usable_memory_bytes = gpu.memory_usable_bytes;
     a.gpu_memory_utilization = w.engine.gpu_memory_utilization;
     a.engine_memory_bytes = static_cast<std::uint64_t>(w.engine.gpu_memory_utilization * d(gpu.memory_usable_bytes));
-    a.weight_bytes = resident_weight_bytes_per_gpu(c, tp);
+    a.weight_bytes = resident_weight_bytes_per_gpu(c, w);
     // Peak activations of the profiling forward over max_num_batched_tokens.
     const double per_token = profile_activation_bytes_per_token(c, m, tp);
     a.activation_workspace_bytes = static_cast<std::uint64_t>(d(w.engine.max_num_batched_tokens) * per_token);

@@ -40,6 +40,15 @@ struct Workload {
     // tensor_parallel; attention stays tensor-parallel and the tokens stay on every GPU, so the
     // communication is TP's all-reduce.
     std::int64_t expert_parallel = 1;
+    // Data-parallel attention (vLLM --data-parallel-size with --enable-expert-parallel): this many
+    // engines, each with its own `batch` of sequences and attention over its own tensor_parallel
+    // GPUs, share the routed experts over expert_parallel = data_parallel x tensor_parallel GPUs
+    // (vLLM 0.11.0 FusedMoEParallelConfig.make); every MoE layer dispatches its tokens to the GPUs
+    // of their experts and combines the outputs (all-to-all). 1: none.
+    std::int64_t data_parallel = 1;
+    // Nodes the data_parallel x tensor_parallel GPUs span (GPUs split evenly, at most 8 per node):
+    // traffic between nodes runs at the GPU profile's internode_bytes_per_s.
+    std::int64_t nodes = 1;
     KernelQuality kernel = KernelQuality::Fused;
     EngineSettings engine;
 };
@@ -81,10 +90,13 @@ struct SchemeCosts {
     std::int64_t expert_width = 0;            // moe_intermediate_size
     std::int64_t expert_hidden = 0;           // hidden_size
     std::uint64_t expert_bytes = 0;           // all routed experts' bytes as resident (before padding)
+    std::uint64_t routed_expert_bytes = 0;    // all routed experts' resident bytes (every MoE model)
     bool mla = false;                         // the cache is an MLA latent (vLLM pages it in blocks of 64: kv_block_tokens_for)
     std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
     std::uint64_t activation_bytes_per_token = 0;  // residual stream handed between layers
     std::uint64_t allreduce_bytes_per_token = 0;   // payload of the two all-reduces per layer (TP > 1)
+    std::int64_t hidden_size = 0;             // the all-to-all's token width
+    bool fp8_dispatch = false;                // FP8 block scheme: tokens dispatched in fp8 (vLLM DeepEP)
     MatmulType matmul = MatmulType::Bf16;     // the rate the linears run at on this GPU
     bool weight_only_path = false;            // pays the weight-only kernel factor
     std::string note;                         // e.g. "no FP8 tensor cores: runs as W8A16"
@@ -121,6 +133,9 @@ std::string cache_layout_text(const std::vector<CacheLayerType>& types);
 // Weight bytes one GPU of a `tp`-way group holds: the resident weights split evenly, with the
 // routed experts at the padded shapes vLLM allocates for MXFP4 (expert_width_pad).
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, std::int64_t tp);
+// The same for workload `w`: under data-parallel attention the non-expert weights are split over
+// one engine's tensor_parallel GPUs and the routed experts over all expert_parallel GPUs.
+std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, const Workload& w);
 
 // KV-cache bytes of one token on one GPU of a `tp`-way group: a GQA rank holds ceil(kv_heads / tp)
 // heads (vLLM replicates heads when tp exceeds them); every MLA rank holds the whole latent.
@@ -174,6 +189,7 @@ struct DecodeStep {
     double memory_time_s = 0;
     double compute_time_s = 0;
     double communication_time_s = 0;
+    double all_to_all_bytes = 0;         // data-parallel expert parallelism: sent by one GPU this step
     double time_s = 0;
     Bound bound = Bound::Memory;
 
@@ -316,6 +332,25 @@ std::vector<double> gemm_crossover_batches(const GpuProfile& gpu, const Efficien
 
 // Seconds to ring-all-reduce `bytes` over `tp` GPUs on the interconnect (half of it per direction).
 double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu);
+
+// The same for workload `w`: over the network between nodes when the tensor-parallel group spans
+// nodes (tensor_parallel above the GPUs per node).
+double allreduce_time_s(double bytes, const Workload& w, const GpuProfile& gpu);
+
+// GPUs per node of a workload: data_parallel x tensor_parallel / nodes.
+std::int64_t gpus_per_node(const Workload& w);
+
+// The all-to-all of one decode or prefill step under data-parallel expert parallelism, per GPU:
+// each of its tokens (batch / tensor_parallel of its engine's, vLLM's sequence-parallel MoE) goes
+// to every other GPU holding one of its k experts (expected (EP - 1)(1 - (1 - 1/EP)^k) GPUs under
+// uniform routing) and its outputs come back: dispatch in fp8 with 128-wide fp32 scales when the
+// scheme is FP8 with 2-D blocks (vLLM's DeepEP path), else bf16; combine bf16 (DeepEP README).
+struct AllToAll {
+    double bytes = 0;           // sent by one GPU over all MoE layers
+    double network_bytes = 0;   // of those, to GPUs on other nodes
+    double time_s = 0;          // max(NVLink share / per-direction NVLink, network share / internode)
+};
+AllToAll moe_all_to_all(const SchemeCosts& costs, const GpuProfile& gpu, const Workload& w, std::int64_t tokens_per_engine);
 
 // Bytes per token of a profiling forward's activation peak: the residual and its normed copy (2h)
 // plus the MLP's gate/up output and activation (3I), 2 bytes each, the MLP width split over

@@ -139,7 +139,8 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
                                kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
         const double t = setup.profile.step.fixed_step_s + d(m.num_layers) * setup.profile.step.per_layer_s +
                          setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0) + "/prefill") * kernels +
-                         allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), tp, gpu);
+                         allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
+                         (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);
         r.flop += linear_flop + attention_flop + head.flop;
         r.bytes += static_cast<std::uint64_t>(linear_bytes + head.bytes + kv_bytes);
         r.time_s += t;
@@ -180,7 +181,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     const std::int64_t tp = w.tensor_parallel;
     if (max_model_len <= 0) max_model_len = w.context_tokens;
     a.usable_memory_bytes = gpu.memory_usable_bytes;
-    a.weight_bytes = resident_weight_bytes_per_gpu(c, tp);
+    a.weight_bytes = resident_weight_bytes_per_gpu(c, w);
     a.runtime_overhead_bytes = p.memory.non_torch_bytes + static_cast<std::uint64_t>(tp - 1) * p.memory.non_torch_bytes_per_extra_rank;
     if (p.memory.cuda_graph_counted && p.defaults.cuda_graphs) a.runtime_overhead_bytes += p.memory.cuda_graph_bytes;
     std::int64_t budget = 0;

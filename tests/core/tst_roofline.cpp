@@ -493,4 +493,68 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_and_the_hybrid_allocator) {
     BOOST_TEST(cache_layout_text(types) == "18 full_attention + 18 sliding_attention (window 128)");
 }
 
+// Data-parallel attention with expert parallelism over two nodes (vLLM --data-parallel-size 2
+// --tensor-parallel-size 8 --enable-expert-parallel: EP 16): DeepSeek-V3 in bf16 fits where eight
+// H200s cannot hold it; each MoE layer's all-to-all crosses the network.
+BOOST_AUTO_TEST_CASE(data_parallel_attention_shares_experts_over_nodes) {
+    PlanRequest q;
+    q.model = test::bundled_model("deepseek-v3");
+    q.gpu = test::bundled_gpu("h200");
+    q.schemes = {parse_scheme("bf16")};
+    q.workload.batch = 32;
+    q.workload.context_tokens = 4096;
+    q.workload.tensor_parallel = 8;
+    q.workload.expert_parallel = 16;
+    q.workload.data_parallel = 2;
+    q.workload.nodes = 2;
+    const SchemeResult r = plan(q).schemes[0];
+    BOOST_TEST(r.admission.fits, r.admission.reason);
+    const SchemeCosts& c = r.costs;
+    BOOST_TEST(r.admission.weight_bytes == (c.resident_weight_bytes - c.routed_expert_bytes) / 8 + c.routed_expert_bytes / 16);
+    // Each GPU sends its 32 / 8 tokens to the other GPUs of their 8 experts, 58 MoE layers,
+    // bf16 both ways (a bf16 scheme dispatches in bf16); half of the other GPUs are on the other node.
+    const double remote = 15.0 * (1.0 - std::pow(15.0 / 16.0, 8));
+    const double bytes = 4.0 * remote * (2.0 * 7168 + 2.0 * 7168) * 58;
+    BOOST_TEST(r.decode.all_to_all_bytes == bytes, tt::tolerance(1e-9));
+    const AllToAll a2a = moe_all_to_all(c, q.gpu, q.workload, 32);
+    BOOST_TEST(a2a.network_bytes == bytes * 8.0 / 15.0, tt::tolerance(1e-9));
+    BOOST_TEST(a2a.time_s == a2a.network_bytes / 50e9, tt::tolerance(1e-9));  // the network is the slower share
+    BOOST_TEST(r.decode.communication_time_s > a2a.time_s);
+    // Two engines decode a batch each in one step.
+    BOOST_TEST(r.throughput_tokens_per_s == 2.0 * 32 / r.decode.time_s, tt::tolerance(1e-9));
+    // FP8 block weights dispatch in fp8 with 128-wide fp32 scales.
+    PlanRequest fp8 = q;
+    fp8.schemes = {parse_scheme("native")};
+    BOOST_TEST(plan(fp8).schemes[0].decode.all_to_all_bytes == 4.0 * remote * (7168 + 56 * 4 + 2.0 * 7168) * 58, tt::tolerance(1e-9));
+    // One node of eight cannot hold it; a tensor-parallel ring across nodes runs at the network's rate.
+    PlanRequest one = q;
+    one.workload.data_parallel = 1;
+    one.workload.expert_parallel = 8;
+    one.workload.nodes = 1;
+    BOOST_TEST(!plan(one).schemes[0].admission.fits);
+    Workload across = q.workload;
+    across.data_parallel = 1;
+    across.expert_parallel = 1;
+    across.tensor_parallel = 8;
+    across.nodes = 2;
+    BOOST_TEST(allreduce_time_s(1e6, across, q.gpu) == 1e6 * 2.0 * 7.0 / 8.0 / 50e9, tt::tolerance(1e-12));
+    BOOST_TEST(allreduce_time_s(1e6, across, q.gpu) > allreduce_time_s(1e6, 8, q.gpu));
+    // Refused with one line naming the option.
+    PlanRequest bad = q;
+    bad.workload.expert_parallel = 8;
+    BOOST_TEST(test::throws_naming([&] { plan(bad); }, "--ep"));
+    bad = q;
+    bad.workload.nodes = 1;
+    BOOST_TEST(test::throws_naming([&] { plan(bad); }, "give --nodes"));
+    bad = q;
+    bad.gpu = test::bundled_gpu("a100-80gb");
+    BOOST_TEST(test::throws_naming([&] { plan(bad); }, "internode_bytes_per_s"));
+    bad = q;
+    bad.workload.expert_parallel = 1;
+    BOOST_TEST(test::throws_naming([&] { plan(bad); }, "--dp"));
+    bad = q;
+    bad.workload.nodes = 3;
+    BOOST_TEST(test::throws_naming([&] { plan(bad); }, "--nodes"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
