@@ -71,6 +71,10 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
     const ModelConfig& model = request.model;
     const GpuProfile& gpu = request.gpu;
     const engine::EngineSetup& setup = *request.engine;
+    if (request.workload.data_parallel > 1 || request.workload.nodes > 1)
+        throw Error(request.workload.data_parallel > 1 ? "--dp" : "--nodes",
+                    "capacity planning sizes replicas of one tensor-parallel engine on one node; data-parallel attention and "
+                    "multi-node placement are priced per step by the plan, not yet by the serving simulator");
     const std::int64_t longest = longest_request(traffic);
     if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
         throw Error(traffic.trace.empty() ? "--isl" : "--trace", "input + output lengths reach " + std::to_string(longest) +
