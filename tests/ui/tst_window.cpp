@@ -935,4 +935,38 @@ BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFix
     }
 }
 
+// DeepSeek-V3 in bf16 over two nodes of eight H200s: expert parallel with two data-parallel
+// engines fits it, and the setup keeps the keys a scenario step uses.
+BOOST_FIXTURE_TEST_CASE(data_parallel_engines_over_nodes_in_the_window, WindowFixture) {
+    PlannerSetup setup = window.setup();
+    setup.model = QStringLiteral("deepseek-v3");
+    setup.gpu = QStringLiteral("h200");
+    setup.schemes = {QStringLiteral("bf16")};
+    setup.tensor_parallel = 8;
+    window.setSetup(setup);
+    settle();
+    BOOST_TEST(window.errorText().contains(QStringLiteral("does not fit")), window.errorText().toStdString());
+    window.controls()->expertParallelBox()->setChecked(true);
+    window.controls()->dataParallelBox()->setValue(2);
+    window.controls()->nodesBox()->setValue(2);
+    settle();
+    BOOST_TEST_REQUIRE(window.errorText().isEmpty(), window.errorText().toStdString());
+    const PlanResult& shown = *window.result();
+    BOOST_TEST(shown.request.workload.expert_parallel == 16);
+    BOOST_TEST(shown.request.workload.data_parallel == 2);
+    BOOST_TEST(shown.request.workload.nodes == 2);
+    BOOST_TEST(shown.schemes.front().admission.fits, shown.schemes.front().admission.reason);
+    BOOST_TEST(shown.schemes.front().decode.all_to_all_bytes > 0);
+    const QJsonObject saved = setup_to_json(window.setup());
+    BOOST_TEST(saved.value(QStringLiteral("dp")).toInt() == 2);
+    BOOST_TEST(saved.value(QStringLiteral("nodes")).toInt() == 2);
+    // One node cannot hold sixteen GPUs: the banner says so in one line.
+    window.controls()->nodesBox()->setValue(1);
+    settle();
+    BOOST_TEST(window.errorText().contains(QStringLiteral("--nodes")), window.errorText().toStdString());
+    window.controls()->nodesBox()->setValue(2);
+    settle();
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "deepseek-v3-two-nodes.png").string())));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

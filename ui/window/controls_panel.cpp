@@ -178,6 +178,14 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     tp_->setToolTip(glossary("tp"));
     ep_ = new QCheckBox(tr("Expert parallel (MoE)"), this);
     ep_->setToolTip(glossary("ep"));
+    dp_ = new QSpinBox(this);
+    dp_->setRange(1, 64);
+    dp_->setKeyboardTracking(false);
+    dp_->setToolTip(glossary("dp"));
+    nodes_ = new QSpinBox(this);
+    nodes_->setRange(1, 64);
+    nodes_->setKeyboardTracking(false);
+    nodes_->setToolTip(glossary("nodes"));
     auto* engine = new QGroupBox(tr("Engine"), this);
     auto* engine_form = new QFormLayout(engine);
     engine_form->addRow(term_label(tr("Efficiency &profile"), "profile", this), profile_);
@@ -190,7 +198,9 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     engine_form->addRow(term_label(tr("gpu_memory_&utilization"), "gpu_mem_util", this), gpu_mem_util_);
     engine_form->addRow(term_label(tr("&Tensor parallel"), "tp", this), tp_);
     engine_form->addRow(QString(), ep_);
-    for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_})
+    engine_form->addRow(term_label(tr("&Data parallel (engines)"), "dp", this), dp_);
+    engine_form->addRow(term_label(tr("N&odes"), "nodes", this), nodes_);
+    for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_, dp_, nodes_})
         qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
 
     // Goal.
@@ -218,6 +228,8 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     connect(gpu_mem_util_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(tp_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(ep_, &QCheckBox::toggled, this, [this] { emit changed(); });
+    connect(dp_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
+    connect(nodes_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(reasoning_, &QCheckBox::toggled, this, [this] { emit changed(); });
 
     setSetup(default_setup());
@@ -294,7 +306,7 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label, bo
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {
-    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, goal_, accuracy_, reasoning_};
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, goal_, accuracy_, reasoning_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
@@ -335,6 +347,8 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     gpu_mem_util_->setValue(s.gpu_memory_utilization);
     tp_->setValue(static_cast<int>(s.tensor_parallel));
     ep_->setChecked(s.expert_parallel);
+    dp_->setValue(static_cast<int>(s.data_parallel));
+    nodes_->setValue(static_cast<int>(s.nodes));
     select_data(goal_, s.goal);
     select_data(accuracy_, s.accuracy);
     reasoning_->setChecked(s.reasoning_heavy);
@@ -357,6 +371,8 @@ PlannerSetup ControlsPanel::setup() const {
     s.gpu_memory_utilization = gpu_mem_util_->value();
     s.tensor_parallel = tp_->value();
     s.expert_parallel = ep_->isChecked();
+    s.data_parallel = dp_->value();
+    s.nodes = nodes_->value();
     s.goal = goal_->currentData().toString();
     s.accuracy = accuracy_->currentData().toString();
     s.reasoning_heavy = reasoning_->isChecked();

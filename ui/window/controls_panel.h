@@ -62,6 +62,8 @@ public:
     QDoubleSpinBox* memoryUtilizationBox() const { return gpu_mem_util_; }
     QSpinBox* tensorParallelBox() const { return tp_; }
     QCheckBox* expertParallelBox() const { return ep_; }
+    QSpinBox* dataParallelBox() const { return dp_; }
+    QSpinBox* nodesBox() const { return nodes_; }
     QComboBox* goalBox() const { return goal_; }
     QComboBox* accuracyBox() const { return accuracy_; }
     QLabel* calibrationLabel() const { return calibration_; }
@@ -108,6 +110,8 @@ private:
     QDoubleSpinBox* gpu_mem_util_ = nullptr;
     QSpinBox* tp_ = nullptr;
     QCheckBox* ep_ = nullptr;
+    QSpinBox* dp_ = nullptr;
+    QSpinBox* nodes_ = nullptr;
     QComboBox* goal_ = nullptr;
     QComboBox* accuracy_ = nullptr;
     QCheckBox* reasoning_ = nullptr;

@@ -40,6 +40,11 @@ constexpr Entry kEntries[] = {
     {"ep", "Expert parallel (MoE models, --ep): each tensor-parallel GPU holds whole experts instead of a slice of every one, "
            "and each layer waits for the GPU whose experts the batch loads most. Slower at small batch, the same bytes once "
            "every expert is busy."},
+    {"dp", "Data-parallel engines (MoE models with expert parallel, --dp): this many engines, each with its own batch and "
+           "its attention over its own tensor-parallel GPUs, share the experts over all their GPUs; every MoE layer sends "
+           "tokens to their experts' GPUs and back (all-to-all)."},
+    {"nodes", "Nodes the GPUs (data-parallel engines x tensor parallel) span, at most 8 per node: traffic between nodes "
+              "runs at the GPU profile's network figure (400 Gb/s per GPU on DGX H100, H200 and B200)."},
     {"goal", "What the recommendation optimises: tokens per second at the admitted batch (throughput) or the time of one "
              "decode step (latency)."},
     {"accuracy", "How much published accuracy loss you accept; schemes beyond it are vetoed after the ranking."},

@@ -117,6 +117,8 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("gpu_mem_util"), s.gpu_memory_utilization);
     o.insert(QStringLiteral("tp"), static_cast<double>(s.tensor_parallel));
     o.insert(QStringLiteral("ep"), s.expert_parallel);
+    o.insert(QStringLiteral("dp"), static_cast<double>(s.data_parallel));
+    o.insert(QStringLiteral("nodes"), static_cast<double>(s.nodes));
     o.insert(QStringLiteral("goal"), s.goal);
     o.insert(QStringLiteral("accuracy"), s.accuracy);
     o.insert(QStringLiteral("reasoning"), s.reasoning_heavy);
@@ -155,6 +157,8 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
         if (v.isBool()) s.expert_parallel = v.toBool();
         else s.expert_parallel = integer_value(json, QStringLiteral("ep"), where) > 1;
     }
+    if (has("dp")) s.data_parallel = integer_value(json, QStringLiteral("dp"), where);
+    if (has("nodes")) s.nodes = integer_value(json, QStringLiteral("nodes"), where);
     if (has("goal")) s.goal = string_value(json, QStringLiteral("goal"), where);
     if (has("accuracy")) s.accuracy = string_value(json, QStringLiteral("accuracy"), where);
     if (has("reasoning")) {
@@ -199,6 +203,8 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
     check_range(s.batch, kMinBatch, kMaxBatch, where, QStringLiteral("batch"));
     check_range(s.context_tokens, kMinContextTokens, kMaxContextTokens, where, QStringLiteral("context"));
     check_range(s.tensor_parallel, 1, 8, where, QStringLiteral("tp"));
+    check_range(s.data_parallel, 1, 64, where, QStringLiteral("dp"));
+    check_range(s.nodes, 1, 64, where, QStringLiteral("nodes"));
     if (!(s.gpu_memory_utilization > 0.0 && s.gpu_memory_utilization <= 1.0))
         throw Error(field_name(where, QStringLiteral("gpu_mem_util")), "must be in (0, 1], got " + std::to_string(s.gpu_memory_utilization));
     if (s.max_num_batched_tokens <= 0) throw Error(field_name(where, QStringLiteral("max_num_batched_tokens")), "must be positive");
@@ -252,7 +258,11 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     r.workload.context_tokens = s.context_tokens;
     r.workload.kv = parse_kv_format(s.kv.toStdString());
     r.workload.tensor_parallel = s.tensor_parallel;
-    if (s.expert_parallel && model.is_moe() && s.tensor_parallel > 1) r.workload.expert_parallel = s.tensor_parallel;
+    // Data-parallel engines only share experts (a dense model's engines are replicas): ignored otherwise.
+    const bool ep = s.expert_parallel && model.is_moe();
+    r.workload.data_parallel = ep ? s.data_parallel : 1;
+    if (ep && s.tensor_parallel * r.workload.data_parallel > 1) r.workload.expert_parallel = s.tensor_parallel * r.workload.data_parallel;
+    r.workload.nodes = s.nodes;
     r.workload.kernel = parse_kernel_quality(s.kernel.toStdString());
     r.workload.engine.gpu_memory_utilization = s.gpu_memory_utilization;
     r.workload.engine.max_num_batched_tokens = s.max_num_batched_tokens;

@@ -55,7 +55,9 @@ struct PlannerSetup {
     QString calibration;                          // a --validate calibration file; empty: none (its points overlay the crossover chart)
     double gpu_memory_utilization = 0.9;          // fraction of usable GPU memory the engine takes
     std::int64_t tensor_parallel = 1;             // GPUs the model is split over
-    bool expert_parallel = false;                 // MoE: whole experts over the TP GPUs (--ep = --tp); ignored for dense models
+    bool expert_parallel = false;                 // MoE: whole experts over the GPUs (--ep = --dp x --tp); ignored for dense models
+    std::int64_t data_parallel = 1;               // MoE with expert_parallel: data-parallel attention engines (--dp)
+    std::int64_t nodes = 1;                       // nodes the GPUs span (--nodes)
     QString goal = QStringLiteral("throughput");  // throughput | latency
     QString accuracy = QStringLiteral("moderate");  // strict | moderate | loose
     bool reasoning_heavy = false;                 // long chains of thought (tightens the accuracy veto)
