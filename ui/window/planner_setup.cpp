@@ -26,7 +26,7 @@ const std::set<QString>& setup_keys() {
     static const std::set<QString> keys = {
         QStringLiteral("model"), QStringLiteral("gpu"), QStringLiteral("schemes"), QStringLiteral("batch"),
         QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"), QStringLiteral("engine"),
-        QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("goal"), QStringLiteral("accuracy"),
+        QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("dp"), QStringLiteral("nodes"), QStringLiteral("goal"), QStringLiteral("accuracy"),
         QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
         QStringLiteral("errorsim_outlier"), QStringLiteral("errorsim_seed")};
