@@ -1,6 +1,8 @@
 #include "core/checkpoint/inspector.h"
 
 #include <algorithm>
+#include <cstring>
+#include <tuple>
 #include <array>
 #include <fstream>
 #include <map>
@@ -256,6 +258,48 @@ CheckpointInput read_checkpoint(const std::filesystem::path& path) {
     throw Error(in.path, "not a checkpoint folder, a config.json or a .safetensors file");
 }
 
+// gpt-oss stores each projection of all a layer's experts as one tensor: gate_up_proj_blocks /
+// _scales (MXFP4) or gate_up_proj (bf16) and gate_up_proj_bias, the same for down_proj
+// (reference checkpoint-formats.md §7). Its bytes are shared evenly by the per-expert logical
+// tensors of the inventory. False when `s` is not such a tensor.
+bool fused_experts(InspectReport& r, StoredTensor& s, std::size_t index, const std::unordered_map<std::string, std::size_t>& logical_by_name) {
+    static const std::string kExperts = ".mlp.experts.";
+    const std::size_t at = s.name.find(kExperts);
+    if (at == std::string::npos) return false;
+    const std::string prefix = s.name.substr(0, at + kExperts.size());
+    std::string rest = s.name.substr(at + kExperts.size());
+    TensorComponent comp = TensorComponent::Payload;
+    std::string suffix = ".weight";
+    for (const auto& [tail, c, logical] : {std::tuple<const char*, TensorComponent, const char*>{"_blocks", TensorComponent::Payload, ".weight"},
+                                          {"_scales", TensorComponent::Scale, ".weight"},
+                                          {"_bias", TensorComponent::Payload, ".bias"}}) {
+        if (rest.size() > std::strlen(tail) && rest.ends_with(tail)) {
+            rest.resize(rest.size() - std::strlen(tail));
+            comp = c;
+            suffix = logical;
+            break;
+        }
+    }
+    if (rest != "gate_up_proj" && rest != "down_proj") return false;
+    const std::int64_t experts = r.model->num_experts;
+    std::vector<std::size_t> targets;
+    for (std::int64_t e = 0; e < experts; ++e) {
+        const auto it = logical_by_name.find(prefix + std::to_string(e) + "." + rest + suffix);
+        if (it == logical_by_name.end()) return false;
+        targets.push_back(it->second);
+    }
+    s.logical = targets.front();
+    s.component = comp;
+    s.role = tensor_role_name(r.logical[targets.front()].role);
+    const std::uint64_t share = s.bytes / static_cast<std::uint64_t>(experts);
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+        LogicalTensor& l = r.logical[targets[k]];
+        l.stored.push_back(index);
+        add_component(l.actual, comp, k + 1 == targets.size() ? s.bytes - share * (targets.size() - 1) : share);
+    }
+    return true;
+}
+
 InspectReport inspect_checkpoint(const CheckpointInput& in, const InspectOptions& options) {
     InspectReport r;
     r.path = in.path;
@@ -420,6 +464,7 @@ InspectReport inspect_checkpoint(const CheckpointInput& in, const InspectOptions
                 break;
             }
         }
+        if (!target && r.model && r.model->gpt_oss_experts && fused_experts(r, s, i, logical_by_name)) continue;
         if (!target) {
             r.unexpected.push_back(s.name);
             continue;

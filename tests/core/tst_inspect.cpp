@@ -560,4 +560,44 @@ BOOST_AUTO_TEST_CASE(deepseek_v3_fp8_checkpoint_is_predicted_as_it_ships) {
     }
 }
 
+// gpt-oss's checkpoint layout (reference checkpoint-formats.md §7): each projection of a layer's
+// experts is one MXFP4 tensor (gate_up_proj_blocks U8 [E, 2I, H/32, 16], _scales U8 [E, 2I, H/32],
+// _bias BF16 [E, 2I]; down_proj the same), attention, router and sinks in bf16. The inspector
+// shares the fused tensors over the per-expert prediction: nothing unexpected, nothing missing,
+// predicted = actual.
+BOOST_AUTO_TEST_CASE(gpt_oss_fused_mxfp4_experts_are_matched) {
+    json c = {{"model_type", "gpt_oss"}, {"hidden_size", 64}, {"intermediate_size", 64}, {"num_hidden_layers", 2},
+              {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16}, {"vocab_size", 128},
+              {"num_local_experts", 4}, {"num_experts_per_tok", 2}, {"sliding_window", 8},
+              {"layer_types", {"sliding_attention", "full_attention"}}, {"torch_dtype", "bfloat16"},
+              {"quantization_config", {{"quant_method", "mxfp4"},
+                                       {"modules_to_not_convert", {"model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"}}}}};
+    const ModelConfig m = parse_model_config(c.dump(), "gpt-oss fixture");
+    std::vector<SafetensorsEntry> tensors;
+    for (const TensorInfo& t : tensor_inventory(m))
+        if (t.name.find(".mlp.experts.") == std::string::npos) tensors.push_back({t.name, D::BF16, t.shape, {}});
+    const std::int64_t e = 4, h = 64, i = 64;
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".mlp.experts.";
+        tensors.push_back({p + "gate_up_proj_blocks", D::U8, {e, 2 * i, h / 32, 16}, {}});
+        tensors.push_back({p + "gate_up_proj_scales", D::U8, {e, 2 * i, h / 32}, {}});
+        tensors.push_back({p + "gate_up_proj_bias", D::BF16, {e, 2 * i}, {}});
+        tensors.push_back({p + "down_proj_blocks", D::U8, {e, h, i / 32, 16}, {}});
+        tensors.push_back({p + "down_proj_scales", D::U8, {e, h, i / 32}, {}});
+        tensors.push_back({p + "down_proj_bias", D::BF16, {e, h}, {}});
+    }
+    TempDir dir;
+    write_bytes(dir.path() / "config.json", c.dump(2));
+    write_bytes(dir.path() / "model.safetensors", encode_safetensors(tensors, {{"format", "pt"}}));
+    const InspectReport r = inspect_checkpoint(read_checkpoint(dir.path()));
+    BOOST_TEST(r.errors.empty(), joined(r.errors));
+    BOOST_TEST(r.unexpected.empty(), joined(r.unexpected));
+    BOOST_TEST(r.missing.empty(), joined(r.missing));
+    BOOST_TEST(r.predicted_bytes == r.actual_bytes);
+    BOOST_TEST(r.mismatches.empty());
+    // `native` prices the same bytes.
+    const SchemeCosts native = scheme_costs(m, tensor_inventory(m), parse_scheme("native"), parse_kv_format("bf16"), bundled_gpu("h100-sxm"));
+    BOOST_TEST(native.budget.checkpoint_bytes == r.predicted_bytes);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
