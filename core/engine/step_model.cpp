@@ -174,6 +174,11 @@ double sglang_mem_fraction_static(const EngineProfile& p, std::uint64_t memory, 
     return 0.88;
 }
 
+bool hybrid_kv_allocator(const EngineProfile& p) {
+    static const EngineVersion v1 = parse_engine_version("0.7", "vLLM V1");
+    return p.engine == "vllm" && compare_versions(p.min_version, v1) >= 0;
+}
+
 Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
                            const Workload& w, std::int64_t max_model_len) {
     const EngineProfile& p = setup.profile;
@@ -220,8 +225,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     // vLLM V1's hybrid allocator (0.9.1 on, PR #17996) keeps sliding-window layers to their
     // window: the V1 profiles (from 0.7; the models with sliding layers quantplan prices need 0.10
     // or later). vLLM V0 and SGLang are priced with every layer holding every token.
-    static const EngineVersion v1 = parse_engine_version("0.7", "vLLM V1");
-    const bool hybrid = p.engine == "vllm" && compare_versions(p.min_version, v1) >= 0;
+    const bool hybrid = hybrid_kv_allocator(p);
     divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, hybrid);
     a.fits = a.max_sequences >= 1;
     if (!a.fits) {

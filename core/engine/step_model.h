@@ -60,6 +60,10 @@ EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model
 PrefillResult engine_prefill(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                              const Workload& w, std::int64_t prompt_tokens);
 
+// Whether the profile's engine keeps sliding-window layers to their window (vLLM V1's hybrid
+// KV-cache manager, 0.9.1 on; the V1 profiles). vLLM V0 and SGLang: every layer holds every token.
+bool hybrid_kv_allocator(const EngineProfile& profile);
+
 // The KV-cache budget by the profile's rules. `max_model_len` is the engine's (for V0's profiling
 // forward); 0 means the workload's context.
 Admission engine_admission(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,

@@ -282,6 +282,15 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     p.limits.max_num_batched_tokens = w.engine.max_num_batched_tokens;
     p.limits.block_size_tokens = kv_block_tokens_for(costs, w.engine.kv_block_tokens);
     p.limits.kv_cache_tokens = admission.kv_cache_tokens;
+    if (costs.sliding_layers > 0 && engine::hybrid_kv_allocator(setup.profile)) {
+        // Sliding-window layers keep their window (vLLM's hybrid allocator): the pool is the
+        // admission's blocks over every group.
+        const HybridKvGroups groups = hybrid_kv_groups(costs);
+        p.limits.kv_cache_blocks = admission.kv_cache_blocks;
+        p.limits.full_groups = groups.full_groups;
+        p.limits.sliding_groups = groups.sliding_groups;
+        p.limits.sliding_window = costs.sliding_window;
+    }
     // The scheduler the engine runs: SGLang and vLLM V0 without chunked prefill run a step of new
     // prefills before any decode (never both in one step); V0 prefills whole prompts, with a budget
     // of max(max_num_batched_tokens, max_model_len) (vllm/config.py SchedulerConfig).

@@ -36,13 +36,25 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::size_t released = std::min(requests.size(), static_cast<std::size_t>(std::max<std::int64_t>(closed_loop_users, 0)));
     if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
         throw Error("--serve", "the engine's max_num_seqs, max_num_batched_tokens, block size and KV cache must be positive");
-    const std::int64_t total_blocks = limits.kv_cache_tokens / limits.block_size_tokens;
+    if (limits.full_groups < 0 || limits.sliding_groups < 0 || limits.full_groups + limits.sliding_groups < 1 ||
+        (limits.sliding_groups > 0 && limits.sliding_window < 1) || limits.kv_cache_blocks < 0)
+        throw Error("--serve", "the engine's KV-cache groups must be positive");
+    const std::int64_t total_blocks = limits.kv_cache_blocks > 0 ? limits.kv_cache_blocks : limits.kv_cache_tokens / limits.block_size_tokens;
+    const bool hybrid = limits.sliding_groups > 0;
+    // Blocks a request holding `tokens` needs after writing `new_tokens` in one step (full-attention
+    // groups every token; sliding groups their window and the step's new tokens).
+    const auto group_blocks = [&](std::int64_t tokens, std::int64_t new_tokens) {
+        const std::int64_t all = cdiv(tokens, limits.block_size_tokens);
+        if (!hybrid) return limits.full_groups * all;
+        const std::int64_t window = cdiv(limits.sliding_window - 1 + std::max<std::int64_t>(new_tokens, 1), limits.block_size_tokens) + 1;
+        return limits.full_groups * all + limits.sliding_groups * std::min(all, window);
+    };
     for (const Request& r : requests) {
         if (r.input_tokens < 1 || r.output_tokens < 1) throw Error("--serve", "every request needs at least one input and one output token");
         if (r.shared_prefix_tokens < 0 || r.shared_prefix_tokens > r.input_tokens)
             throw Error("--prefix", "a shared prefix of " + std::to_string(r.shared_prefix_tokens) + " tokens is longer than its prompt of " +
                                         std::to_string(r.input_tokens));
-        if (cdiv(r.input_tokens + r.output_tokens, limits.block_size_tokens) > total_blocks)
+        if (group_blocks(r.input_tokens + r.output_tokens, std::min(r.input_tokens, limits.max_num_batched_tokens)) > total_blocks)
             throw Error("--serve", "a request of " + std::to_string(r.input_tokens) + " + " + std::to_string(r.output_tokens) +
                                        " tokens does not fit in a KV cache of " + std::to_string(limits.kv_cache_tokens) + " tokens");
     }
@@ -76,7 +88,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         }
     };
     double in_system_time = 0;  // time integral of the requests arrived and not finished, from the engine's state
-    const auto blocks_for = [&](std::int64_t tokens) { return cdiv(tokens, limits.block_size_tokens); };
+    const auto blocks_for = [&](std::int64_t tokens) { return group_blocks(tokens, 1); };
     const auto release = [&](Active& a) {
         free_blocks += a.blocks;
         a.blocks = 0;
@@ -108,7 +120,13 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 // (which this step writes).
                 const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
                 bool self_preempted = false;
-                while (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks && free_blocks == 0) {
+                if (hybrid && running[i].blocks + running[i].cached_blocks > blocks_for(held + 1)) {
+                    // The window moved past blocks the prefill held: vLLM frees them.
+                    const std::int64_t extra = std::min(running[i].blocks, running[i].blocks + running[i].cached_blocks - blocks_for(held + 1));
+                    running[i].blocks -= extra;
+                    free_blocks += extra;
+                }
+                while (blocks_for(held + 1) - running[i].blocks - running[i].cached_blocks > free_blocks) {
                     // Preempt the most recently admitted other running sequence (or this one when it is the latest).
                     std::size_t victim = i;
                     for (std::size_t j = 0; j < running.size(); ++j)
@@ -136,8 +154,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     continue;
                 }
                 if (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks) {
-                    --free_blocks;
-                    ++running[i].blocks;
+                    const std::int64_t more = blocks_for(held + 1) - running[i].blocks - running[i].cached_blocks;
+                    free_blocks -= more;
+                    running[i].blocks += more;
                 }
                 decodes[i] = true;
                 ++shape.decode_sequences;
@@ -148,10 +167,22 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         // (b) Prefills in progress, in chunks.
         const auto prefill = [&](Active& a, std::int64_t& chunk_out) {
             std::int64_t chunk = std::min(a.prefill_target - a.prefilled, budget);
-            const std::int64_t can_hold = (a.blocks + a.cached_blocks + free_blocks) * limits.block_size_tokens - a.prefilled;
-            chunk = std::min(chunk, std::max<std::int64_t>(can_hold, 0));
+            const std::int64_t have = a.blocks + a.cached_blocks;
+            if (!hybrid && limits.full_groups == 1) {
+                const std::int64_t can_hold = (have + free_blocks) * limits.block_size_tokens - a.prefilled;
+                chunk = std::min(chunk, std::max<std::int64_t>(can_hold, 0));
+            } else if (group_blocks(a.prefilled + chunk, chunk) - have > free_blocks) {  // several groups
+                // The largest chunk whose blocks fit (needs grow with the chunk).
+                std::int64_t lo = 0, hi = chunk;
+                while (lo < hi) {
+                    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+                    if (group_blocks(a.prefilled + mid, mid) - have <= free_blocks) lo = mid;
+                    else hi = mid - 1;
+                }
+                chunk = lo;
+            }
             if (chunk <= 0) return;
-            const std::int64_t need = std::max<std::int64_t>(blocks_for(a.prefilled + chunk) - a.blocks - a.cached_blocks, 0);
+            const std::int64_t need = std::max<std::int64_t>(group_blocks(a.prefilled + chunk, chunk) - a.blocks - a.cached_blocks, 0);
             free_blocks -= need;
             a.blocks += need;
             shape.prefill_tokens += chunk;
@@ -176,7 +207,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 a.admitted_order = ++order;
                 if (a.prefilled == 0 && prefix_ready && requests[a.index].shared_prefix_tokens > 0) {
                     a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
-                    a.cached_blocks = std::min(prefix_blocks, requests[a.index].shared_prefix_tokens / limits.block_size_tokens);
+                    a.cached_blocks = std::min(prefix_blocks, limits.full_groups * (requests[a.index].shared_prefix_tokens / limits.block_size_tokens));
                     hit = a.prefilled;
                 }
                 // Admission rules beyond slots and blocks; a request they refuse waits at the front.
@@ -191,7 +222,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     // vLLM V0 without chunked prefill: a prompt is prefilled whole, so it waits for a
                     // step with the budget and the free blocks for all of it.
                     const std::int64_t rest = a.prefill_target - a.prefilled;
-                    admissible = !((rest > budget && shape.prefill_tokens > 0) || blocks_for(a.prefill_target) - a.cached_blocks > free_blocks);
+                    admissible = !((rest > budget && shape.prefill_tokens > 0) || group_blocks(a.prefill_target, rest) - a.cached_blocks > free_blocks);
                 }
                 if (!admissible) {
                     a.prefilled -= hit;
@@ -263,7 +294,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 if (shared > 0 && a.prefilled >= shared && !prefix_ready) {
                     // The first prefill of the prefix: its full blocks pass to the cache, held once.
                     prefix_ready = true;
-                    prefix_blocks = shared / limits.block_size_tokens;
+                    prefix_blocks = limits.full_groups * (shared / limits.block_size_tokens);  // full-attention groups' blocks
                     a.blocks -= prefix_blocks;
                     a.cached_blocks = prefix_blocks;
                     out.prefix_cache_blocks = prefix_blocks;

@@ -51,6 +51,16 @@ struct EngineLimits {
     std::int64_t max_num_batched_tokens = 8192;
     std::int64_t kv_cache_tokens = 1 << 20;   // the KV budget in tokens (admission's kv_cache_tokens)
     std::int64_t block_size_tokens = 16;
+    // vLLM's hybrid allocator (sliding-window layers, docs/roofline.md): the pool holds
+    // kv_cache_blocks blocks (0: kv_cache_tokens / block_size_tokens) shared by full_groups
+    // full-attention groups, which take ceil(tokens / block) blocks each per request, and
+    // sliding_groups sliding-window groups, which take at most ceil((sliding_window - 1 + new
+    // tokens) / block) + 1 each (SlidingWindowSpec; vLLM frees the blocks behind the window).
+    // The defaults (one group, no sliding layers) are every other model.
+    std::int64_t kv_cache_blocks = 0;
+    std::int64_t full_groups = 1;
+    std::int64_t sliding_groups = 0;
+    std::int64_t sliding_window = 0;
     // The scheduler. false: vLLM V1's, decodes first and prefill chunks mixed into the same step.
     // true: a step prefills or decodes, never both, prefills first when any can run (vLLM V0
     // without chunked prefill, vllm/core/scheduler.py _schedule_default; SGLang's default without

@@ -135,6 +135,48 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_error) {
     BOOST_TEST(test::throws_naming([&] { simulate({{0, 10, 10}}, EngineLimits{}, [](const StepShape&) { return 0.0; }); }, "positive time"));
 }
 
+// vLLM's hybrid allocator: sliding-window groups hold at most their window, so the same pool of
+// blocks runs more long requests at once than when every layer holds every token; and a run with
+// one full group and no sliding one is the plain simulator, step for step.
+BOOST_AUTO_TEST_CASE(sliding_window_groups_hold_their_window) {
+    std::vector<Request> burst;
+    for (int i = 0; i < 40; ++i) burst.push_back({0.0, 2000, 50, 0});
+    EngineLimits full;
+    full.kv_cache_blocks = 1500;
+    full.kv_cache_tokens = 2000 * 16;
+    full.block_size_tokens = 16;
+    full.max_num_batched_tokens = 512;  // prefill chunks of 512: a sliding group holds window + chunk
+    full.full_groups = 2;               // both layer groups hold every token
+    EngineLimits hybrid = full;
+    hybrid.full_groups = 1;
+    hybrid.sliding_groups = 1;
+    hybrid.sliding_window = 128;
+    const auto peak = [](const SimulationResult& r) {
+        std::int64_t m = 0;
+        for (const TimelinePoint& p : r.timeline) m = std::max(m, p.running);
+        return m;
+    };
+    const SimulationResult a = simulate(burst, full, synthetic_cost, 50'000'000, 0, 1000);
+    const SimulationResult b = simulate(burst, hybrid, synthetic_cost, 50'000'000, 0, 1000);
+    // 1,500 blocks: 2 x 129 per request when both groups hold every token (5 at once), 129 + at most
+    // 41 with a 128-token window and 512-token chunks (about 9 at once; 10 once decoding).
+    BOOST_TEST_MESSAGE("full: peak " << peak(a) << " preemptions " << a.preemptions << " mean batch " << a.mean_batch << " end " << a.end_s);
+    BOOST_TEST_MESSAGE("hybrid: peak " << peak(b) << " preemptions " << b.preemptions << " mean batch " << b.mean_batch << " end " << b.end_s);
+    BOOST_TEST(peak(a) <= 6);
+    BOOST_TEST(peak(b) >= 9);
+    BOOST_TEST(b.end_s < 0.8 * a.end_s);
+    EngineLimits one = full;
+    one.full_groups = 1;
+    one.kv_cache_blocks = 0;
+    EngineLimits same = one;
+    same.kv_cache_blocks = one.kv_cache_tokens / one.block_size_tokens;
+    const SimulationResult x = simulate(poisson_requests(300, 20, 700, 80, 5), one, synthetic_cost);
+    const SimulationResult y = simulate(poisson_requests(300, 20, 700, 80, 5), same, synthetic_cost);
+    BOOST_TEST(x.steps == y.steps);
+    BOOST_TEST(x.end_s == y.end_s);
+    BOOST_CHECK_THROW(simulate(burst, [&] { EngineLimits bad = hybrid; bad.sliding_window = 0; return bad; }(), synthetic_cost), Error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // Capacity planning's pieces (core/serve/capacity.h) on the synthetic step cost.
