@@ -130,7 +130,8 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
         }
         if (!r.costs.note.empty()) rs.reasons.push_back(r.costs.note);
         const int bits = dtype_bits(r.costs.scheme.weights.storage);
-        const std::string cls = accuracy_class(rs.scheme, bits);
+        // `native`: the accuracy of the scheme it stores most weights with.
+        const std::string cls = accuracy_class(stored_scheme_name(r.costs.scheme), bits);
         if (const AccuracyEvidence* e = evidence_for(cls)) {
             int risk = e->risk;
             rs.risk = risk;
@@ -168,7 +169,7 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
 }
 
 std::optional<std::string> accuracy_veto(const Scheme& scheme, const WorkloadGoal& goal) {
-    const std::string name = scheme_name(scheme);
+    const std::string name = stored_scheme_name(scheme);
     const AccuracyEvidence* e = evidence_for(accuracy_class(name, dtype_bits(scheme.weights.storage)));
     if (!e) return std::nullopt;
     int risk = e->risk;

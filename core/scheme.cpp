@@ -280,6 +280,12 @@ Scheme parse_scheme(std::string_view raw) {
     return s;
 }
 
+std::string stored_scheme_name(const Scheme& s) {
+    Scheme stored = s;
+    stored.native = false;
+    return scheme_name(stored);
+}
+
 std::string scheme_name(const Scheme& s) {
     if (s.native) return "native";
     if (!s.weights.is_quantized()) return std::string(dtype_name(s.weights.storage));

@@ -126,6 +126,10 @@ Scheme parse_scheme(std::string_view name);
 // The canonical name of a scheme (parse_scheme(scheme_name(s)) == s for schemes from the grammar).
 std::string scheme_name(const Scheme& scheme);
 
+// The grammar name of what the scheme stores: scheme_name() except that a resolved `native`
+// scheme gives its declared scheme's name ("w8a8-fp8-block128" for DeepSeek-V3's FP8).
+std::string stored_scheme_name(const Scheme& scheme);
+
 // Throws Error with the reason if `scheme` is a combination no engine runs (e.g. static activation
 // scales with 2-D weight blocks, a zero point on a float format, a non-positive group size).
 void validate_scheme(const Scheme& scheme);

@@ -509,6 +509,11 @@ BOOST_AUTO_TEST_CASE(native_is_the_checkpoint_as_declared) {
     BOOST_TEST_REQUIRE((native != deepseek.schemes.end()));
     BOOST_TEST(native->costs.budget.checkpoint_bytes == 688'574'839'360ull);  // as deepseek_v3_fp8_checkpoint_is_predicted_as_it_ships
     BOOST_TEST(native->costs.resident_weight_bytes == native->costs.budget.checkpoint_bytes - native->costs.budget.speculative_bytes);
+    // Its accuracy evidence is that of what it stores (FP8 W8A8), not of a weight-only scheme.
+    const auto ranked = std::find_if(deepseek.decision.ranking.begin(), deepseek.decision.ranking.end(),
+                                     [](const RankedScheme& r) { return r.scheme == "native"; });
+    BOOST_TEST_REQUIRE((ranked != deepseek.decision.ranking.end()));
+    BOOST_TEST(std::any_of(ranked->reasons.begin(), ranked->reasons.end(), [](const std::string& r) { return r.find("FP8 W8A8") != std::string::npos; }));
     q.model = bundled_model("qwen3-8b");
     q.workload.tensor_parallel = 1;
     const PlanResult qwen = plan(q);
