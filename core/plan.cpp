@@ -83,6 +83,15 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
     if (!out.covered)
         out.coverage_note = std::string("no measured ") + engine::kernel_family_name(engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0)) +
                             " kernel on " + q.gpu.id + " in the corpus (priced from the " + linear.coverage + " curve): band widened to twice its width";
+    // Architectures and placements no corpus point measures a step of.
+    std::string unmeasured;
+    if (r.costs.mla) unmeasured = "MLA attention";
+    if (q.workload.data_parallel > 1) unmeasured += std::string(unmeasured.empty() ? "" : ", ") + "data-parallel expert parallelism";
+    if (q.workload.nodes > 1) unmeasured += std::string(unmeasured.empty() ? "" : ", ") + "multi-node placement";
+    if (!unmeasured.empty()) {
+        out.covered = false;
+        out.coverage_note += std::string(out.coverage_note.empty() ? "" : "; ") + "no corpus step measures " + unmeasured + ": band widened to twice its width";
+    }
     const auto get = [&](engine::FigureClass f) { return engine::find_band(q.engine->bands, eng, family, f); };
     if (const auto b = get(engine::FigureClass::Step)) {
         out.step_time_s = band_for(r.decode.time_s, *b, !out.covered);
@@ -90,7 +99,7 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
         out.step_high_factor = band_for(1.0, *b, !out.covered).high;
         out.has_step = true;
         // Throughput is batch / step time: its band is the step's, inverted.
-        const double batch = static_cast<double>(r.decode.batch);
+        const double batch = static_cast<double>(r.decode.batch * q.workload.data_parallel);
         out.throughput_tokens_per_s = r.throughput_tokens_per_s > 0 ? FigureBand{batch / out.step_time_s.high, batch / out.step_time_s.low} : FigureBand{};
         out.basis += "step: " + b->basis;
     }

@@ -201,6 +201,28 @@ BOOST_AUTO_TEST_CASE(plan_under_an_engine_profile_has_bands_around_its_figures) 
     for (const SchemeResult& s : plan(r).schemes) BOOST_TEST(!s.bands.has_value());
 }
 
+// No corpus step measures MLA attention or data-parallel expert parallelism over nodes: such a
+// plan's bands say so and are widened; the throughput band counts every engine's batch.
+BOOST_AUTO_TEST_CASE(unmeasured_architectures_widen_the_bands) {
+    PlanRequest r;
+    r.model = test::bundled_model("deepseek-v3");
+    r.gpu = test::bundled_gpu("h200");
+    r.efficiency = builtin_efficiency_profile("realistic");
+    r.schemes = {parse_scheme("native")};
+    r.engine = make_engine_setup(catalog(), "vllm", true);
+    r.workload.tensor_parallel = 8;
+    r.workload.expert_parallel = 16;
+    r.workload.data_parallel = 2;
+    r.workload.nodes = 2;
+    r.workload.batch = 8;
+    const SchemeResult s = plan(r).schemes[0];
+    BOOST_TEST_REQUIRE(s.bands.has_value());
+    BOOST_TEST(!s.bands->covered);
+    for (const char* what : {"MLA attention", "data-parallel expert parallelism", "multi-node placement"})
+        BOOST_TEST(s.bands->coverage_note.find(what) != std::string::npos, s.bands->coverage_note);
+    BOOST_TEST(std::abs(s.bands->throughput_tokens_per_s.low - 16.0 / s.bands->step_time_s.high) < 1e-9);
+}
+
 BOOST_AUTO_TEST_CASE(fitted_parameter_file_round_trips) {
     std::ifstream in(fit_file());
     std::stringstream text;
