@@ -257,11 +257,14 @@ double expected_max_binomial(std::int64_t n, double p, std::int64_t copies) {
     if (copies <= 1) return mean;
     const double sd = std::sqrt(mean * (1 - p));
     const std::int64_t hi = std::min<std::int64_t>(n, static_cast<std::int64_t>(std::ceil(mean + 12 * sd + 2)));
-    // log pmf at 0, then F(m) accumulated; terms before the pmf matters are underflow-safe.
-    double log_pmf = d(n) * std::log1p(-p);
+    // Below mean - 12 sd the CDF is below 1e-30: each of those terms is 1, summed at once; from
+    // there the log pmf (lgamma) and F(m) accumulated. Large batches over many GPUs need this
+    // (65,536 token-expert assignments would otherwise loop from 0).
+    const std::int64_t lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(mean - 12 * sd - 2)));
+    double log_pmf = std::lgamma(d(n) + 1) - std::lgamma(d(lo) + 1) - std::lgamma(d(n - lo) + 1) + d(lo) * std::log(p) + d(n - lo) * std::log1p(-p);
     const double log_ratio_p = std::log(p) - std::log1p(-p);
-    double cdf = 0, sum = 0;
-    for (std::int64_t m = 0; m < hi; ++m) {
+    double cdf = 0, sum = d(lo);
+    for (std::int64_t m = lo; m < hi; ++m) {
         cdf = std::min(1.0, cdf + std::exp(log_pmf));
         sum += 1.0 - std::pow(cdf, d(copies));
         log_pmf += std::log(d(n - m)) - std::log(d(m + 1)) + log_ratio_p;
