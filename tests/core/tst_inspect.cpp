@@ -605,4 +605,40 @@ BOOST_AUTO_TEST_CASE(gpt_oss_fused_mxfp4_experts_are_matched) {
     BOOST_TEST(native.budget.checkpoint_bytes == r.predicted_bytes);
 }
 
+// DeepSeek-V3's FP8 layout on a small config of its architecture: every linear of the blocks
+// (MLA projections, dense MLP, routed and shared experts, the MTP module's layer) F8_E4M3 with F32
+// weight_scale_inv, the routers, eh_proj, embeddings and heads in bf16, the score bias F32. The
+// inspector matches every stored tensor and predicts the bytes exactly.
+BOOST_AUTO_TEST_CASE(deepseek_v3_fp8_headers_are_matched) {
+    json c = {{"model_type", "deepseek_v3"}, {"hidden_size", 256}, {"intermediate_size", 512}, {"num_hidden_layers", 3},
+              {"num_attention_heads", 4}, {"num_key_value_heads", 4}, {"vocab_size", 512}, {"q_lora_rank", 128},
+              {"kv_lora_rank", 64}, {"qk_nope_head_dim", 32}, {"qk_rope_head_dim", 16}, {"v_head_dim", 32},
+              {"n_routed_experts", 8}, {"n_shared_experts", 1}, {"num_experts_per_tok", 2}, {"moe_intermediate_size", 128},
+              {"first_k_dense_replace", 1}, {"moe_layer_freq", 1}, {"topk_method", "noaux_tc"}, {"num_nextn_predict_layers", 1},
+              {"torch_dtype", "bfloat16"},
+              {"quantization_config", {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}, {"fmt", "e4m3"}, {"weight_block_size", {128, 128}}}}};
+    const ModelConfig m = parse_model_config(c.dump(), "deepseek fixture");
+    const LinearWriter fp8 = hf_fp8_block(D::F32);
+    std::vector<SafetensorsEntry> tensors;
+    for (const TensorInfo& t : tensor_inventory(m)) {
+        const bool block_linear = t.role == TensorRole::AttentionLinear || t.role == TensorRole::MlpLinear ||
+                                  t.role == TensorRole::ExpertLinear || t.role == TensorRole::SharedExpertLinear;
+        if (block_linear) {
+            for (SafetensorsEntry& e : fp8(t.name.substr(0, t.name.size() - 7), t.shape[0], t.shape[1])) tensors.push_back(std::move(e));
+        } else {
+            tensors.push_back({t.name, t.fixed_dtype ? D::F32 : D::BF16, t.shape, {}});
+        }
+    }
+    TempDir dir;
+    write_bytes(dir.path() / "config.json", c.dump(2));
+    write_bytes(dir.path() / "model.safetensors", encode_safetensors(tensors, {{"format", "pt"}}));
+    const InspectReport r = inspect_checkpoint(read_checkpoint(dir.path()));
+    BOOST_TEST(r.errors.empty(), joined(r.errors));
+    BOOST_TEST(r.unexpected.empty(), joined(r.unexpected));
+    BOOST_TEST(r.missing.empty(), joined(r.missing));
+    BOOST_TEST(r.predicted_bytes == r.actual_bytes);
+    BOOST_TEST(r.mismatches.empty());
+    BOOST_TEST(std::any_of(tensors.begin(), tensors.end(), [](const SafetensorsEntry& e) { return e.name == "model.layers.3.eh_proj.weight"; }));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
