@@ -106,6 +106,26 @@ BOOST_AUTO_TEST_CASE(table_output_without_json) {
     BOOST_TEST(r.out.find("6098479104") != std::string::npos);
 }
 
+// The modern architectures on the command line: the table says what each layer type caches;
+// placement options that cannot hold are one line, non-zero.
+BOOST_AUTO_TEST_CASE(modern_architectures_in_the_table) {
+    const RunResult oss = run_headless({"--model", "gpt-oss-120b", "--schemes", "native"});
+    BOOST_TEST_REQUIRE(oss.exit_code == 0, oss.err);
+    BOOST_TEST(oss.out.find("18 full_attention + 18 sliding_attention (window 128), 73728 bytes per token") != std::string::npos, oss.out);
+    BOOST_TEST(oss.out.find("native: mxfp4") != std::string::npos, oss.out);
+    const RunResult ds = run_headless({"--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--ep", "16", "--dp", "2", "--nodes", "2", "--kv", "fp8"});
+    BOOST_TEST_REQUIRE(ds.exit_code == 0, ds.err);
+    BOOST_TEST(ds.out.find("61 mla_latent, 35136 bytes per token") != std::string::npos, ds.out);
+    BOOST_TEST(ds.out.find("2 data-parallel engines") != std::string::npos, ds.out);
+    BOOST_TEST(ds.out.find("native") != std::string::npos);  // declared FP8: in the default set
+    for (const char* args : {"--headless --model deepseek-v3 --gpu h200 --tp 8 --ep 16 --dp 2", "--headless --model deepseek-v3 --gpu a100-80gb --tp 8 --ep 16 --dp 2 --nodes 2",
+                             "--headless --model qwen3-8b --dp 2"}) {
+        const auto [rc, output] = run_binary(args);
+        BOOST_TEST(rc == 1, args << " -> " << rc);
+        BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, args << " -> " << output);
+    }
+}
+
 struct Bad {
     const char* args;
     const char* fragment;
