@@ -65,12 +65,14 @@ Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfi
 std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) {
     const std::int64_t heads = std::max<std::int64_t>(c.kv_split_heads, 1);
     const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
+    // kv_bytes_per_token is a whole number of bytes per head: exact. A rank holds ceil(heads / tp)
+    // heads, one replicated head when tp exceeds the KV heads (vLLM: max(1, heads // tp)).
     return c.kv_bytes_per_token / static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(cdiv(heads, ranks));
 }
 
 std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& c, std::uint64_t per_gpu) {
     const std::int64_t layers = c.sliding_layers + c.full_layers;
-    if (c.mla) return {{"mla_latent", layers > 0 ? layers : 0, per_gpu, 0}};
+    if (c.mla) return {{"mla_latent", layers, per_gpu, 0}};
     if (c.sliding_layers == 0) return {{"full_attention", c.full_layers, per_gpu, 0}};
     const std::uint64_t per_layer = per_gpu / static_cast<std::uint64_t>(std::max<std::int64_t>(layers, 1));
     std::vector<CacheLayerType> out;
@@ -90,20 +92,19 @@ std::string cache_layout_text(const std::vector<CacheLayerType>& types) {
 }
 
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& c, const Workload& w) {
-    if (w.data_parallel <= 1 || c.routed_expert_bytes == 0) return resident_weight_bytes_per_gpu(c, w.tensor_parallel);
-    // Attention and the rest replicated per engine and split over its TP GPUs; experts over all EP GPUs.
+    // Everything but the routed experts is split over one engine's TP GPUs (replicated per
+    // data-parallel engine); the experts over the EP GPUs as whole experts, else sliced over TP.
     const auto tp = static_cast<std::uint64_t>(std::max<std::int64_t>(w.tensor_parallel, 1));
-    const auto ep = static_cast<std::uint64_t>(std::max<std::int64_t>(w.expert_parallel, 1));
-    return (c.resident_weight_bytes - c.routed_expert_bytes) / tp + c.routed_expert_bytes / ep;
-}
-
-std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& c, std::int64_t tp) {
-    const std::uint64_t ranks = static_cast<std::uint64_t>(std::max<std::int64_t>(tp, 1));
-    if (c.expert_width_pad <= 0 || c.expert_bytes == 0) return c.resident_weight_bytes / ranks;
-    const auto round_up = [](std::int64_t v, std::int64_t to) { return to > 0 ? cdiv(v, to) * to : v; };
-    const std::int64_t width = cdiv(c.expert_width, static_cast<std::int64_t>(ranks));
-    const double factor = d(round_up(width, c.expert_width_pad)) / d(width) * d(round_up(c.expert_hidden, c.expert_hidden_pad)) / d(c.expert_hidden);
-    return (c.resident_weight_bytes - c.expert_bytes) / ranks + static_cast<std::uint64_t>(d(c.expert_bytes) / d(ranks) * factor);
+    const bool whole = w.expert_parallel > 1;
+    const auto expert_ranks = whole ? static_cast<std::uint64_t>(w.expert_parallel) : tp;
+    double experts = d(c.routed_expert_bytes) / d(expert_ranks);
+    if (c.expert_width_pad > 0) {
+        // vLLM's MXFP4 padding of each rank's expert width and of the hidden size.
+        const auto round_up = [](std::int64_t v, std::int64_t to) { return to > 0 ? cdiv(v, to) * to : v; };
+        const std::int64_t width = whole ? c.expert_width : cdiv(c.expert_width, static_cast<std::int64_t>(tp));
+        experts *= d(round_up(width, c.expert_width_pad)) / d(width) * d(round_up(c.hidden_size, c.expert_hidden_pad)) / d(c.hidden_size);
+    }
+    return (c.resident_weight_bytes - c.routed_expert_bytes) / tp + static_cast<std::uint64_t>(experts);
 }
 
 std::int64_t kv_block_tokens_for(const SchemeCosts& c, std::int64_t configured) {
@@ -111,17 +112,8 @@ std::int64_t kv_block_tokens_for(const SchemeCosts& c, std::int64_t configured) 
     return c.mla && block % 64 != 0 ? 64 : block;
 }
 
-double kv_read_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) {
-    // A rank reads the heads it holds: ceil(heads / tp) of them, one replicated head when tp
-    // exceeds the KV heads (vLLM: max(1, heads // tp)), the whole latent for MLA.
-    const std::int64_t heads = std::max<std::int64_t>(c.kv_split_heads, 1);
-    const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
-    if (heads >= ranks && heads % ranks == 0) return d(c.kv_bytes_per_token) / d(ranks);
-    return d(c.kv_bytes_per_token) / d(heads) * d(cdiv(heads, ranks));
-}
-
 double kv_read_bytes_per_sequence(const SchemeCosts& c, std::int64_t tp, std::int64_t context) {
-    const double per_token = kv_read_bytes_per_token_per_gpu(c, tp);
+    const double per_token = d(kv_bytes_per_token_per_gpu(c, tp));
     if (c.sliding_kv_bytes_per_token == 0 || c.kv_bytes_per_token == 0) return d(context) * per_token;
     const double sliding_share = d(c.sliding_kv_bytes_per_token) / d(c.kv_bytes_per_token);
     return per_token * ((1.0 - sliding_share) * d(context) + sliding_share * d(std::min(context, c.sliding_window)));
@@ -384,23 +376,17 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     c.routed_expert_bytes = experts;
     c.fp8_dispatch = scheme.matmul_type() == MatmulType::Fp8 && scheme.weights.scale && scheme.weights.scale->group.is_block();
     // MXFP4 experts as vLLM allocates them (gpt-oss).
-    for (const RoleBudget& r : served.by_role)
-        if (r.role == TensorRole::ExpertLinear && r.payload_bytes > 0 && m.gpt_oss_experts) {
-            const bool mxfp4 = native ? scheme.weights.storage == DType::Fp4E2M1 : scheme.weights.storage == DType::Fp4E2M1 && scheme.covers.moe_experts;
-            if (!mxfp4 || !scheme.weights.scale || scheme.weights.scale->dtype != DType::Fp8E8M0) break;
-            const std::string& cc = gpu.compute_capability;  // "sm_80", "sm_100"
-            const int sm = cc.rfind("sm_", 0) == 0 ? std::atoi(cc.c_str() + 3) : 90;
-            const bool marlin = sm < 90;
-            c.expert_width_pad = marlin ? 128 : 64;
-            c.expert_hidden_pad = marlin ? 256 : 0;
-            c.expert_width = m.moe_intermediate_size;
-            c.expert_hidden = m.hidden_size;
-            c.expert_bytes = r.total_bytes();
-        }
+    const bool mxfp4_experts = m.gpt_oss_experts && experts > 0 && scheme.weights.storage == DType::Fp4E2M1 && scheme.weights.scale &&
+                               scheme.weights.scale->dtype == DType::Fp8E8M0 && (native || scheme.covers.moe_experts);
+    if (mxfp4_experts) {
+        const std::string& cc = gpu.compute_capability;  // "sm_80", "sm_100"
+        const bool marlin = (cc.rfind("sm_", 0) == 0 ? std::atoi(cc.c_str() + 3) : 90) < 90;
+        c.expert_width_pad = marlin ? 128 : 64;
+        c.expert_hidden_pad = marlin ? 256 : 0;
+        c.expert_width = m.moe_intermediate_size;
+    }
     c.mla = m.is_mla();
-    if (c.mla && dtype_bits(kv.quant.storage) < 8)
-        throw Error("--kv", kv_format_name(kv) + " is not an MLA cache format: vLLM's MLA backends cache the latent in bf16, fp16 or fp8");
-    if (c.mla && kv.quant.scale && kv.quant.scale->group.is_per_row())
+    if (c.mla && (dtype_bits(kv.quant.storage) < 8 || (kv.quant.scale && kv.quant.scale->group.is_per_row())))
         throw Error("--kv", kv_format_name(kv) + " is not an MLA cache format: vLLM's MLA backends cache the latent in bf16, fp16 or fp8");
     c.kv_fixed_bytes = static_cast<std::uint64_t>(m.num_layers) * kv_fixed_bytes_per_layer(kv);
     c.activation_bytes_per_token = static_cast<std::uint64_t>(m.num_layers * m.hidden_size) * 2;
@@ -446,16 +432,10 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
             s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
         }
     }
-    // MLA on every rank, replicated GQA heads (tp above the KV heads), sliding layers' windows.
-    const bool even_split = c.kv_split_heads >= w.tensor_parallel && c.kv_split_heads % w.tensor_parallel == 0;
-    if (!even_split || c.sliding_kv_bytes_per_token > 0)
-        s.kv_bytes = static_cast<std::uint64_t>(d(batch) * kv_read_bytes_per_sequence(c, w.tensor_parallel, context)) + c.kv_fixed_bytes / tp;
-    else
-        s.kv_bytes = (b * static_cast<std::uint64_t>(context) * c.kv_bytes_per_token + c.kv_fixed_bytes) / tp;
+    // The heads (or the MLA latent) this rank holds, sliding layers' windows.
+    s.kv_bytes = static_cast<std::uint64_t>(d(batch) * kv_read_bytes_per_sequence(c, w.tensor_parallel, context)) + c.kv_fixed_bytes / tp;
     s.activation_bytes = b * c.activation_bytes_per_token;
-    s.attention_flop = c.sliding_attention_flop_per_token_per_context > 0
-                           ? d(batch) * attention_flop_per_token(c, context) / d(w.tensor_parallel)
-                           : d(batch) * d(context) * c.attention_flop_per_token_per_context / d(w.tensor_parallel);
+    s.attention_flop = d(batch) * attention_flop_per_token(c, context) / d(w.tensor_parallel);
     s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
     s.compute_time_s = s.linear_flop / linear_rate_flop_per_s(c, gpu, eff, w.kernel) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
     s.communication_time_s = allreduce_time_s(d(batch) * d(c.allreduce_bytes_per_token), w, gpu);

@@ -88,9 +88,7 @@ struct SchemeCosts {
     std::int64_t expert_width_pad = 0;
     std::int64_t expert_hidden_pad = 0;
     std::int64_t expert_width = 0;            // moe_intermediate_size
-    std::int64_t expert_hidden = 0;           // hidden_size
-    std::uint64_t expert_bytes = 0;           // all routed experts' bytes as resident (before padding)
-    std::uint64_t routed_expert_bytes = 0;    // all routed experts' resident bytes (every MoE model)
+    std::uint64_t routed_expert_bytes = 0;    // all routed experts' resident bytes (every MoE model; before padding)
     bool mla = false;                         // the cache is an MLA latent (vLLM pages it in blocks of 64: kv_block_tokens_for)
     std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
     std::uint64_t activation_bytes_per_token = 0;  // residual stream handed between layers
@@ -130,21 +128,16 @@ std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& costs, std::u
 // One line: "18 full_attention + 18 sliding_attention (window 128)", "61 mla_latent".
 std::string cache_layout_text(const std::vector<CacheLayerType>& types);
 
-// Weight bytes one GPU of a `tp`-way group holds: the resident weights split evenly, with the
-// routed experts at the padded shapes vLLM allocates for MXFP4 (expert_width_pad).
-std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, std::int64_t tp);
-// The same for workload `w`: under data-parallel attention the non-expert weights are split over
-// one engine's tensor_parallel GPUs and the routed experts over all expert_parallel GPUs.
+// Weight bytes one GPU holds under workload `w`: everything but the routed experts split over one
+// engine's tensor_parallel GPUs (replicated per data-parallel engine), the routed experts over the
+// expert_parallel GPUs as whole experts (else sliced over TP), at the padded shapes vLLM allocates
+// for MXFP4 (expert_width_pad).
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, const Workload& w);
 
 // KV-cache bytes of one token on one GPU of a `tp`-way group: a GQA rank holds ceil(kv_heads / tp)
 // heads (vLLM replicates heads when tp exceeds them); every MLA rank holds the whole latent.
 std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& costs, std::int64_t tp);
 
-// The KV bytes per token a decode or prefill step reads on one GPU: the cache split evenly over
-// the ranks (GQA; a rank holding a replicated head when tp exceeds the KV heads is not priced:
-// see docs/roofline.md), or the whole latent on every rank (MLA).
-double kv_read_bytes_per_token_per_gpu(const SchemeCosts& costs, std::int64_t tp);
 
 // The KV block size an engine pages this cache in: `configured`, except that vLLM forces 64 tokens
 // for an MLA cache whose block size is not a multiple of 64 (FlashMLA on Hopper; vLLM 0.11.0

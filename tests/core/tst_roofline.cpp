@@ -483,7 +483,7 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_and_the_hybrid_allocator) {
     // the log's "Model loading took 17.2217 GiB" per GPU, within 1%.
     BOOST_TEST(std::abs(static_cast<double>(r.admission.weight_bytes) / (17.2217 * 1024 * 1024 * 1024) - 1) < 0.01,
                r.admission.weight_bytes);
-    BOOST_TEST(resident_weight_bytes_per_gpu(c, 4) > c.resident_weight_bytes / 4);
+    BOOST_TEST(resident_weight_bytes_per_gpu(c, q.workload) > c.resident_weight_bytes / 4);
     // The cache by layer type, per GPU.
     const std::vector<CacheLayerType> types = cache_by_layer_type(c, kv_bytes_per_token_per_gpu(c, 4));
     BOOST_TEST_REQUIRE(types.size() == 2u);
