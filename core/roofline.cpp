@@ -288,28 +288,26 @@ NativeScheme resolve_native_scheme(const ModelConfig& m, const std::vector<Tenso
     const std::shared_ptr<const QuantizationConfig> q = m.declared_quantization;
     n.model_dtype = q->model_dtype;
     n.scheme_for = [q](const TensorInfo& t) -> const Scheme* {
-        if (t.never_quantized || t.fixed_dtype || !t.is_linear() || t.shape.size() != 2 || !t.name.ends_with(".weight")) return nullptr;
-        const QuantRule* rule = module_rule(*q, std::string_view(t.name).substr(0, t.name.size() - 7), t.role);
+        const QuantRule* rule = tensor_rule(*q, t);
         return rule ? &rule->scheme : nullptr;
     };
     // The scheme most parameters are stored with stands for the checkpoint (its matmul type and
     // kernel family): gpt-oss's MXFP4 experts, DeepSeek-V3's FP8 blocks.
-    std::vector<std::pair<const QuantRule*, std::int64_t>> stored;
+    std::vector<std::pair<const Scheme*, std::int64_t>> stored;
     for (const TensorInfo& t : inventory) {
-        if (t.never_quantized || t.fixed_dtype || !t.is_linear() || t.shape.size() != 2 || !t.name.ends_with(".weight")) continue;
-        const QuantRule* rule = module_rule(*q, std::string_view(t.name).substr(0, t.name.size() - 7), t.role);
-        if (!rule) continue;
-        auto it = std::find_if(stored.begin(), stored.end(), [&](const auto& e) { return e.first == rule; });
-        if (it == stored.end()) stored.push_back({rule, 0}), it = stored.end() - 1;
+        const Scheme* sch = n.scheme_for(t);
+        if (!sch) continue;
+        auto it = std::find_if(stored.begin(), stored.end(), [&](const auto& e) { return e.first == sch; });
+        if (it == stored.end()) it = stored.insert(stored.end(), {sch, 0});
         it->second += t.elements() * t.count;
     }
     const auto most = std::max_element(stored.begin(), stored.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     if (most != stored.end()) {
-        n.representative = most->first->scheme;
+        n.representative = *most->first;
         n.representative.native = true;
     }
     n.description = std::string(quant_method_name(q->method)) + " as " + q->source + " declares it" +
-                    (most != stored.end() ? "; most weights stored as " + scheme_name(most->first->scheme) : "; no module quantized");
+                    (most != stored.end() ? "; most weights stored as " + scheme_name(*most->first) : "; no module quantized");
     return n;
 }
 

@@ -387,7 +387,7 @@ InspectReport inspect_checkpoint(const CheckpointInput& in, const InspectOptions
             l.shape = t.shape;
             const bool linear = t.is_linear() && t.shape.size() == 2 && t.name.size() > 7 && t.name.ends_with(".weight");
             if (linear) l.module = t.name.substr(0, t.name.size() - 7);
-            const QuantRule* rule = linear && !t.never_quantized && !t.fixed_dtype ? module_rule(r.quantization, l.module, t.role) : nullptr;
+            const QuantRule* rule = tensor_rule(r.quantization, t);
             if (t.fixed_dtype) {
                 l.scheme = std::string(dtype_name(*t.fixed_dtype));
                 l.predicted.payload_bytes = unquantized_bytes(*t.fixed_dtype, t.elements());

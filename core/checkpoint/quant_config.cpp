@@ -736,6 +736,11 @@ bool ModuleMatcher::matches(std::string_view module, std::string_view class_name
     return false;
 }
 
+const QuantRule* tensor_rule(const QuantizationConfig& config, const TensorInfo& t) {
+    if (t.never_quantized || t.fixed_dtype || !t.is_linear() || t.shape.size() != 2 || !t.name.ends_with(".weight")) return nullptr;
+    return module_rule(config, std::string_view(t.name).substr(0, t.name.size() - 7), t.role);
+}
+
 std::string_view module_class_name(TensorRole role) {
     switch (role) {
         case TensorRole::Embedding: return "Embedding";

@@ -135,4 +135,9 @@ std::string_view module_class_name(TensorRole role);
 // stays in the model dtype (role not eligible, ignored, matched by a skip rule, or by no rule).
 const QuantRule* module_rule(const QuantizationConfig& config, std::string_view module, TensorRole role);
 
+// The rule that stores inventory tensor `t`: module_rule of its module for a linear weight
+// ("<module>.weight"); nullptr for everything else and for tensors no export quantizes
+// (TensorInfo::never_quantized, fixed_dtype).
+const QuantRule* tensor_rule(const QuantizationConfig& config, const TensorInfo& t);
+
 }  // namespace quantplan
