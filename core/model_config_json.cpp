@@ -178,7 +178,6 @@ void parse_deepseek_v3(const json& j, ModelConfig& c, const std::string& source)
     }
 }
 
-}  // namespace
 
 // The quantization config.json declares, for scheme `native` (and, when read from a checkpoint
 // folder, the quantization files beside it: hf_quant_config.json, quant_config.json, quantize_config.json).
@@ -193,7 +192,36 @@ void read_declared_quantization(std::string_view text, ModelConfig& c, QuantConf
     }
 }
 
-ModelConfig parse_model_config(std::string_view text, const std::string& source) {
+// Mixtral, Qwen2-MoE and Qwen3-MoE: routed experts (and Qwen2-MoE's gated shared expert), dense
+// layers from mlp_only_layers and decoder_sparse_step.
+void parse_simple_moe(const json& j, ModelConfig& c, const std::string& source) {
+    c.num_experts = int_field(j, "num_local_experts", 0, source, false);
+    if (c.num_experts == 0) c.num_experts = int_field(j, "num_experts", 0, source, false);
+    if (c.num_experts > 0) {
+        c.experts_per_token = int_field(j, "num_experts_per_tok", 0, source, true);
+        // Mixtral's experts use intermediate_size; Qwen-MoE gives moe_intermediate_size.
+        c.moe_intermediate_size = int_field(j, "moe_intermediate_size", c.intermediate_size, source, false);
+        c.shared_expert_intermediate_size = int_field(j, "shared_expert_intermediate_size", 0, source, false);
+        c.shared_expert_gate = c.shared_expert_intermediate_size > 0;  // Qwen2-MoE's shared_expert_gate
+        if (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null()) {
+            if (!j["mlp_only_layers"].is_array()) throw Error(source + ": mlp_only_layers", "must be a list of layer indices");
+            for (const auto& v : j["mlp_only_layers"]) {
+                if (!v.is_number_integer()) throw Error(source + ": mlp_only_layers", "must be a list of layer indices");
+                c.dense_layers.push_back(v.get<std::int64_t>());
+            }
+        }
+        const std::int64_t step = int_field(j, "decoder_sparse_step", 1, source, false);
+        if (step < 1) throw Error(source + ": decoder_sparse_step", "must be at least 1");
+        if (step > 1) {
+            // Qwen-MoE: layer l is sparse when (l + 1) % step == 0.
+            for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l)
+                if ((l + 1) % step != 0) c.dense_layers.push_back(l);
+        }
+    }
+}
+
+// parse_model_config, with the quantization files a checkpoint folder holds beside config.json.
+ModelConfig parse_config(std::string_view text, const std::string& source, QuantConfigTexts siblings) {
     json root;
     try {
         // config.json as Python's json module writes it may hold NaN and Infinity (Nemotron-H does).
@@ -225,45 +253,17 @@ ModelConfig parse_model_config(std::string_view text, const std::string& source)
 
     refuse_unmodelled(j, c.model_type, source);
 
-    if (c.model_type == "gpt_oss") {
-        parse_gpt_oss(j, c, source);
-        validate_model(c);
-        read_declared_quantization(text, c);
-        return c;
-    }
-    if (deepseek_v3_type(c.model_type)) {
-        parse_deepseek_v3(j, c, source);
-        validate_model(c);
-        read_declared_quantization(text, c);
-        return c;
-    }
-    c.num_experts = int_field(j, "num_local_experts", 0, source, false);
-    if (c.num_experts == 0) c.num_experts = int_field(j, "num_experts", 0, source, false);
-    if (c.num_experts > 0) {
-        c.experts_per_token = int_field(j, "num_experts_per_tok", 0, source, true);
-        // Mixtral's experts use intermediate_size; Qwen-MoE gives moe_intermediate_size.
-        c.moe_intermediate_size = int_field(j, "moe_intermediate_size", c.intermediate_size, source, false);
-        c.shared_expert_intermediate_size = int_field(j, "shared_expert_intermediate_size", 0, source, false);
-        c.shared_expert_gate = c.shared_expert_intermediate_size > 0;  // Qwen2-MoE's shared_expert_gate
-        if (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null()) {
-            if (!j["mlp_only_layers"].is_array()) throw Error(source + ": mlp_only_layers", "must be a list of layer indices");
-            for (const auto& v : j["mlp_only_layers"]) {
-                if (!v.is_number_integer()) throw Error(source + ": mlp_only_layers", "must be a list of layer indices");
-                c.dense_layers.push_back(v.get<std::int64_t>());
-            }
-        }
-        const std::int64_t step = int_field(j, "decoder_sparse_step", 1, source, false);
-        if (step < 1) throw Error(source + ": decoder_sparse_step", "must be at least 1");
-        if (step > 1) {
-            // Qwen-MoE: layer l is sparse when (l + 1) % step == 0.
-            for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l)
-                if ((l + 1) % step != 0) c.dense_layers.push_back(l);
-        }
-    }
+    if (c.model_type == "gpt_oss") parse_gpt_oss(j, c, source);
+    else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);
+    else parse_simple_moe(j, c, source);
     validate_model(c);
-    read_declared_quantization(text, c);
+    read_declared_quantization(text, c, std::move(siblings));
     return c;
 }
+
+}  // namespace
+
+ModelConfig parse_model_config(std::string_view text, const std::string& source) { return parse_config(text, source, {}); }
 
 ModelConfig load_model_config(const std::filesystem::path& path) {
     std::filesystem::path file = path;
@@ -272,7 +272,6 @@ ModelConfig load_model_config(const std::filesystem::path& path) {
     if (!std::filesystem::is_regular_file(file, ec)) throw Error(file.string(), "no such config.json");
     constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
     const std::string text = read_text(file, kMaxConfigBytes, "config.json");
-    ModelConfig c = parse_model_config(text, file.string());
     // A ModelOpt, AutoAWQ or AutoGPTQ export declares its quantization in a file beside config.json.
     QuantConfigTexts siblings;
     const auto sibling = [&](const char* name, std::optional<std::string>& into) {
@@ -282,11 +281,7 @@ ModelConfig load_model_config(const std::filesystem::path& path) {
     sibling("hf_quant_config.json", siblings.hf_quant_config);
     sibling("quant_config.json", siblings.quant_config);
     sibling("quantize_config.json", siblings.quantize_config);
-    if (!c.declared_quantization && (siblings.hf_quant_config || siblings.quant_config || siblings.quantize_config)) {
-        c.declared_quantization_error.clear();
-        read_declared_quantization(text, c, std::move(siblings));
-    }
-    return c;
+    return parse_config(text, file.string(), std::move(siblings));
 }
 
 std::vector<BundledModel> load_model_catalog(const std::filesystem::path& models_dir) {
