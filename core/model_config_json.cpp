@@ -178,7 +178,6 @@ void parse_deepseek_v3(const json& j, ModelConfig& c, const std::string& source)
     }
 }
 
-
 // The quantization config.json declares, for scheme `native` (and, when read from a checkpoint
 // folder, the quantization files beside it: hf_quant_config.json, quant_config.json, quantize_config.json).
 void read_declared_quantization(std::string_view text, ModelConfig& c, QuantConfigTexts texts = {}) {

@@ -565,6 +565,23 @@ BOOST_AUTO_TEST_CASE(deepseek_v3_fp8_checkpoint_is_predicted_as_it_ships) {
     }
 }
 
+// Inspects a checkpoint of `config` holding `tensors` (written to a temporary folder).
+InspectReport inspect_written(const json& config, const std::vector<SafetensorsEntry>& tensors) {
+    TempDir dir;
+    write_bytes(dir.path() / "config.json", config.dump(2));
+    write_bytes(dir.path() / "model.safetensors", encode_safetensors(tensors, {{"format", "pt"}}));
+    return inspect_checkpoint(read_checkpoint(dir.path()));
+}
+
+// Every stored tensor accounted for and every predicted one stored, bytes equal.
+void expect_matched(const InspectReport& r) {
+    BOOST_TEST(r.errors.empty(), joined(r.errors));
+    BOOST_TEST(r.unexpected.empty(), joined(r.unexpected));
+    BOOST_TEST(r.missing.empty(), joined(r.missing));
+    BOOST_TEST(r.predicted_bytes == r.actual_bytes);
+    BOOST_TEST(r.mismatches.empty());
+}
+
 // gpt-oss's checkpoint layout (reference checkpoint-formats.md §7): each projection of a layer's
 // experts is one MXFP4 tensor (gate_up_proj_blocks U8 [E, 2I, H/32, 16], _scales U8 [E, 2I, H/32],
 // _bias BF16 [E, 2I]; down_proj the same), attention, router and sinks in bf16. The inspector
@@ -591,15 +608,8 @@ BOOST_AUTO_TEST_CASE(gpt_oss_fused_mxfp4_experts_are_matched) {
         tensors.push_back({p + "down_proj_scales", D::U8, {e, h, i / 32}, {}});
         tensors.push_back({p + "down_proj_bias", D::BF16, {e, h}, {}});
     }
-    TempDir dir;
-    write_bytes(dir.path() / "config.json", c.dump(2));
-    write_bytes(dir.path() / "model.safetensors", encode_safetensors(tensors, {{"format", "pt"}}));
-    const InspectReport r = inspect_checkpoint(read_checkpoint(dir.path()));
-    BOOST_TEST(r.errors.empty(), joined(r.errors));
-    BOOST_TEST(r.unexpected.empty(), joined(r.unexpected));
-    BOOST_TEST(r.missing.empty(), joined(r.missing));
-    BOOST_TEST(r.predicted_bytes == r.actual_bytes);
-    BOOST_TEST(r.mismatches.empty());
+    const InspectReport r = inspect_written(c, tensors);
+    expect_matched(r);
     // `native` prices the same bytes.
     const SchemeCosts native = scheme_costs(m, tensor_inventory(m), parse_scheme("native"), parse_kv_format("bf16"), bundled_gpu("h100-sxm"));
     BOOST_TEST(native.budget.checkpoint_bytes == r.predicted_bytes);
@@ -629,15 +639,8 @@ BOOST_AUTO_TEST_CASE(deepseek_v3_fp8_headers_are_matched) {
             tensors.push_back({t.name, t.fixed_dtype ? D::F32 : D::BF16, t.shape, {}});
         }
     }
-    TempDir dir;
-    write_bytes(dir.path() / "config.json", c.dump(2));
-    write_bytes(dir.path() / "model.safetensors", encode_safetensors(tensors, {{"format", "pt"}}));
-    const InspectReport r = inspect_checkpoint(read_checkpoint(dir.path()));
-    BOOST_TEST(r.errors.empty(), joined(r.errors));
-    BOOST_TEST(r.unexpected.empty(), joined(r.unexpected));
-    BOOST_TEST(r.missing.empty(), joined(r.missing));
-    BOOST_TEST(r.predicted_bytes == r.actual_bytes);
-    BOOST_TEST(r.mismatches.empty());
+    const InspectReport r = inspect_written(c, tensors);
+    expect_matched(r);
     BOOST_TEST(std::any_of(tensors.begin(), tensors.end(), [](const SafetensorsEntry& e) { return e.name == "model.layers.3.eh_proj.weight"; }));
 }
 
