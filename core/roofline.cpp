@@ -145,6 +145,7 @@ double prefill_attention_flop(const SchemeCosts& c, std::int64_t start, std::int
 void divide_kv_budget(Admission& a, const SchemeCosts& c, std::int64_t block, std::int64_t context,
                       std::int64_t max_num_batched_tokens, bool hybrid) {
     block = std::max<std::int64_t>(block, 1);
+    a.kv_block_tokens = block;
     const auto budget = static_cast<std::uint64_t>(std::max<std::int64_t>(a.budget_bytes, 0));
     const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
     if (!hybrid || c.sliding_layers == 0 || block_bytes == 0) {

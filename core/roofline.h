@@ -219,6 +219,7 @@ struct Admission {
     std::int64_t budget_bytes = 0;              // what is left for the KV cache (negative: weights do not fit)
     std::uint64_t kv_bytes_per_token = 0;       // per GPU
     std::int64_t kv_cache_blocks = 0;
+    std::int64_t kv_block_tokens = 0;           // the block size the cache is paged in (kv_block_tokens_for)
     std::int64_t kv_cache_tokens = 0;           // "GPU KV cache size: N tokens"
     double max_concurrency = 0;                 // kv_cache_tokens / context ("Maximum concurrency ... : X.XXx")
     std::int64_t max_sequences = 0;             // whole sequences of `context` tokens that fit

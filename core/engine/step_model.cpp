@@ -222,11 +222,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     // vLLM pages an MLA cache in blocks of 64 (kv_block_tokens_for); SGLang keeps its own page size.
     const std::int64_t block = p.engine == "vllm" ? kv_block_tokens_for(c, p.defaults.block_size_tokens)
                                                   : std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
-    // vLLM V1's hybrid allocator (0.9.1 on, PR #17996) keeps sliding-window layers to their
-    // window: the V1 profiles (from 0.7; the models with sliding layers quantplan prices need 0.10
-    // or later). vLLM V0 and SGLang are priced with every layer holding every token.
-    const bool hybrid = hybrid_kv_allocator(p);
-    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, hybrid);
+    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, hybrid_kv_allocator(p));
     a.fits = a.max_sequences >= 1;
     if (!a.fits) {
         std::snprintf(buf, sizeof buf, "one sequence of %lld tokens needs %.2f GiB of KV cache but the budget is %.2f GiB",
