@@ -104,6 +104,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--validate", [&] { o.validate = true; }},
         {"--fit-engines", [&] { o.fit_engines = true; }},
         {"--reasoning", [&] { o.reasoning = true; }},
+        {"--enforce-eager", [&] { o.enforce_eager = true; }},
         {"--tensors", [&] { o.per_tensor = true; }},
         {"--timestamp", [&] { o.timestamp = true; }},
         {"--errorsim", [&] { o.errorsim = true; }},
@@ -191,6 +192,9 @@ Workload:
   --gpu-mem-util U         engine's gpu_memory_utilization in (0, 1] [0.9]
   --max-num-batched-tokens N  prefill chunk / profiling tokens [8192]
   --max-num-seqs N         sampler size [256]
+  --enforce-eager          the engine runs without CUDA graphs (vLLM's --enforce-eager, SGLang's
+                           --disable-cuda-graph): with --profile engine each decode step pays the
+                           fitted eager launch cost per layer
 Model of the hardware:
   --profile NAME           ideal, realistic, measured (needs --calibration FILE), or engine: the
                            engine profile's step model fitted to published measurements, with

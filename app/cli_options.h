@@ -48,6 +48,7 @@ struct CliOptions {
     std::string goal = "throughput";
     std::string accuracy = "moderate";
     bool reasoning = false;
+    bool enforce_eager = false;  // the engine runs without CUDA graphs (vLLM --enforce-eager)
     bool per_tensor = false;                // --tensors : list every tensor's budget
     bool timestamp = false;                 // --timestamp : record the generation time in report.json
     std::int64_t max_num_batched_tokens = 8192;

@@ -179,7 +179,10 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.engine = engine::make_engine_setup(refitted ? *refitted : engine_catalog(), o.engine, engine_priced);
     // The defaults as they apply on this GPU (JSON `engine.defaults`); the plan takes them only
     // when the engine profile prices it.
-    r.engine->profile.defaults = engine::defaults_for_gpu(r.engine->profile, r.gpu.id, r.gpu.memory_usable_bytes);
+    // vLLM V0 decides chunked prefill (and so the prefill chunk) by max_model_len: the context here.
+    r.engine->profile.defaults = engine::defaults_for_max_model_len(engine::defaults_for_gpu(r.engine->profile, r.gpu.id, r.gpu.memory_usable_bytes),
+                                                                    r.engine->choice.version_asked, r.workload.context_tokens);
+    if (o.enforce_eager) r.engine->profile.defaults.cuda_graphs = false;
     if (engine_priced) {
         if (!r.engine->profile.fitted)
             throw Error("--profile", "'engine' needs a fitted parameter file (" + engine_fit_file().string() + "; run quantplan --fit-engines)");

@@ -37,6 +37,7 @@ nlohmann::json inputs_json(const CliOptions& o) {
                         {"reasoning", o.reasoning},
                         {"max_num_batched_tokens", o.max_num_batched_tokens},
                         {"max_num_seqs", o.max_num_seqs},
+                        {"enforce_eager", o.enforce_eager},
                         {"scenario", o.scenario ? nlohmann::json(*o.scenario) : nlohmann::json(nullptr)}};
     nlohmann::json lab = nlohmann::json::object();
     if (o.errorsim_formats) lab["formats"] = *o.errorsim_formats;

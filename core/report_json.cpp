@@ -243,6 +243,7 @@ json engine_json(const engine::EngineSetup& e) {
         json scales = json::object();
         for (const auto& [family, v] : e.profile.step.kernel_scale_by_family) scales[family] = v;
         out["step"] = {{"fixed_step_s", e.profile.step.fixed_step_s}, {"per_layer_s", e.profile.step.per_layer_s},
+                       {"eager_per_layer_s", e.profile.step.eager_per_layer_s},
                        {"ttft_overhead_s", e.profile.step.ttft_overhead_s}, {"kernel_scale_by_family", scales},
                        {"fitted_points", e.profile.step.fitted_points}, {"basis", e.profile.step.basis}};
     }

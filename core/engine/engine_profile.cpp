@@ -68,6 +68,7 @@ StepTerms parse_step_terms(const json& j, const std::string& path) {
     StepTerms s;
     s.fixed_step_s = number_of(j, "fixed_step_s", path, 0, 0, 10);
     s.per_layer_s = number_of(j, "per_layer_s", path, 0, 0, 1);
+    s.eager_per_layer_s = number_of(j, "eager_per_layer_s", path, 0, 0, 1);
     s.ttft_overhead_s = number_of(j, "ttft_overhead_s", path, 0, 0, 100);
     if (const auto k = j.find("kernel_scale_by_family"); k != j.end()) {
         if (!k->is_object()) throw Error(path + ".kernel_scale_by_family", "must be an object");
@@ -158,6 +159,26 @@ EngineDefaults defaults_for_gpu(const EngineProfile& p, const std::string& gpu_i
             d.max_num_batched_tokens = d.large_gpu_max_num_batched_tokens;
         }
     }
+    return d;
+}
+
+EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view version, std::int64_t max_model_len) {
+    if (d.auto_chunked_above_max_model_len <= 0) return d;
+    d.chunked_prefill = max_model_len > d.auto_chunked_above_max_model_len;
+    if (!d.chunked_prefill) {
+        d.max_num_batched_tokens = std::max(d.max_num_batched_tokens, max_model_len);
+        return d;
+    }
+    std::int64_t tokens = d.chunked_prefill_tokens;
+    if (!d.chunked_prefill_tokens_from.empty() && !version.empty() && d.chunked_prefill_tokens_before > 0) {
+        try {
+            if (compare_versions(parse_engine_version(version, "version"), parse_engine_version(d.chunked_prefill_tokens_from, "version")) < 0)
+                tokens = d.chunked_prefill_tokens_before;
+        } catch (const Error&) {
+            // A version that does not parse keeps the newest default.
+        }
+    }
+    if (tokens > 0) d.max_num_batched_tokens = tokens;
     return d;
 }
 
@@ -309,6 +330,14 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.cuda_graphs = flag_of(d, "cuda_graphs", dp, true);
     p.defaults.block_size_tokens = count_of(d, "block_size_tokens", dp, 16);
     p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
+    if (const auto c = d.find("auto_chunked_prefill"); c != d.end() && !c->is_null()) {
+        const std::string cp = dp + ".auto_chunked_prefill";
+        p.defaults.auto_chunked_above_max_model_len = count_of(*c, "above_max_model_len", cp, 0);
+        p.defaults.chunked_prefill_tokens = count_of(*c, "max_num_batched_tokens", cp, 0);
+        p.defaults.chunked_prefill_tokens_before = count_of(*c, "max_num_batched_tokens_before", cp, 0);
+        p.defaults.chunked_prefill_tokens_from = text_of(*c, "from_version", cp, false);
+        if (!p.defaults.chunked_prefill_tokens_from.empty()) parse_engine_version(p.defaults.chunked_prefill_tokens_from, cp + ".from_version");
+    }
     if (const auto t = d.find("mem_fraction_static_by_tp"); t != d.end()) {
         if (!t->is_array() || t->size() > 64) throw Error(dp + ".mem_fraction_static_by_tp", "must be a list of [min_tp, fraction] pairs");
         for (const json& e : *t) {
@@ -447,6 +476,7 @@ std::string fitted_parameters_json(const FittedParameters& f) {
         if (const auto s = f.step.find(id); s != f.step.end()) {
             p["step"]["fixed_step_s"] = s->second.fixed_step_s;
             p["step"]["per_layer_s"] = s->second.per_layer_s;
+            p["step"]["eager_per_layer_s"] = s->second.eager_per_layer_s;
             p["step"]["ttft_overhead_s"] = s->second.ttft_overhead_s;
             ojson scales = ojson::object();
             for (const auto& [family, v] : s->second.kernel_scale_by_family) scales[family] = v;

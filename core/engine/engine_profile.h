@@ -84,10 +84,23 @@ struct EngineDefaults {
         std::uint64_t min_bytes = 0;
     };
     std::vector<ReserveTier> reserve_tiers;
+    // vLLM V0 turns chunked prefill on by itself when max_model_len exceeds this (0: never, the
+    // profile's chunked_prefill decides). Then max_num_batched_tokens defaults to
+    // chunked_prefill_tokens (chunked_prefill_tokens_before in versions below
+    // chunked_prefill_tokens_from); otherwise a prompt runs in one forward of
+    // max(max_model_len, max_num_batched_tokens) tokens (vllm/config.py SchedulerConfig).
+    std::int64_t auto_chunked_above_max_model_len = 0;
+    std::int64_t chunked_prefill_tokens = 0;
+    std::int64_t chunked_prefill_tokens_before = 0;
+    std::string chunked_prefill_tokens_from;
 };
 
 // The defaults a profile runs with on a GPU of `memory_bytes` named `gpu_id` (large-GPU values applied).
 EngineDefaults defaults_for_gpu(const EngineProfile& profile, const std::string& gpu_id, std::uint64_t memory_bytes);
+// `d` with vLLM V0's chunked-prefill rule applied for this max_model_len and engine version (an
+// empty version: the profile's newest): chunked prefill and max_num_batched_tokens as V0 sets
+// them when the user sets neither. Profiles without the rule are returned unchanged.
+EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view version, std::int64_t max_model_len);
 
 // The terms of the memory budget that the engine source fixes (rules) and the corpus fits (values).
 struct MemoryRules {
@@ -170,6 +183,10 @@ CurveLookup find_curve(const KernelEfficiencies& k, const std::string& gpu_id, c
 struct StepTerms {
     double fixed_step_s = 0.0;   // scheduler, sampler, launch: paid once per step
     double per_layer_s = 0.0;    // norms, rotary, activation, residual adds, KV writes: per layer and step
+    // With CUDA graphs off (vLLM's --enforce-eager, SGLang's --disable-cuda-graph) every kernel of a
+    // decode step is launched from the host: the extra cost per layer and decode step. Fitted on
+    // the engine's eager points; 0 when none.
+    double eager_per_layer_s = 0.0;
     // The kernels' time scaled per kernel_scale_key ("bf16", "8bit", "4bit", "4bit-moe", ...), and at
     // prefill per "<key>/prefill": what
     // the engine's kernels reach end to end beyond the kernel corpus (its quantized and MoE paths,
@@ -183,7 +200,8 @@ struct StepTerms {
         return 1.0;
     }
     double ttft_overhead_s = 0.0;  // a served request's time to first token beyond its prefill steps
-                                   // (HTTP, tokenizer, scheduling): the median residual of TTFT points
+                                   // (HTTP, tokenizer, scheduling): a column of the engine's fit on
+                                   // its TTFT points
     std::int64_t fitted_points = 0;
     std::string basis;           // which points the terms were fitted on
 };

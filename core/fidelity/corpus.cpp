@@ -114,6 +114,7 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     r.concurrency = opt_count(s, "concurrency", path);
     r.request_rate = opt_number(s, "request_rate", path);
     r.input_tokens = opt_count(s, "input_tokens", path);
+    r.input_tokens_p50 = opt_count(s, "input_tokens_p50", path);
     r.output_tokens = opt_count(s, "output_tokens", path);
     r.num_prompts = opt_count(s, "num_prompts", path);
     r.total_input_tokens = opt_count(s, "total_input_tokens", path);
@@ -129,6 +130,7 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     if (const auto eager = opt_flag(s, "enforce_eager", path); eager && !r.cuda_graphs) r.cuda_graphs = !*eager;
     r.dataset = opt_text(s, "dataset", path);
     r.kv_transfer_config = opt_text(s, "kv_transfer_config", path);
+    r.in_process = opt_flag(s, "in_process", path);
     r.op = opt_text(s, "op", path);
     r.kernel_family = opt_text(s, "kernel_family", path);
     if (r.kernel_family.empty()) r.kernel_family = opt_text(s, "family", path);

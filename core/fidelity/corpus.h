@@ -49,6 +49,9 @@ struct RecordSetup {
     std::optional<double> request_rate;
     std::optional<std::int64_t> input_tokens;
     std::optional<std::int64_t> output_tokens;
+    // The median of a stated input-length distribution (a suite that samples prompts of about
+    // one length): priced at it when no fixed input_tokens is stated.
+    std::optional<std::int64_t> input_tokens_p50;
     // A serving benchmark over a dataset: its totals, from which mean lengths follow.
     std::optional<std::int64_t> num_prompts;
     std::optional<std::int64_t> total_input_tokens;
@@ -63,6 +66,9 @@ struct RecordSetup {
     std::optional<bool> cuda_graphs;
     std::string dataset;                    // a serving benchmark's dataset, when named
     std::string kv_transfer_config;         // a KV connector beside the cache (LMCache, ...), as the source names it
+    // The engine ran inside the benchmark's process (vLLM's LLM or AsyncLLMEngine, SGLang's Engine):
+    // no API server, so no HTTP, tokenizer-process or detokenizer overhead on its TTFT.
+    std::optional<bool> in_process;
     // Kernel records (metric kernel_time_s).
     std::string op;                         // "gemm", "generation_attention", "context_attention"
     std::string kernel_family;              // core/engine KernelFamily name

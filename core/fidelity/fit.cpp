@@ -216,6 +216,7 @@ struct Resolved {
     const EngineProfile* profile = nullptr;
     Workload w;
     SchemeCosts costs;
+    engine::EngineDefaults defaults;  // the profile's defaults on this GPU at this max_model_len
     std::string note;
 };
 
@@ -224,6 +225,8 @@ struct Point {
     // Times: predicted seconds = s_decode x decode_s + s_prefill x prefill_s + fixed_count x fixed
     // + layer_count x per_layer, with the kernel scales s of kernel_key and kernel_key + "/prefill".
     double decode_s = 0, prefill_s = 0, fixed_count = 0, layer_count = 0, measured_s = 0;
+    double eager_layer_count = 0;  // layers x decode steps launched without CUDA graphs
+    double served_count = 0;       // 1 for a TTFT through an API server (its request overhead), else 0
     double tokens = 0;   // speed records: tokens the speed counts (prediction = tokens / seconds)
     std::string kernel_key;  // the profile's kernel scale this point's kernels take (kernel_scale_key)
     // KV: predicted budget = free_bytes - activation_bytes x scale - non_torch; tokens from it.
@@ -270,7 +273,13 @@ public:
         if (model->num_attention_heads % s.tp != 0 || s.tp > 8) return why = "tensor-parallel degree not priced", std::nullopt;
         out.w.tensor_parallel = s.tp;
         out.w.kv = out.kv;
-        const engine::EngineDefaults dflt = engine::defaults_for_gpu(*out.profile, gpu->id, gpu->memory_usable_bytes);
+        // The max_model_len the engine ran with: as stated, else the model's, at least the run's lengths.
+        const std::int64_t max_model_len =
+            s.max_model_len.value_or(std::max<std::int64_t>(model->max_position_embeddings, s.input_tokens.value_or(s.input_tokens_p50.value_or(0)) +
+                                                                                                  s.output_tokens.value_or(0)));
+        const engine::EngineDefaults dflt =
+            engine::defaults_for_max_model_len(engine::defaults_for_gpu(*out.profile, gpu->id, gpu->memory_usable_bytes), s.engine_version, max_model_len);
+        out.defaults = dflt;
         out.w.engine.gpu_memory_utilization = s.gpu_memory_utilization.value_or(dflt.gpu_memory_utilization);
         out.w.engine.max_num_seqs = s.max_num_seqs.value_or(dflt.max_num_seqs);
         out.w.engine.max_num_batched_tokens = s.max_num_batched_tokens.value_or(dflt.max_num_batched_tokens);
@@ -308,6 +317,7 @@ private:
 EngineSetup zero_setup(const Resolved& r, const engine::KernelEfficiencies& k) {
     EngineSetup s;
     s.profile = *r.profile;
+    s.profile.defaults = r.defaults;
     s.profile.step = {};
     s.kernels = k;
     s.price_steps = true;
@@ -393,12 +403,23 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         return p;
     }
     // Times.
+    // At one request in flight (a client's max-concurrency of 1) the arrival rate only spaces the
+    // requests: vLLM's benchmark clients start a request's clock after the concurrency semaphore
+    // (benchmarks/serve.py limited_request_func; endpoint_request_func.py sets st inside), so
+    // each request is timed alone whatever the rate.
+    if (s.request_rate && !(s.concurrency && *s.concurrency == 1)) return skip("a request rate needs the serving simulator");
     const std::int64_t batch = s.batch.value_or(s.concurrency.value_or(0));
     if (batch != 1 && !(s.batch && (r.metric == Metric::TpotS || r.metric == Metric::ItlS || r.metric == Metric::E2eS)))
         return skip("batch or concurrency above 1 needs the serving simulator");
     if (s.concurrency && *s.concurrency > 1) return skip("concurrency above 1 needs the serving simulator");
-    if (s.request_rate) return skip("a request rate needs the serving simulator");
+    // A tail (p90, p99) is where the step model's typical step is not: only means and medians are fitted.
+    if (r.stat == "p90" || r.stat == "p95" || r.stat == "p99" || r.stat == "max" || r.stat == "min")
+        return skip("a tail statistic (" + r.stat + ") is not fitted");
     std::optional<std::int64_t> input = s.input_tokens, output = s.output_tokens;
+    if (!input && s.input_tokens_p50) {
+        input = s.input_tokens_p50;
+        o.note = "priced at the stated median input length";
+    }
     if ((!input || !output) && s.num_prompts && *s.num_prompts > 0 && s.total_input_tokens && s.total_output_tokens &&
         r.metric != Metric::DecodeTokensPerS && r.metric != Metric::E2eS) {
         // One request at a time over a dataset: TPOT, ITL and TTFT at the dataset's mean lengths.
@@ -444,9 +465,17 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
             p.prefill_s = pre.time_s;
             p.fixed_count = d(pre.chunks);
             p.measured_s = r.value;
+            // A served request's TTFT holds the API server's overhead; an in-process run's and a
+            // bare prefill time do not.
+            p.served_count = r.metric == Metric::TtftS && !s.in_process.value_or(false) ? 1.0 : 0.0;
             break;
     }
     p.layer_count = p.fixed_count * layers;
+    // Decode steps with CUDA graphs off pay the eager launch cost per layer. Prefill chunks are
+    // not charged it: they run beyond the captured sizes in every engine, so the fitted prefill
+    // scales and per-layer cost already hold their launches.
+    if (!setup.profile.defaults.cuda_graphs && r.metric != Metric::TtftS && r.metric != Metric::PrefillS)
+        p.eager_layer_count = (r.metric == Metric::TpotS || r.metric == Metric::ItlS ? 1.0 : decode_steps) * layers;
     o.usable = p.measured_s > 0;
     if (!o.usable) o.skip_reason = "measured value is zero";
     return p;
@@ -477,11 +506,13 @@ engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string
     std::vector<std::vector<double>> rows;
     std::vector<double> c;
     for (const Point* p : v) {
-        std::vector<double> row(keys.size() + 2, 0.0);
+        std::vector<double> row(keys.size() + 4, 0.0);
         if (p->decode_s > 0) row[column(p->kernel_key)] = p->decode_s / p->measured_s;
         if (p->prefill_s > 0) row[column(p->kernel_key + "/prefill")] = p->prefill_s / p->measured_s;
         row[keys.size()] = p->fixed_count / p->measured_s;
         row[keys.size() + 1] = p->layer_count / p->measured_s;
+        row[keys.size() + 2] = p->eager_layer_count / p->measured_s;
+        row[keys.size() + 3] = p->served_count / p->measured_s;
         rows.push_back(std::move(row));
         c.push_back(1.0);
     }
@@ -490,6 +521,8 @@ engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string
     for (std::size_t f = 0; f < keys.size(); ++f) s.kernel_scale_by_family[keys[f]] = std::clamp(x[f], 0.01, 100.0);
     s.fixed_step_s = std::min(x[keys.size()], 10.0);
     s.per_layer_s = std::min(x[keys.size() + 1], 1.0);
+    s.eager_per_layer_s = std::min(x[keys.size() + 2], 1.0);
+    s.ttft_overhead_s = std::min(x[keys.size() + 3], 100.0);
     s.fitted_points = static_cast<std::int64_t>(v.size());
     s.basis = std::to_string(v.size()) + " end-to-end points " + basis;
     return s;
@@ -533,7 +566,7 @@ engine::StepTerms refit_costs(const std::vector<const Point*>& v, const engine::
     std::vector<double> c;
     for (const Point* p : v) {
         rows.push_back({p->fixed_count / p->measured_s, p->layer_count / p->measured_s});
-        c.push_back(1.0 - scaled_kernels_s(*p, scales) / p->measured_s);
+        c.push_back(1.0 - (scaled_kernels_s(*p, scales) + p->eager_layer_count * scales.eager_per_layer_s) / p->measured_s);
     }
     const std::vector<double> x = nnls(rows, c);
     engine::StepTerms s = scales;
@@ -545,9 +578,11 @@ engine::StepTerms refit_costs(const std::vector<const Point*>& v, const engine::
 }
 
 Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& include, const ProfileList& profiles) {
-    // Step points (decode speed, TPOT/ITL, E2E) and TTFT points, per profile and per engine; the
-    // TTFT points fit only the per-request overhead on top (HTTP, tokenizer, scheduling).
-    std::map<std::string, std::vector<const Point*>> step_by_profile, ttft_by_profile, kv_by_profile;
+    // Step points (decode speed, TPOT/ITL, E2E) and TTFT points. The engine's terms are fitted on
+    // both at once: a TTFT point prices its prefill chunks alone, so it pins the prefill scales the
+    // decode-speed points only see mixed with their decode, and it fits the per-request overhead
+    // (HTTP, tokenizer, scheduling) as one more column.
+    std::map<std::string, std::vector<const Point*>> step_by_profile, kv_by_profile;
     std::map<std::string, std::vector<const Point*>> step_by_engine, ttft_by_engine, kv_by_engine;
     std::vector<const Point*> step_all;
     for (std::size_t i = 0; i < points.size(); ++i) {
@@ -557,8 +592,9 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
             kv_by_profile[p.out.profile].push_back(&p);
             kv_by_engine[p.out.engine].push_back(&p);
         } else if (p.out.figure == FigureClass::Ttft) {
-            ttft_by_profile[p.out.profile].push_back(&p);
             ttft_by_engine[p.out.engine].push_back(&p);
+            step_by_engine[p.out.engine].push_back(&p);
+            step_all.push_back(&p);
         } else if (p.out.figure == FigureClass::Step) {
             step_by_profile[p.out.profile].push_back(&p);
             step_by_engine[p.out.engine].push_back(&p);
@@ -568,15 +604,8 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
     // The kernel scales are the engine's (its kernels, across its versions), with its pooled costs.
     std::map<std::string, engine::StepTerms> engine_terms;
     for (const auto& [engine, v] : step_by_engine)
-        engine_terms[engine] = fit_step(v, "pooled over every " + engine + " profile (decode speed, TPOT/ITL, E2E at batch or concurrency 1)");
+        engine_terms[engine] = fit_step(v, "pooled over every " + engine + " profile (decode speed, TPOT/ITL, E2E and TTFT at batch or concurrency 1)");
     const engine::StepTerms every_engine = step_all.empty() ? engine::StepTerms{} : fit_step(step_all, "pooled over every engine");
-    // The TTFT overhead: the median of what the prefill steps leave unexplained.
-    const auto overhead = [&](const std::vector<const Point*>& v, const engine::StepTerms& st) {
-        std::vector<double> r;
-        for (const Point* p : v)
-            r.push_back(p->measured_s - (scaled_kernels_s(*p, st) + p->fixed_count * st.fixed_step_s + p->layer_count * st.per_layer_s));
-        return std::max(0.0, quantile(r, 0.5));
-    };
     Terms t;
     for (const auto& [id, engine] : profiles) {
         const auto e = engine_terms.find(engine);
@@ -590,8 +619,6 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
                 terms = refit_costs(own->second, terms, std::to_string(own->second.size()) + " end-to-end points of this profile (" +
                                                            std::to_string(models.size()) + " models), kernel scales of every " + engine + " profile");
         }
-        if (const auto tt = ttft_by_profile.find(id); tt != ttft_by_profile.end()) terms.ttft_overhead_s = overhead(tt->second, terms);
-        else if (const auto te = ttft_by_engine.find(engine); te != ttft_by_engine.end()) terms.ttft_overhead_s = overhead(te->second, terms);
         if (!step_all.empty() || ttft_by_engine.count(engine) != 0) t.step[id] = terms;
         // Memory: the profile's own points, else its engine's (SGLang's rule has no activation term).
         if (const auto k = kv_by_profile.find(id); k != kv_by_profile.end()) t.memory[id] = fit_memory(k->second);
@@ -614,9 +641,10 @@ double predict(const Point& p, const Terms& t) {
     const auto s = t.step.find(p.out.profile);
     const double fixed = s == t.step.end() ? 0.0 : s->second.fixed_step_s;
     const double per_layer = s == t.step.end() ? 0.0 : s->second.per_layer_s;
-    const double overhead = s == t.step.end() || p.out.figure != FigureClass::Ttft ? 0.0 : s->second.ttft_overhead_s;
+    const double eager = s == t.step.end() ? 0.0 : s->second.eager_per_layer_s;
+    const double overhead = s == t.step.end() ? 0.0 : p.served_count * s->second.ttft_overhead_s;
     const double kernels = s == t.step.end() ? p.decode_s + p.prefill_s : scaled_kernels_s(p, s->second);
-    const double seconds = kernels + p.fixed_count * fixed + p.layer_count * per_layer + overhead;
+    const double seconds = kernels + p.fixed_count * fixed + p.layer_count * per_layer + p.eager_layer_count * eager + overhead;
     if (p.out.metric == Metric::DecodeTokensPerS) return p.tokens / seconds;
     return seconds;
 }

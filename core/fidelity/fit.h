@@ -12,9 +12,11 @@
 //  - Kernel curves: for every kernel record (aiconfigurator GEMMs and decode attention), the
 //    fraction of its roofline time the kernel reached; per GPU x family x M the median over
 //    shapes, and per architecture the median over that architecture's GPUs.
-//  - Step terms (fixed_step_s, per_layer_s) per engine profile: non-negative least squares on the
-//    relative time error of the end-to-end points (decode speed, TPOT, ITL, E2E, TTFT at batch 1
-//    or concurrency 1), with the kernel curves held fixed.
+//  - Step terms per engine (kernel scales per scheme family at decode and prefill, fixed_step_s,
+//    per_layer_s, eager_per_layer_s, ttft_overhead_s): non-negative least squares on the relative
+//    time error of the end-to-end points (decode speed, TPOT, ITL, E2E and TTFT at batch 1 or one
+//    request in flight), with the kernel curves held fixed; a profile with enough points of its own
+//    refits its fixed and per-layer costs.
 //  - Memory terms (activation_scale, non_torch_bytes) per profile: least squares on the KV budget
 //    the logged KV-cache size implies.
 #include <cstdint>

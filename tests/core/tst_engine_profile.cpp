@@ -159,6 +159,53 @@ BOOST_AUTO_TEST_CASE(v0_profiles_max_model_len_v1_does_not) {
     BOOST_TEST(engine_admission(c, m, gpu, sg, w).activation_workspace_bytes == 0u);
 }
 
+// vLLM V0 turns chunked prefill on by itself above a max_model_len of 32768, with chunks of 512
+// tokens up to 0.6.4 and 2048 from 0.6.5; below it a prompt is prefilled in one forward.
+BOOST_AUTO_TEST_CASE(v0_chunked_prefill_follows_max_model_len_and_version) {
+    const EngineSetup v0 = make_engine_setup(catalog(), "vllm@0.6.3", true);
+    const EngineDefaults& d = v0.profile.defaults;
+    const EngineDefaults short_len = defaults_for_max_model_len(d, "0.6.3", 32768);
+    BOOST_TEST(!short_len.chunked_prefill);
+    BOOST_TEST(short_len.max_num_batched_tokens == 32768);
+    BOOST_TEST(defaults_for_max_model_len(d, "0.6.3", 1024).max_num_batched_tokens == 2048);  // max(max_model_len, 2048)
+    const EngineDefaults old_long = defaults_for_max_model_len(d, "0.6.3", 65536);
+    BOOST_TEST(old_long.chunked_prefill);
+    BOOST_TEST(old_long.max_num_batched_tokens == 512);
+    BOOST_TEST(defaults_for_max_model_len(d, "0.6.5", 65536).max_num_batched_tokens == 2048);
+    BOOST_TEST(defaults_for_max_model_len(d, "0.7.3", 65536).max_num_batched_tokens == 2048);
+    BOOST_TEST(defaults_for_max_model_len(d, "", 65536).max_num_batched_tokens == 2048);  // the newest in range
+    // V1 and SGLang keep their defaults whatever max_model_len is.
+    for (const char* e : {"vllm@0.10.1", "sglang@0.4.6"}) {
+        const EngineDefaults v = make_engine_setup(catalog(), e, true).profile.defaults;
+        const EngineDefaults same = defaults_for_max_model_len(v, "", 131072);
+        BOOST_TEST(same.chunked_prefill == v.chunked_prefill, e);
+        BOOST_TEST(same.max_num_batched_tokens == v.max_num_batched_tokens, e);
+    }
+    // The prefill runs in as many chunks as the rule gives.
+    const ModelConfig m = test::bundled_model("qwen2.5-7b-instruct");
+    const GpuProfile gpu = test::bundled_gpu("a100-80gb");
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    Workload w;
+    w.engine.max_num_batched_tokens = short_len.max_num_batched_tokens;
+    BOOST_TEST(engine_prefill(c, m, gpu, v0, w, 30720).chunks == 1);
+    w.engine.max_num_batched_tokens = old_long.max_num_batched_tokens;
+    BOOST_TEST(engine_prefill(c, m, gpu, v0, w, 30720).chunks == 60);
+}
+
+// With CUDA graphs off every decode step pays the fitted eager cost per layer.
+BOOST_AUTO_TEST_CASE(eager_decode_steps_pay_the_fitted_launch_cost) {
+    const ModelConfig m = test::bundled_model("qwen3-8b");
+    const GpuProfile gpu = test::bundled_gpu("a100-80gb");
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    const EngineSetup graphs = make_engine_setup(catalog(), "vllm@0.9.1", true);
+    EngineSetup eager = graphs;
+    eager.profile.defaults.cuda_graphs = false;
+    BOOST_TEST_REQUIRE(graphs.profile.step.eager_per_layer_s > 0.0);
+    const Workload w;
+    const double extra = engine_decode_step(c, m, gpu, eager, w, 1, 4096).time_s - engine_decode_step(c, m, gpu, graphs, w, 1, 4096).time_s;
+    BOOST_TEST(std::abs(extra - static_cast<double>(m.num_layers) * graphs.profile.step.eager_per_layer_s) < 1e-12);
+}
+
 BOOST_AUTO_TEST_CASE(step_model_adds_its_terms_and_grows_with_batch_and_context) {
     const ModelConfig m = test::bundled_model("qwen3-8b");
     const GpuProfile gpu = test::bundled_gpu("h100-sxm");

@@ -174,6 +174,50 @@ BOOST_AUTO_TEST_CASE(the_committed_fit_file_is_the_fit_of_the_committed_corpus) 
                "assets/engines/fit/engine-fit.json is stale (at " << where << "): rerun scripts/update-fidelity-doc");
 }
 
+// Which single-request records the fit prices, and how: one request in flight at a request rate is
+// timed alone; a tail statistic is not a step; a stated median input length stands for the input;
+// an in-process TTFT carries no API-server overhead, a served one carries the fitted overhead.
+BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
+    const std::filesystem::path extra = std::filesystem::temp_directory_path() / "quantplan_tst_fidelity_single.json";
+    {
+        std::ofstream f(extra);
+        f << R"({"format": "quantplan-measurements/1", "source": {"repository": "test/single"},
+  "defaults": {"setup": {"engine": "vllm", "engine_version": "0.11.0", "gpu": "h100-sxm", "model": "qwen3-8b", "scheme": "bf16",
+                         "concurrency": 1, "input_tokens": 1000, "output_tokens": 100}},
+  "records": [
+    {"id": "t/served", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50"},
+    {"id": "t/in-process", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"in_process": true}},
+    {"id": "t/at-a-rate", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "mean", "setup": {"request_rate": 2}},
+    {"id": "t/open-loop", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "mean", "setup": {"request_rate": 2, "concurrency": null}},
+    {"id": "t/tail", "metric": "ttft_s", "value": 95, "unit": "ms", "stat": "p99"},
+    {"id": "t/median-length", "metric": "ttft_s", "value": 300, "unit": "ms", "stat": "p50", "setup": {"input_tokens": null, "input_tokens_p50": 6000}}
+  ]})";
+    }
+    FitInputs in;
+    in.models_dir = test::models_dir();
+    in.gpus = load_gpu_profiles(test::gpus_dir());
+    in.catalog = engine::load_engine_catalog(test::source_dir() / "assets" / "engines" / "profiles", "");
+    const FidelityReport r = evaluate_fidelity(load_corpus(test::source_dir() / "assets" / "measurements", {extra}), in);
+    std::filesystem::remove(extra);
+    std::map<std::string, const PricedPoint*> by_id;
+    for (const PricedPoint& p : r.points) by_id[p.id] = &p;
+    for (const char* id : {"t/served", "t/in-process", "t/at-a-rate", "t/open-loop", "t/tail", "t/median-length"}) BOOST_TEST_REQUIRE(by_id.count(id) == 1u, id);
+    BOOST_TEST(by_id["t/at-a-rate"]->usable, by_id["t/at-a-rate"]->skip_reason);
+    BOOST_TEST(!by_id["t/open-loop"]->usable);
+    BOOST_TEST(by_id["t/open-loop"]->skip_reason.find("request rate") != std::string::npos, by_id["t/open-loop"]->skip_reason);
+    BOOST_TEST(!by_id["t/tail"]->usable);
+    BOOST_TEST(by_id["t/tail"]->skip_reason.find("tail statistic (p99)") != std::string::npos, by_id["t/tail"]->skip_reason);
+    const PricedPoint& median = *by_id["t/median-length"];
+    BOOST_TEST_REQUIRE(median.usable, median.skip_reason);
+    BOOST_TEST(median.input_tokens == 6000);
+    BOOST_TEST(median.note.find("stated median input length") != std::string::npos, median.note);
+    const double overhead = r.parameters.step.at("vllm-v1").ttft_overhead_s;
+    BOOST_TEST(overhead > 0.0);
+    BOOST_TEST(std::abs((by_id["t/served"]->fitted - by_id["t/in-process"]->fitted) - overhead) < 1e-12);
+    // The eager term is fitted on the engine's eager decode points (vLLM #20469, Qwen2.5-32B bf16).
+    BOOST_TEST(r.parameters.step.at("vllm-v1").eager_per_layer_s > 0.0);
+}
+
 BOOST_AUTO_TEST_CASE(leave_one_out_differs_from_the_full_fit_and_is_not_better_overall) {
     const FidelityReport& r = bundled_report();
     double sum_fitted = 0, sum_loo = 0;
