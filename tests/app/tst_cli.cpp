@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {
         BOOST_TEST_REQUIRE(s.contains("bands"));
         for (const char* key : {"throughput_tokens_per_s", "step_time_s", "ttft_s", "kv_cache_tokens"}) {
             BOOST_TEST_REQUIRE(s["bands"].contains(key), key);
-            // null: the class has fewer than 5 corpus points (TTFT and KV today); never a band of fewer.
+            // null: the class has fewer than 5 corpus points; never a band of fewer.
             if (s["bands"][key].is_null()) continue;
             BOOST_TEST(s["bands"][key]["low"].get<double>() <= s["bands"][key]["high"].get<double>(), key);
         }
@@ -190,6 +190,38 @@ BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {
     BOOST_TEST(plain["profile"]["name"] == "realistic");
     BOOST_TEST(plain["engine"]["prices_steps"] == false);
     BOOST_TEST(!plain["schemes"][0].contains("bands"));
+}
+
+// --enforce-eager (and the scenario key enforce_eager) turn the engine's CUDA graphs off: each decode
+// step pays the fitted eager cost per layer; the JSON says so in engine.defaults and engine.step.
+BOOST_AUTO_TEST_CASE(enforce_eager_prices_decode_steps_without_cuda_graphs) {
+    const std::vector<std::string> base = {"--schemes", "bf16", "--profile", "engine", "--engine", "vllm@0.9.1", "--model", "qwen3-8b",
+                                           "--gpu", "a100-80gb", "--json", "-"};
+    const RunResult graphs = run_headless(base);
+    std::vector<std::string> args = base;
+    args.push_back("--enforce-eager");
+    const RunResult eager = run_headless(args);
+    BOOST_TEST_REQUIRE(graphs.exit_code == 0, graphs.err);
+    BOOST_TEST_REQUIRE(eager.exit_code == 0, eager.err);
+    const auto g = nlohmann::json::parse(graphs.out), e = nlohmann::json::parse(eager.out);
+    BOOST_TEST(g["engine"]["defaults"]["cuda_graphs"] == true);
+    BOOST_TEST(e["engine"]["defaults"]["cuda_graphs"] == false);
+    const double per_layer = e["engine"]["step"]["eager_per_layer_s"].get<double>();
+    BOOST_TEST(per_layer > 0.0);
+    const double extra = e["schemes"][0]["decode"]["time_s"].get<double>() - g["schemes"][0]["decode"]["time_s"].get<double>();
+    BOOST_TEST(std::abs(extra - 36 * per_layer) < 1e-9);  // Qwen3-8B: 36 layers
+    // The same through a scenario file.
+    const std::filesystem::path scenario = std::filesystem::temp_directory_path() / "quantplan_tst_eager_scenario.json";
+    {
+        std::ofstream f(scenario);
+        f << R"({"enforce_eager": true})";
+    }
+    args = base;
+    args.insert(args.end(), {"--scenario", scenario.string()});
+    const RunResult s = run_headless(args);
+    std::filesystem::remove(scenario);
+    BOOST_TEST_REQUIRE(s.exit_code == 0, s.err);
+    BOOST_TEST(nlohmann::json::parse(s.out)["engine"]["defaults"]["cuda_graphs"] == false);
 }
 
 BOOST_AUTO_TEST_CASE(bad_engine_arguments_are_one_line) {
@@ -500,19 +532,19 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
     };
     const std::vector<Case> cases = {
         {"vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json --model llama-3-8b --gpu h200 --engine vllm@0.11.2",
-         {{"tpot_s_mean", 0.122}, {"e2e_s_mean", 0.123}, {"output_tokens_per_s", -0.100}, {"ttft_s_mean", 0.130}}},
+         {{"tpot_s_mean", -0.035}, {"e2e_s_mean", -0.041}, {"output_tokens_per_s", 0.052}, {"ttft_s_mean", -0.311}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np10.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.790}, {"tpot_s_mean", -0.175}, {"itl_s_mean", -0.052}, {"output_tokens_per_s", 0.020}}},
+         {{"ttft_s_mean", 0.106}, {"tpot_s_mean", -0.169}, {"itl_s_mean", -0.045}, {"output_tokens_per_s", 0.019}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np20.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.434}, {"tpot_s_mean", -0.021}, {"itl_s_mean", -0.139}, {"output_tokens_per_s", 0.070}}},
+         {{"ttft_s_mean", -0.121}, {"tpot_s_mean", -0.125}, {"itl_s_mean", -0.141}, {"output_tokens_per_s", 0.074}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np40.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.145}, {"tpot_s_mean", -0.070}, {"itl_s_mean", -0.188}, {"output_tokens_per_s", 0.137}}},
+         {{"ttft_s_mean", -0.298}, {"tpot_s_mean", -0.251}, {"itl_s_mean", -0.210}, {"output_tokens_per_s", 0.156}}},
         {"sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json --gpu gh200",
-         {{"ttft_s_mean", 0.948}, {"tpot_s_mean", -0.184}, {"e2e_s_mean", -0.089}, {"output_tokens_per_s", 0.008}}},
+         {{"ttft_s_mean", 1.337}, {"tpot_s_mean", -0.274}, {"e2e_s_mean", -0.144}, {"output_tokens_per_s", 0.081}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", 0.519}, {"tpot_s_p50", 0.002}, {"tpot_s_mean", -0.332}, {"output_tokens_per_s", -0.053}}},
+         {{"ttft_s_mean", -0.085}, {"tpot_s_p50", 0.016}, {"tpot_s_mean", -0.323}, {"output_tokens_per_s", -0.058}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", 0.163}, {"tpot_s_p50", 0.054}, {"tpot_s_mean", 0.455}, {"output_tokens_per_s", -0.036}}},
+         {{"ttft_s_mean", -0.304}, {"tpot_s_p50", -0.025}, {"tpot_s_mean", 0.062}, {"output_tokens_per_s", -0.006}}},
     };
     for (const Case& c : cases) {
         const auto [rc, out] = run_binary("--headless --check " + bench + c.args + " --json -");
@@ -540,9 +572,9 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
         return v;
     }();
     const std::map<double, std::vector<std::pair<std::string, double>>> sweep = {
-        {1.0, {{"output_throughput", -0.054}, {"median_itl_ms", 0.81}, {"mean_e2e_latency_ms", 0.743}}},
-        {4.0, {{"output_throughput", -0.065}, {"median_itl_ms", 0.426}, {"mean_e2e_latency_ms", 0.313}}},
-        {16.0, {{"output_throughput", 0.174}, {"median_itl_ms", -0.046}, {"mean_e2e_latency_ms", -0.223}}},
+        {1.0, {{"output_throughput", -0.043}, {"median_itl_ms", 0.541}, {"mean_e2e_latency_ms", 0.481}}},
+        {4.0, {{"output_throughput", -0.053}, {"median_itl_ms", 0.173}, {"mean_e2e_latency_ms", 0.118}}},
+        {16.0, {{"output_throughput", 0.271}, {"median_itl_ms", -0.243}, {"mean_e2e_latency_ms", -0.293}}},
     };
     for (const auto& m : lines) {
         if (m["dataset_name"] != "random") continue;
