@@ -277,7 +277,18 @@ std::string scheme_family(const Scheme& scheme) {
     return dtype_bits(scheme.weights.storage) <= 4 ? "4bit" : "8bit";
 }
 
-std::string kernel_scale_key(const Scheme& scheme, bool moe) { return scheme_family(scheme) + (moe ? "-moe" : ""); }
+std::string kernel_scale_key(const Scheme& scheme, bool moe, bool generic) {
+    return scheme_family(scheme) + (generic ? "-generic" : "") + (moe ? "-moe" : "");
+}
+
+bool awq_without_marlin(const EngineDefaults& d, std::string_view version) {
+    if (d.awq_marlin_from_version.empty() || version.empty()) return false;
+    try {
+        return compare_versions(parse_engine_version(version, "version"), parse_engine_version(d.awq_marlin_from_version, "version")) < 0;
+    } catch (const Error&) {
+        return false;
+    }
+}
 
 double EfficiencyCurve::at(std::int64_t rows) const {
     if (m.empty()) return 0.0;
@@ -330,6 +341,8 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.cuda_graphs = flag_of(d, "cuda_graphs", dp, true);
     p.defaults.block_size_tokens = count_of(d, "block_size_tokens", dp, 16);
     p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
+    p.defaults.awq_marlin_from_version = text_of(d, "awq_marlin_from_version", dp, false);
+    if (!p.defaults.awq_marlin_from_version.empty()) parse_engine_version(p.defaults.awq_marlin_from_version, dp + ".awq_marlin_from_version");
     if (const auto c = d.find("auto_chunked_prefill"); c != d.end() && !c->is_null()) {
         const std::string cp = dp + ".auto_chunked_prefill";
         p.defaults.auto_chunked_above_max_model_len = count_of(*c, "above_max_model_len", cp, 0);

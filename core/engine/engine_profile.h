@@ -93,6 +93,9 @@ struct EngineDefaults {
     std::int64_t chunked_prefill_tokens = 0;
     std::int64_t chunked_prefill_tokens_before = 0;
     std::string chunked_prefill_tokens_from;
+    // vLLM runs AWQ checkpoints with its Marlin kernel from this version on (awq_marlin); before
+    // it, with its own AWQ GEMM kernel, priced as the generic dequant family. Empty: always Marlin.
+    std::string awq_marlin_from_version;
 };
 
 // The defaults a profile runs with on a GPU of `memory_bytes` named `gpu_id` (large-GPU values applied).
@@ -101,6 +104,8 @@ EngineDefaults defaults_for_gpu(const EngineProfile& profile, const std::string&
 // empty version: the profile's newest): chunked prefill and max_num_batched_tokens as V0 sets
 // them when the user sets neither. Profiles without the rule are returned unchanged.
 EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view version, std::int64_t max_model_len);
+// Whether this engine version runs an AWQ checkpoint without its Marlin kernel (an empty version: no).
+bool awq_without_marlin(const EngineDefaults& d, std::string_view version);
 
 // The terms of the memory budget that the engine source fixes (rules) and the corpus fits (values).
 struct MemoryRules {
@@ -143,7 +148,9 @@ std::string scheme_family(const Scheme& scheme);
 
 // The key a profile's end-to-end kernel scale is kept under: the scheme family, with "-moe" for a
 // mixture-of-experts model (its experts run fused-MoE kernels, not the dense GEMMs), e.g. "4bit-moe".
-std::string kernel_scale_key(const Scheme& scheme, bool moe);
+// `generic`: a weight-only scheme run through a generic dequant kernel instead of a Marlin-class
+// one ("4bit-generic"; its scale falls back to the family's).
+std::string kernel_scale_key(const Scheme& scheme, bool moe, bool generic = false);
 
 // A kernel's achieved fraction of its roofline time as a function of M (rows of the activation:
 // the batch at decode): roofline time / measured time, at the measured M values, interpolated

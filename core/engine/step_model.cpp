@@ -105,7 +105,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
                                   &s.attention_coverage, m.num_layers);
     s.communication_s = s.roofline.communication_time_s;
     // The profile's end-to-end kernel scale for this scheme family (1 when not fitted).
-    const double scale = setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0));
+    const double scale = setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0, s.family == KernelFamily::GenericDequant));
     s.linear_s *= scale;
     s.lm_head_s *= scale;
     s.attention_s *= scale;
@@ -123,7 +123,9 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
     // A chunk of at least one token (a zero from a malformed corpus record would never end).
     r.chunk_tokens = std::max<std::int64_t>(1, std::min(prompt_tokens, w.engine.max_num_batched_tokens));
     const std::int64_t tp = w.tensor_parallel;
-    const KernelFamily family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
+    KernelFamily family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
+    if ((family == KernelFamily::W4A16 || family == KernelFamily::W8A16) && w.kernel == KernelQuality::Generic) family = KernelFamily::GenericDequant;
+    const std::string prefill_key = kernel_scale_key(c.scheme, c.num_experts > 0, family == KernelFamily::GenericDequant) + "/prefill";
     for (std::int64_t start = 0; start < prompt_tokens; start += r.chunk_tokens) {
         const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);
         // The roofline's bytes and FLOPs of this chunk: a decode step of n rows at the chunk's
@@ -138,7 +140,7 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
                                kernel_time_s(head.bytes, head.flop, 1, KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
                                kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
         const double t = setup.profile.step.fixed_step_s + d(m.num_layers) * setup.profile.step.per_layer_s +
-                         setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0) + "/prefill") * kernels +
+                         setup.profile.step.kernel_scale(prefill_key) * kernels +
                          allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
                          (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);
         r.flop += linear_flop + attention_flop + head.flop;

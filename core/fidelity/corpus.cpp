@@ -110,6 +110,7 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     if (const std::string base = opt_text(s, "base_architecture", path); !base.empty()) r.model = base;
     r.checkpoint = opt_text(s, "checkpoint", path);
     r.scheme = opt_text(s, "scheme", path);
+    r.quantization = opt_text(s, "quantization_as_stated", path);
     r.batch = opt_count(s, "batch", path);
     r.concurrency = opt_count(s, "concurrency", path);
     r.request_rate = opt_number(s, "request_rate", path);

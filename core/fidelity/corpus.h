@@ -44,6 +44,7 @@ struct RecordSetup {
     std::string model;                      // bundled model name
     std::string checkpoint;
     std::string scheme;                     // quantplan scheme name
+    std::string quantization;               // the quantization as the source states it ("AWQ", "GPTQ-Int4")
     std::optional<std::int64_t> batch;
     std::optional<std::int64_t> concurrency;
     std::optional<double> request_rate;

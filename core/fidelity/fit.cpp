@@ -367,13 +367,23 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
                 "|" + std::to_string(r.setup.tp) + "|" + std::to_string(o.batch) + "|" + std::to_string(r.setup.input_tokens.value_or(-1)) + "|" +
                 std::to_string(r.setup.output_tokens.value_or(-1)) + "|" + std::to_string(r.setup.max_model_len.value_or(-1)) + "|" +
                 std::to_string(r.setup.gpu_memory_utilization.value_or(-1)) + "|" + engine::figure_class_name(o.figure);
-    p.kernel_key = engine::kernel_scale_key(res->costs.scheme, res->model.is_moe());
     const RecordSetup& s = r.setup;
+    // vLLM before awq_marlin runs an AWQ checkpoint with its AWQ GEMM kernel: the generic family.
+    std::string quantization = s.quantization;
+    for (char& ch : quantization) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool awq_generic = quantization.find("awq") != std::string::npos && engine::awq_without_marlin(res->defaults, s.engine_version);
+    const engine::KernelFamily weight_family = engine::linear_family(res->costs.scheme, true);
+    const bool generic = awq_generic && (weight_family == engine::KernelFamily::W4A16 || weight_family == engine::KernelFamily::W8A16);
+    p.kernel_key = engine::kernel_scale_key(res->costs.scheme, res->model.is_moe(), generic);
     EngineSetup setup = zero_setup(*res, kernels);
     if (s.mem_fraction_static) setup.profile.defaults.mem_fraction_static = *s.mem_fraction_static;
     if (s.chunked_prefill) setup.profile.defaults.chunked_prefill = *s.chunked_prefill;
     if (s.cuda_graphs) setup.profile.defaults.cuda_graphs = *s.cuda_graphs;
     Workload w = res->w;
+    if (generic) {
+        w.kernel = KernelQuality::Generic;
+        o.note = "vLLM before " + res->defaults.awq_marlin_from_version + ": AWQ's own GEMM kernel, priced as generic dequant";
+    }
     if (o.figure == FigureClass::KvTokens) {
         // A KV connector (vLLM's kv_transfer_config: LMCache, NIXL, ...) runs in the same process
         // and may hold GPU memory of its own that no profile term models: its budget is not fitted.
@@ -533,17 +543,20 @@ double scaled_kernels_s(const Point& p, const engine::StepTerms& st) {
     return st.kernel_scale(p.kernel_key) * p.decode_s + st.kernel_scale(p.kernel_key + "/prefill") * p.prefill_s;
 }
 
-// Memory terms of one group (budget = free - scale x activation - non_torch, relative to the measured budget).
+// Memory terms of one group (budget = free - activation - non_torch, relative to the measured budget).
 engine::MemoryRules fit_memory(const std::vector<const Point*>& v) {
     std::vector<std::vector<double>> rows;
     std::vector<double> c;
     for (const Point* p : v) {
-        // Non-torch memory in GiB keeps the columns of one scale.
-        rows.push_back({p->activation_bytes / p->measured_budget_bytes, 1073741824.0 / p->measured_budget_bytes});
-        c.push_back(p->free_bytes / p->measured_budget_bytes - 1.0);
+        // Non-torch memory in GiB. The activation peak is held at its own model (scale 1): over the
+        // priced logs it is 0.05 to 0.8 GiB, the size of the spread in what else they deduct, so a
+        // free scale is not identified (it fits 0, which would erase vLLM V0's profiling forward of
+        // max_model_len tokens).
+        rows.push_back({1073741824.0 / p->measured_budget_bytes});
+        c.push_back((p->free_bytes - p->activation_bytes) / p->measured_budget_bytes - 1.0);
     }
     const std::vector<double> x = nnls(rows, c);
-    const double scale = x[0], non_torch_gib = x[1];
+    const double scale = 1.0, non_torch_gib = x[0];
     engine::MemoryRules m;
     m.activation_scale = std::min(scale, 100.0);
     m.non_torch_bytes = static_cast<std::uint64_t>(std::min(non_torch_gib, 64.0) * 1073741824.0);

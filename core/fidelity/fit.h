@@ -17,8 +17,9 @@
 //    time error of the end-to-end points (decode speed, TPOT, ITL, E2E and TTFT at batch 1 or one
 //    request in flight), with the kernel curves held fixed; a profile with enough points of its own
 //    refits its fixed and per-layer costs.
-//  - Memory terms (activation_scale, non_torch_bytes) per profile: least squares on the KV budget
-//    the logged KV-cache size implies.
+//  - Memory terms per profile: non_torch_bytes by least squares on the KV budget the logged
+//    KV-cache size implies (activation_scale held at 1, the activation model's own estimate: the
+//    priced logs cannot separate the two).
 #include <cstdint>
 #include <filesystem>
 #include <map>

@@ -532,19 +532,19 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
     };
     const std::vector<Case> cases = {
         {"vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json --model llama-3-8b --gpu h200 --engine vllm@0.11.2",
-         {{"tpot_s_mean", -0.035}, {"e2e_s_mean", -0.041}, {"output_tokens_per_s", 0.052}, {"ttft_s_mean", -0.311}}},
+         {{"tpot_s_mean", -0.037}, {"e2e_s_mean", -0.043}, {"output_tokens_per_s", 0.054}, {"ttft_s_mean", -0.309}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np10.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.106}, {"tpot_s_mean", -0.169}, {"itl_s_mean", -0.045}, {"output_tokens_per_s", 0.019}}},
+         {{"ttft_s_mean", 0.113}, {"tpot_s_mean", -0.153}, {"itl_s_mean", -0.028}, {"output_tokens_per_s", 0.001}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np20.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", -0.121}, {"tpot_s_mean", -0.125}, {"itl_s_mean", -0.141}, {"output_tokens_per_s", 0.074}}},
+         {{"ttft_s_mean", -0.114}, {"tpot_s_mean", -0.109}, {"itl_s_mean", -0.125}, {"output_tokens_per_s", 0.055}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np40.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", -0.298}, {"tpot_s_mean", -0.251}, {"itl_s_mean", -0.210}, {"output_tokens_per_s", 0.156}}},
+         {{"ttft_s_mean", -0.292}, {"tpot_s_mean", -0.240}, {"itl_s_mean", -0.195}, {"output_tokens_per_s", 0.134}}},
         {"sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json --gpu gh200",
          {{"ttft_s_mean", 1.337}, {"tpot_s_mean", -0.274}, {"e2e_s_mean", -0.144}, {"output_tokens_per_s", 0.081}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", -0.085}, {"tpot_s_p50", 0.016}, {"tpot_s_mean", -0.323}, {"output_tokens_per_s", -0.058}}},
+         {{"ttft_s_mean", -0.075}, {"tpot_s_p50", 0.053}, {"tpot_s_mean", -0.298}, {"output_tokens_per_s", -0.090}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", -0.304}, {"tpot_s_p50", -0.025}, {"tpot_s_mean", 0.062}, {"output_tokens_per_s", -0.006}}},
+         {{"ttft_s_mean", -0.296}, {"tpot_s_p50", 0.009}, {"tpot_s_mean", 0.088}, {"output_tokens_per_s", -0.040}}},
     };
     for (const Case& c : cases) {
         const auto [rc, out] = run_binary("--headless --check " + bench + c.args + " --json -");

@@ -192,6 +192,29 @@ BOOST_AUTO_TEST_CASE(v0_chunked_prefill_follows_max_model_len_and_version) {
     BOOST_TEST(engine_prefill(c, m, gpu, v0, w, 30720).chunks == 60);
 }
 
+// vLLM runs AWQ checkpoints with Marlin from 0.5.3 (PR #6612); before, its own AWQ GEMM kernel,
+// priced as the generic dequant family under its own kernel scale.
+BOOST_AUTO_TEST_CASE(awq_before_marlin_is_priced_as_generic_dequant) {
+    const EngineDefaults v0 = make_engine_setup(catalog(), "vllm@0.4.2", true).profile.defaults;
+    BOOST_TEST(awq_without_marlin(v0, "0.4.2"));
+    BOOST_TEST(awq_without_marlin(v0, "0.5.2"));
+    BOOST_TEST(!awq_without_marlin(v0, "0.5.3"));
+    BOOST_TEST(!awq_without_marlin(v0, ""));
+    BOOST_TEST(!awq_without_marlin(make_engine_setup(catalog(), "vllm@0.10.1", true).profile.defaults, "0.10.1"));
+    const Scheme w4 = parse_scheme("w4a16-g128");
+    BOOST_TEST(kernel_scale_key(w4, false, true) == "4bit-generic");
+    BOOST_TEST(kernel_scale_key(w4, true, true) == "4bit-generic-moe");
+    // The fit found the 0.4.2 AWQ rows slower than Marlin's: their scale is its own.
+    const EngineSetup s = make_engine_setup(catalog(), "vllm@0.4.2", true);
+    BOOST_TEST(s.profile.step.kernel_scale_by_family.count("4bit-generic") == 1u);
+    const ModelConfig m = test::bundled_model("qwen2-7b-instruct");
+    const GpuProfile gpu = test::bundled_gpu("a100-80gb");
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), w4, parse_kv_format("bf16"), gpu);
+    Workload fused, generic;
+    generic.kernel = KernelQuality::Generic;
+    BOOST_TEST(engine_decode_step(c, m, gpu, s, generic, 1, 4096).time_s > engine_decode_step(c, m, gpu, s, fused, 1, 4096).time_s);
+}
+
 // With CUDA graphs off every decode step pays the fitted eager cost per layer.
 BOOST_AUTO_TEST_CASE(eager_decode_steps_pay_the_fitted_launch_cost) {
     const ModelConfig m = test::bundled_model("qwen3-8b");

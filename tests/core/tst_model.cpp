@@ -34,6 +34,8 @@ const ParamCase kParams[] = {
     {"mistral-7b-instruct-v0.2", 7'241'732'096, 6'979'321'856},
     {"mixtral-8x7b", 46'702'792'704, 46'439'333'888},
     {"llama-3.1-70b", 70'553'706'496, 68'451'041'280},
+    // The mlx_lm conversion's model.safetensors.index.json (bf16, unquantized): total_parameters.
+    {"qwen2-7b-instruct", 7'615'616'512, 6'525'288'448},
 };
 
 BOOST_DATA_TEST_CASE(bundled_models_match_published_parameter_counts, bdata::make(kParams), c) {
