@@ -23,6 +23,7 @@
 #include <QtWidgets/QSpinBox>
 
 #include "core/checkpoint/safetensors.h"
+#include "core/engine/engine_profile.h"
 #include "core/error.h"
 #include "core/errorsim/errorsim_request.h"
 #include "core/model_config_json.h"
@@ -100,6 +101,7 @@ BOOST_AUTO_TEST_CASE(default_setup_is_the_six_serving_schemes_and_round_trips_th
     s.error_lab.awq = true;
     s.error_lab.outlier_magnitude = 100;
     s.error_lab.activation = QStringLiteral("fp8");
+    s.enforce_eager = true;
     const PlannerSetup back = setup_from_json(setup_to_json(s), PlannerSetup{}, QStringLiteral("test"));
     BOOST_TEST((back == s));
 }
@@ -129,6 +131,7 @@ const RefusedCase kRefused[] = {
     {R"({"schemes": [1, 2]})", "schemes"},
     {R"({"goal": "fastest"})", "goal"},
     {R"({"reasoning": "yes"})", "reasoning"},
+    {R"({"enforce_eager": 1})", "enforce_eager"},
     {R"({"errorsim_methods": "awq,smoothquant"})", "errorsim_methods"},
     {R"({"errorsim_methods": "magic"})", "errorsim_methods"},
     {R"({"errorsim_outlier": 0.5})", "errorsim_outlier"},
@@ -182,6 +185,19 @@ BOOST_AUTO_TEST_CASE(plan_request_carries_every_control) {
     const ModelConfig moe = resolve_model("qwen3-30b-a3b", kSource / "models");
     BOOST_TEST(plan_request(s, moe, gpu).workload.expert_parallel == 2);
     BOOST_TEST(setup_from_json(setup_to_json(s), default_setup(), QStringLiteral("t")).expert_parallel);
+    // CUDA graphs off: the engine setup says so and each decode step pays the eager cost.
+    const engine::EngineCatalog catalog = engine::load_engine_catalog(kSource / "assets" / "engines" / "profiles",
+                                                                      kSource / "assets" / "engines" / "fit" / "engine-fit.json");
+    PlannerSetup e = default_setup();
+    e.profile = QStringLiteral("engine");
+    e.schemes = {QStringLiteral("bf16")};
+    const PlanRequest graphs = plan_request(e, model, gpu, nullptr, &catalog);
+    e.enforce_eager = true;
+    const PlanRequest eager = plan_request(e, model, gpu, nullptr, &catalog);
+    BOOST_TEST_REQUIRE((graphs.engine && eager.engine));
+    BOOST_TEST(graphs.engine->profile.defaults.cuda_graphs);
+    BOOST_TEST(!eager.engine->profile.defaults.cuda_graphs);
+    BOOST_TEST(plan(eager).schemes[0].decode.time_s > plan(graphs).schemes[0].decode.time_s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -200,6 +200,10 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     engine_form->addRow(QString(), ep_);
     engine_form->addRow(term_label(tr("&Data parallel (engines)"), "dp", this), dp_);
     engine_form->addRow(term_label(tr("N&odes"), "nodes", this), nodes_);
+    eager_ = new QCheckBox(tr("CUDA graphs off (enforce eager)"), this);
+    eager_->setObjectName(QStringLiteral("enforce_eager"));
+    eager_->setToolTip(glossary("enforce_eager"));
+    engine_form->addRow(eager_);
     for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_, dp_, nodes_})
         qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
 
@@ -231,6 +235,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     connect(dp_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(nodes_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(reasoning_, &QCheckBox::toggled, this, [this] { emit changed(); });
+    connect(eager_, &QCheckBox::toggled, this, [this] { emit changed(); });
 
     setSetup(default_setup());
 }
@@ -306,7 +311,7 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label, bo
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {
-    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, goal_, accuracy_, reasoning_};
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, goal_, accuracy_, reasoning_, eager_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
@@ -352,6 +357,7 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     select_data(goal_, s.goal);
     select_data(accuracy_, s.accuracy);
     reasoning_->setChecked(s.reasoning_heavy);
+    eager_->setChecked(s.enforce_eager);
 }
 
 PlannerSetup ControlsPanel::setup() const {
@@ -376,6 +382,7 @@ PlannerSetup ControlsPanel::setup() const {
     s.goal = goal_->currentData().toString();
     s.accuracy = accuracy_->currentData().toString();
     s.reasoning_heavy = reasoning_->isChecked();
+    s.enforce_eager = eager_->isChecked();
     return s;
 }
 

@@ -115,6 +115,7 @@ private:
     QComboBox* goal_ = nullptr;
     QComboBox* accuracy_ = nullptr;
     QCheckBox* reasoning_ = nullptr;
+    QCheckBox* eager_ = nullptr;
     PlannerSetup hidden_;  // fields without a control here (engine limits), kept from setSetup()
 };
 

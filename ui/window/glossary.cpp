@@ -49,6 +49,7 @@ constexpr Entry kEntries[] = {
              "decode step (latency)."},
     {"accuracy", "How much published accuracy loss you accept; schemes beyond it are vetoed after the ranking."},
     {"reasoning", "Long chains of thought lose accuracy first under quantization: tightens the veto."},
+    {"enforce_eager", "The engine runs without CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph): under the engine profile each decode step pays the fitted launch cost per layer."},
     {"effective_bits", "Bits per weight including scales and zero points: bytes of the quantized linears x 8 / their weights. "
                        "INT4 g128 with a 16-bit scale and a 4-bit zero point is 4 + 16/128 + 4/128 = 4.156."},
     {"checkpoint", "Bytes of every tensor of the checkpoint under the scheme (safetensors headers not included)."},

@@ -27,7 +27,7 @@ const std::set<QString>& setup_keys() {
         QStringLiteral("model"), QStringLiteral("gpu"), QStringLiteral("schemes"), QStringLiteral("batch"),
         QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"), QStringLiteral("engine"),
         QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("dp"), QStringLiteral("nodes"), QStringLiteral("goal"), QStringLiteral("accuracy"),
-        QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"),
+        QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"), QStringLiteral("enforce_eager"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
         QStringLiteral("errorsim_outlier"), QStringLiteral("errorsim_seed")};
     return keys;
@@ -124,6 +124,7 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("reasoning"), s.reasoning_heavy);
     o.insert(QStringLiteral("max_num_batched_tokens"), static_cast<double>(s.max_num_batched_tokens));
     o.insert(QStringLiteral("max_num_seqs"), static_cast<double>(s.max_num_seqs));
+    o.insert(QStringLiteral("enforce_eager"), s.enforce_eager);
     o.insert(QStringLiteral("errorsim_formats"), s.error_lab.weight_formats.join(QLatin1Char(',')));
     o.insert(QStringLiteral("errorsim_methods"), methods_of(s.error_lab).join(QLatin1Char(',')));
     o.insert(QStringLiteral("errorsim_activation"), s.error_lab.activation);
@@ -168,6 +169,11 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
     if (has("max_num_batched_tokens"))
         s.max_num_batched_tokens = integer_value(json, QStringLiteral("max_num_batched_tokens"), where);
     if (has("max_num_seqs")) s.max_num_seqs = integer_value(json, QStringLiteral("max_num_seqs"), where);
+    if (has("enforce_eager")) {
+        if (!json.value(QStringLiteral("enforce_eager")).isBool())
+            throw Error(field_name(where, QStringLiteral("enforce_eager")), "must be true or false");
+        s.enforce_eager = json.value(QStringLiteral("enforce_eager")).toBool();
+    }
     if (has("errorsim_formats")) s.error_lab.weight_formats = list_value(json, QStringLiteral("errorsim_formats"), where);
     if (has("errorsim_methods")) {
         const QStringList methods = list_value(json, QStringLiteral("errorsim_methods"), where);
@@ -282,6 +288,7 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
         }
         r.engine->profile.defaults = engine::defaults_for_max_model_len(engine::defaults_for_gpu(r.engine->profile, gpu.id, gpu.memory_usable_bytes),
                                                                         r.engine->choice.version_asked, r.workload.context_tokens);
+        if (s.enforce_eager) r.engine->profile.defaults.cuda_graphs = false;
         if (engine_priced) {
             if (!r.engine->profile.fitted) throw Error("profile", "'engine' needs a fitted parameter file (run quantplan --fit-engines)");
             // The profile's defaults where the setup leaves the engine settings at the window's defaults.

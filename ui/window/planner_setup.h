@@ -63,6 +63,7 @@ struct PlannerSetup {
     bool reasoning_heavy = false;                 // long chains of thought (tightens the accuracy veto)
     std::int64_t max_num_batched_tokens = 8192;   // engine: tokens in one forward pass
     std::int64_t max_num_seqs = 256;              // engine: sequences the sampler is sized for
+    bool enforce_eager = false;                   // engine: CUDA graphs off (--enforce-eager)
     ErrorLabSetup error_lab;
 
     friend bool operator==(const PlannerSetup&, const PlannerSetup&) = default;
