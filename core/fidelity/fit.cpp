@@ -428,14 +428,14 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     std::optional<std::int64_t> input = s.input_tokens, output = s.output_tokens;
     if (!input && s.input_tokens_p50) {
         input = s.input_tokens_p50;
-        o.note = "priced at the stated median input length";
+        o.note += (o.note.empty() ? "" : "; ") + std::string("priced at the stated median input length");
     }
     if ((!input || !output) && s.num_prompts && *s.num_prompts > 0 && s.total_input_tokens && s.total_output_tokens &&
         r.metric != Metric::DecodeTokensPerS && r.metric != Metric::E2eS) {
         // One request at a time over a dataset: TPOT, ITL and TTFT at the dataset's mean lengths.
         input = *s.total_input_tokens / *s.num_prompts;
         output = *s.total_output_tokens / *s.num_prompts;
-        o.note = "priced at the dataset's mean lengths";
+        o.note += (o.note.empty() ? "" : "; ") + std::string("priced at the dataset's mean lengths");
     }
     if (!input || !output) return skip("input or output length not stated");
     constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;  // no engine serves a longer context
