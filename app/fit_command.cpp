@@ -159,7 +159,7 @@ std::string fidelity_markdown(const fidelity::FidelityReport& r, const fidelity:
            << abs_pct(s.p90_fitted) << " | " << abs_pct(s.median_loo) << " | " << abs_pct(s.p90_loo) << " | " << abs_pct(s.median_loso)
            << " | " << abs_pct(s.p90_loso) << " |\n";
 
-    md << "\n### Fitted terms\n\n| profile | fixed per step | per layer and step | eager per layer | served TTFT overhead | fitted on | activation scale | non-torch |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    md << "\n### Fitted terms\n\n| profile | fixed per step | per layer and step | eager per layer | served TTFT overhead | in-process TTFT overhead | fitted on | activation scale | non-torch |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     std::map<std::string, int> ids;
     for (const auto& [id, s] : p.step) ids[id] = 1;
     for (const auto& [id, m] : p.memory) ids[id] = 1;
@@ -170,6 +170,7 @@ std::string fidelity_markdown(const fidelity::FidelityReport& r, const fidelity:
            << (s != p.step.end() ? num(s->second.per_layer_s * 1e6) + " us" : "-") << " | "
            << (s != p.step.end() ? num(s->second.eager_per_layer_s * 1e6) + " us" : "-") << " | "
            << (s != p.step.end() ? num(s->second.ttft_overhead_s * 1e3) + " ms" : "-") << " | "
+           << (s != p.step.end() ? num(s->second.ttft_overhead_in_process_s * 1e3) + " ms" : "-") << " | "
            << (s != p.step.end() ? std::to_string(s->second.fitted_points) : "-") << " | "
            << (m != p.memory.end() ? num(m->second.activation_scale) : "-") << " | "
            << (m != p.memory.end() ? num(static_cast<double>(m->second.non_torch_bytes) / 1073741824.0) + " GiB" : "-") << " |\n";

@@ -70,6 +70,7 @@ StepTerms parse_step_terms(const json& j, const std::string& path) {
     s.per_layer_s = number_of(j, "per_layer_s", path, 0, 0, 1);
     s.eager_per_layer_s = number_of(j, "eager_per_layer_s", path, 0, 0, 1);
     s.ttft_overhead_s = number_of(j, "ttft_overhead_s", path, 0, 0, 100);
+    s.ttft_overhead_in_process_s = number_of(j, "ttft_overhead_in_process_s", path, 0, 0, 100);
     if (const auto k = j.find("kernel_scale_by_family"); k != j.end()) {
         if (!k->is_object()) throw Error(path + ".kernel_scale_by_family", "must be an object");
         for (const auto& [family, v] : k->items()) s.kernel_scale_by_family[family] = number_of(*k, family.c_str(), path + ".kernel_scale_by_family", 1, 0.01, 100);
@@ -491,6 +492,7 @@ std::string fitted_parameters_json(const FittedParameters& f) {
             p["step"]["per_layer_s"] = s->second.per_layer_s;
             p["step"]["eager_per_layer_s"] = s->second.eager_per_layer_s;
             p["step"]["ttft_overhead_s"] = s->second.ttft_overhead_s;
+            p["step"]["ttft_overhead_in_process_s"] = s->second.ttft_overhead_in_process_s;
             ojson scales = ojson::object();
             for (const auto& [family, v] : s->second.kernel_scale_by_family) scales[family] = v;
             p["step"]["kernel_scale_by_family"] = std::move(scales);

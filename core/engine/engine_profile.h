@@ -206,6 +206,10 @@ struct StepTerms {
         if (const std::size_t dash = key.find('-'); dash != std::string::npos) return kernel_scale(key.substr(0, dash));
         return 1.0;
     }
+    // A request run in the benchmark's own process (vLLM's AsyncLLMEngine, SGLang's Engine) still
+    // pays tokenization, admission and detokenization before its first token: fitted on such TTFT
+    // points (no plan uses it: a plan prices a served request).
+    double ttft_overhead_in_process_s = 0.0;
     double ttft_overhead_s = 0.0;  // a served request's time to first token beyond its prefill steps
                                    // (HTTP, tokenizer, scheduling): a column of the engine's fit on
                                    // its TTFT points

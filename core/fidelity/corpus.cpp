@@ -116,6 +116,7 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     r.request_rate = opt_number(s, "request_rate", path);
     r.input_tokens = opt_count(s, "input_tokens", path);
     r.input_tokens_p50 = opt_count(s, "input_tokens_p50", path);
+    r.output_tokens_p50 = opt_count(s, "output_tokens_p50", path);
     r.output_tokens = opt_count(s, "output_tokens", path);
     r.num_prompts = opt_count(s, "num_prompts", path);
     r.total_input_tokens = opt_count(s, "total_input_tokens", path);

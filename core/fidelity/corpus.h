@@ -53,6 +53,7 @@ struct RecordSetup {
     // The median of a stated input-length distribution (a suite that samples prompts of about
     // one length): priced at it when no fixed input_tokens is stated.
     std::optional<std::int64_t> input_tokens_p50;
+    std::optional<std::int64_t> output_tokens_p50;  // the same for output lengths (generation ends at EOS)
     // A serving benchmark over a dataset: its totals, from which mean lengths follow.
     std::optional<std::int64_t> num_prompts;
     std::optional<std::int64_t> total_input_tokens;

@@ -227,6 +227,7 @@ struct Point {
     double decode_s = 0, prefill_s = 0, fixed_count = 0, layer_count = 0, measured_s = 0;
     double eager_layer_count = 0;  // layers x decode steps launched without CUDA graphs
     double served_count = 0;       // 1 for a TTFT through an API server (its request overhead), else 0
+    double in_process_count = 0;   // 1 for a TTFT of an engine in the benchmark's process, else 0
     double tokens = 0;   // speed records: tokens the speed counts (prediction = tokens / seconds)
     std::string kernel_key;  // the profile's kernel scale this point's kernels take (kernel_scale_key)
     // KV: predicted budget = free_bytes - activation_bytes x scale - non_torch; tokens from it.
@@ -276,7 +277,7 @@ public:
         // The max_model_len the engine ran with: as stated, else the model's, at least the run's lengths.
         const std::int64_t max_model_len =
             s.max_model_len.value_or(std::max<std::int64_t>(model->max_position_embeddings, s.input_tokens.value_or(s.input_tokens_p50.value_or(0)) +
-                                                                                                  s.output_tokens.value_or(0)));
+                                                                                                  s.output_tokens.value_or(s.output_tokens_p50.value_or(0))));
         const engine::EngineDefaults dflt =
             engine::defaults_for_max_model_len(engine::defaults_for_gpu(*out.profile, gpu->id, gpu->memory_usable_bytes), s.engine_version, max_model_len);
         out.defaults = dflt;
@@ -430,6 +431,10 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         input = s.input_tokens_p50;
         o.note += (o.note.empty() ? "" : "; ") + std::string("priced at the stated median input length");
     }
+    if (!output && s.output_tokens_p50) {
+        output = s.output_tokens_p50;
+        o.note += (o.note.empty() ? "" : "; ") + std::string("priced at the stated median output length");
+    }
     if ((!input || !output) && s.num_prompts && *s.num_prompts > 0 && s.total_input_tokens && s.total_output_tokens &&
         r.metric != Metric::DecodeTokensPerS && r.metric != Metric::E2eS) {
         // One request at a time over a dataset: TPOT, ITL and TTFT at the dataset's mean lengths.
@@ -478,6 +483,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
             // A served request's TTFT holds the API server's overhead; an in-process run's and a
             // bare prefill time do not.
             p.served_count = r.metric == Metric::TtftS && !s.in_process.value_or(false) ? 1.0 : 0.0;
+            p.in_process_count = r.metric == Metric::TtftS && s.in_process.value_or(false) ? 1.0 : 0.0;
             break;
     }
     p.layer_count = p.fixed_count * layers;
@@ -516,13 +522,14 @@ engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string
     std::vector<std::vector<double>> rows;
     std::vector<double> c;
     for (const Point* p : v) {
-        std::vector<double> row(keys.size() + 4, 0.0);
+        std::vector<double> row(keys.size() + 5, 0.0);
         if (p->decode_s > 0) row[column(p->kernel_key)] = p->decode_s / p->measured_s;
         if (p->prefill_s > 0) row[column(p->kernel_key + "/prefill")] = p->prefill_s / p->measured_s;
         row[keys.size()] = p->fixed_count / p->measured_s;
         row[keys.size() + 1] = p->layer_count / p->measured_s;
         row[keys.size() + 2] = p->eager_layer_count / p->measured_s;
         row[keys.size() + 3] = p->served_count / p->measured_s;
+        row[keys.size() + 4] = p->in_process_count / p->measured_s;
         rows.push_back(std::move(row));
         c.push_back(1.0);
     }
@@ -533,6 +540,7 @@ engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string
     s.per_layer_s = std::min(x[keys.size() + 1], 1.0);
     s.eager_per_layer_s = std::min(x[keys.size() + 2], 1.0);
     s.ttft_overhead_s = std::min(x[keys.size() + 3], 100.0);
+    s.ttft_overhead_in_process_s = std::min(x[keys.size() + 4], 100.0);
     s.fitted_points = static_cast<std::int64_t>(v.size());
     s.basis = std::to_string(v.size()) + " end-to-end points " + basis;
     return s;
@@ -655,7 +663,8 @@ double predict(const Point& p, const Terms& t) {
     const double fixed = s == t.step.end() ? 0.0 : s->second.fixed_step_s;
     const double per_layer = s == t.step.end() ? 0.0 : s->second.per_layer_s;
     const double eager = s == t.step.end() ? 0.0 : s->second.eager_per_layer_s;
-    const double overhead = s == t.step.end() ? 0.0 : p.served_count * s->second.ttft_overhead_s;
+    const double overhead =
+        s == t.step.end() ? 0.0 : p.served_count * s->second.ttft_overhead_s + p.in_process_count * s->second.ttft_overhead_in_process_s;
     const double kernels = s == t.step.end() ? p.decode_s + p.prefill_s : scaled_kernels_s(p, s->second);
     const double seconds = kernels + p.fixed_count * fixed + p.layer_count * per_layer + p.eager_layer_count * eager + overhead;
     if (p.out.metric == Metric::DecodeTokensPerS) return p.tokens / seconds;

@@ -190,7 +190,8 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
     {"id": "t/at-a-rate", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "mean", "setup": {"request_rate": 2}},
     {"id": "t/open-loop", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "mean", "setup": {"request_rate": 2, "concurrency": null}},
     {"id": "t/tail", "metric": "ttft_s", "value": 95, "unit": "ms", "stat": "p99"},
-    {"id": "t/median-length", "metric": "ttft_s", "value": 300, "unit": "ms", "stat": "p50", "setup": {"input_tokens": null, "input_tokens_p50": 6000}}
+    {"id": "t/median-length", "metric": "ttft_s", "value": 300, "unit": "ms", "stat": "p50", "setup": {"input_tokens": null, "input_tokens_p50": 6000}},
+    {"id": "t/median-output", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "p50", "setup": {"output_tokens": null, "output_tokens_p50": 300}}
   ]})";
     }
     FitInputs in;
@@ -201,7 +202,8 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
     std::filesystem::remove(extra);
     std::map<std::string, const PricedPoint*> by_id;
     for (const PricedPoint& p : r.points) by_id[p.id] = &p;
-    for (const char* id : {"t/served", "t/in-process", "t/at-a-rate", "t/open-loop", "t/tail", "t/median-length"}) BOOST_TEST_REQUIRE(by_id.count(id) == 1u, id);
+    for (const char* id : {"t/served", "t/in-process", "t/at-a-rate", "t/open-loop", "t/tail", "t/median-length", "t/median-output"})
+        BOOST_TEST_REQUIRE(by_id.count(id) == 1u, id);
     BOOST_TEST(by_id["t/at-a-rate"]->usable, by_id["t/at-a-rate"]->skip_reason);
     BOOST_TEST(!by_id["t/open-loop"]->usable);
     BOOST_TEST(by_id["t/open-loop"]->skip_reason.find("request rate") != std::string::npos, by_id["t/open-loop"]->skip_reason);
@@ -211,9 +213,15 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
     BOOST_TEST_REQUIRE(median.usable, median.skip_reason);
     BOOST_TEST(median.input_tokens == 6000);
     BOOST_TEST(median.note.find("stated median input length") != std::string::npos, median.note);
-    const double overhead = r.parameters.step.at("vllm-v1").ttft_overhead_s;
-    BOOST_TEST(overhead > 0.0);
-    BOOST_TEST(std::abs((by_id["t/served"]->fitted - by_id["t/in-process"]->fitted) - overhead) < 1e-12);
+    const PricedPoint& median_output = *by_id["t/median-output"];
+    BOOST_TEST_REQUIRE(median_output.usable, median_output.skip_reason);
+    BOOST_TEST(median_output.output_tokens == 300);
+    BOOST_TEST(median_output.note.find("stated median output length") != std::string::npos, median_output.note);
+    // The served overhead and the in-process one are two fitted terms; a served TTFT pays the first.
+    const engine::StepTerms& v1 = r.parameters.step.at("vllm-v1");
+    BOOST_TEST(v1.ttft_overhead_s > 0.0);
+    BOOST_TEST(v1.ttft_overhead_in_process_s > 0.0);
+    BOOST_TEST(std::abs((by_id["t/served"]->fitted - by_id["t/in-process"]->fitted) - (v1.ttft_overhead_s - v1.ttft_overhead_in_process_s)) < 1e-12);
     // The eager term is fitted on the engine's eager decode points (vLLM #20469, Qwen2.5-32B bf16).
     BOOST_TEST(r.parameters.step.at("vllm-v1").eager_per_layer_s > 0.0);
 }
