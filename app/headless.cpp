@@ -180,8 +180,8 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     // The defaults as they apply on this GPU (JSON `engine.defaults`); the plan takes them only
     // when the engine profile prices it.
     // vLLM V0 decides chunked prefill (and so the prefill chunk) by max_model_len: the context here.
-    r.engine->profile.defaults = engine::defaults_for_max_model_len(engine::defaults_for_gpu(r.engine->profile, r.gpu.id, r.gpu.memory_usable_bytes),
-                                                                    r.engine->choice.version_asked, r.workload.context_tokens);
+    r.engine->profile.defaults = engine::defaults_for_run(r.engine->profile, r.gpu.id, r.gpu.memory_usable_bytes, r.engine->choice.version_asked,
+                                                          r.workload.context_tokens);
     if (o.enforce_eager) r.engine->profile.defaults.cuda_graphs = false;
     if (engine_priced) {
         if (!r.engine->profile.fitted)

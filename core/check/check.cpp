@@ -190,8 +190,8 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     // Price what can be priced.
     std::optional<Admission> a;
     if (setup && model && gpu && scheme) {
-        const engine::EngineDefaults d = engine::defaults_for_max_model_len(
-            engine::defaults_for_gpu(setup->profile, gpu->id, gpu->memory_usable_bytes), setup->choice.version_asked, id.max_model_len);
+        const engine::EngineDefaults d =
+            engine::defaults_for_run(setup->profile, gpu->id, gpu->memory_usable_bytes, setup->choice.version_asked, id.max_model_len);
         setup->profile.defaults = d;
         if (log.chunked_prefill) setup->profile.defaults.chunked_prefill = *log.chunked_prefill;
         if (log.enforce_eager) setup->profile.defaults.cuda_graphs = !*log.enforce_eager;
@@ -334,8 +334,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
                                      : "simulated: a closed loop at the run's concurrency, the engine profile's step model";
     if (model && gpu && scheme && in_tokens > 0 && out_tokens > 0 && (concurrency > 0 || by_rate)) {
         // A benchmark file does not state max_model_len: the run's longest request stands for it.
-        setup.profile.defaults = engine::defaults_for_max_model_len(engine::defaults_for_gpu(setup.profile, gpu->id, gpu->memory_usable_bytes),
-                                                                    setup.choice.version_asked, longest);
+        setup.profile.defaults = engine::defaults_for_run(setup.profile, gpu->id, gpu->memory_usable_bytes, setup.choice.version_asked, longest);
         Workload w;
         w.engine.gpu_memory_utilization = setup.profile.defaults.gpu_memory_utilization;
         w.engine.max_num_seqs = setup.profile.defaults.max_num_seqs;

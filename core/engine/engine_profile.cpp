@@ -163,6 +163,26 @@ EngineDefaults defaults_for_gpu(const EngineProfile& p, const std::string& gpu_i
     return d;
 }
 
+namespace {
+
+// Whether `version` comes before `bound`; false when either is empty or does not parse (a profile's
+// rule for an older release never applies to a version that cannot be placed).
+bool version_below(std::string_view version, const std::string& bound) {
+    if (version.empty() || bound.empty()) return false;
+    try {
+        return compare_versions(parse_engine_version(version, "version"), parse_engine_version(bound, "version")) < 0;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+}  // namespace
+
+EngineDefaults defaults_for_run(const EngineProfile& p, const std::string& gpu_id, std::uint64_t memory_bytes, std::string_view version,
+                                std::int64_t max_model_len) {
+    return defaults_for_max_model_len(defaults_for_gpu(p, gpu_id, memory_bytes), version, max_model_len);
+}
+
 EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view version, std::int64_t max_model_len) {
     if (d.auto_chunked_above_max_model_len <= 0) return d;
     d.chunked_prefill = max_model_len > d.auto_chunked_above_max_model_len;
@@ -170,15 +190,9 @@ EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view ver
         d.max_num_batched_tokens = std::max(d.max_num_batched_tokens, max_model_len);
         return d;
     }
-    std::int64_t tokens = d.chunked_prefill_tokens;
-    if (!d.chunked_prefill_tokens_from.empty() && !version.empty() && d.chunked_prefill_tokens_before > 0) {
-        try {
-            if (compare_versions(parse_engine_version(version, "version"), parse_engine_version(d.chunked_prefill_tokens_from, "version")) < 0)
-                tokens = d.chunked_prefill_tokens_before;
-        } catch (const Error&) {
-            // A version that does not parse keeps the newest default.
-        }
-    }
+    const std::int64_t tokens = d.chunked_prefill_tokens_before > 0 && version_below(version, d.chunked_prefill_tokens_from)
+                                    ? d.chunked_prefill_tokens_before
+                                    : d.chunked_prefill_tokens;
     if (tokens > 0) d.max_num_batched_tokens = tokens;
     return d;
 }
@@ -282,14 +296,7 @@ std::string kernel_scale_key(const Scheme& scheme, bool moe, bool generic) {
     return scheme_family(scheme) + (generic ? "-generic" : "") + (moe ? "-moe" : "");
 }
 
-bool awq_without_marlin(const EngineDefaults& d, std::string_view version) {
-    if (d.awq_marlin_from_version.empty() || version.empty()) return false;
-    try {
-        return compare_versions(parse_engine_version(version, "version"), parse_engine_version(d.awq_marlin_from_version, "version")) < 0;
-    } catch (const Error&) {
-        return false;
-    }
-}
+bool awq_without_marlin(const EngineDefaults& d, std::string_view version) { return version_below(version, d.awq_marlin_from_version); }
 
 double EfficiencyCurve::at(std::int64_t rows) const {
     if (m.empty()) return 0.0;

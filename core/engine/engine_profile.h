@@ -104,6 +104,9 @@ EngineDefaults defaults_for_gpu(const EngineProfile& profile, const std::string&
 // empty version: the profile's newest): chunked prefill and max_num_batched_tokens as V0 sets
 // them when the user sets neither. Profiles without the rule are returned unchanged.
 EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view version, std::int64_t max_model_len);
+// Both: the defaults a run of this engine version gets on this GPU at this max_model_len.
+EngineDefaults defaults_for_run(const EngineProfile& profile, const std::string& gpu_id, std::uint64_t memory_bytes, std::string_view version,
+                                std::int64_t max_model_len);
 // Whether this engine version runs an AWQ checkpoint without its Marlin kernel (an empty version: no).
 bool awq_without_marlin(const EngineDefaults& d, std::string_view version);
 

@@ -74,6 +74,11 @@ HeadCost lm_head_cost(const SchemeCosts& c, const ModelConfig& m, std::int64_t r
 
 }  // namespace
 
+KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, KernelQuality kernel) {
+    const KernelFamily f = linear_family(scheme, matmul_peak_flop_per_s(gpu, scheme.matmul_type()) > 0);
+    return (f == KernelFamily::W4A16 || f == KernelFamily::W8A16) && kernel == KernelQuality::Generic ? KernelFamily::GenericDequant : f;
+}
+
 EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view argument, bool price_steps) {
     EngineSetup s;
     s.choice = resolve_engine_profile(catalog, argument);
@@ -94,9 +99,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     s.roofline = decode_step(c, gpu, ideal_efficiency(), w, batch, context);
     const std::int64_t tp = w.tensor_parallel;
     const HeadCost head = lm_head_cost(c, m, batch, tp);
-    s.family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
-    if (s.family == KernelFamily::W4A16 || s.family == KernelFamily::W8A16)
-        if (w.kernel == KernelQuality::Generic) s.family = KernelFamily::GenericDequant;
+    s.family = weight_kernel_family(c.scheme, gpu, w.kernel);
     const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes);
     const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop);
     s.linear_s = kernel_time_s(linear_bytes, linear_flop, batch, s.family, gpu, setup, &s.linear_coverage);
@@ -123,8 +126,7 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
     // A chunk of at least one token (a zero from a malformed corpus record would never end).
     r.chunk_tokens = std::max<std::int64_t>(1, std::min(prompt_tokens, w.engine.max_num_batched_tokens));
     const std::int64_t tp = w.tensor_parallel;
-    KernelFamily family = linear_family(c.scheme, matmul_peak_flop_per_s(gpu, c.scheme.matmul_type()) > 0);
-    if ((family == KernelFamily::W4A16 || family == KernelFamily::W8A16) && w.kernel == KernelQuality::Generic) family = KernelFamily::GenericDequant;
+    const KernelFamily family = weight_kernel_family(c.scheme, gpu, w.kernel);
     const std::string prefill_key = kernel_scale_key(c.scheme, c.num_experts > 0, family == KernelFamily::GenericDequant) + "/prefill";
     for (std::int64_t start = 0; start < prompt_tokens; start += r.chunk_tokens) {
         const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);

@@ -36,6 +36,10 @@ struct EngineSetup {
 // Throws Error("--engine") as resolve_engine_profile does.
 EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view argument, bool price_steps);
 
+// The kernel family a scheme's linears run on this GPU: linear_family, with a weight-only scheme
+// moved to the generic dequant family when the workload asks for the generic kernel.
+KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, KernelQuality kernel);
+
 // A decode step's terms, per GPU.
 struct EngineStep {
     DecodeStep roofline;                // bytes and FLOPs as the roofline counts them (times unused)

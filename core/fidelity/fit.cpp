@@ -278,8 +278,7 @@ public:
         const std::int64_t max_model_len =
             s.max_model_len.value_or(std::max<std::int64_t>(model->max_position_embeddings, s.input_tokens.value_or(s.input_tokens_p50.value_or(0)) +
                                                                                                   s.output_tokens.value_or(s.output_tokens_p50.value_or(0))));
-        const engine::EngineDefaults dflt =
-            engine::defaults_for_max_model_len(engine::defaults_for_gpu(*out.profile, gpu->id, gpu->memory_usable_bytes), s.engine_version, max_model_len);
+        const engine::EngineDefaults dflt = engine::defaults_for_run(*out.profile, gpu->id, gpu->memory_usable_bytes, s.engine_version, max_model_len);
         out.defaults = dflt;
         out.w.engine.gpu_memory_utilization = s.gpu_memory_utilization.value_or(dflt.gpu_memory_utilization);
         out.w.engine.max_num_seqs = s.max_num_seqs.value_or(dflt.max_num_seqs);
@@ -372,19 +371,15 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     // vLLM before awq_marlin runs an AWQ checkpoint with its AWQ GEMM kernel: the generic family.
     std::string quantization = s.quantization;
     for (char& ch : quantization) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    const bool awq_generic = quantization.find("awq") != std::string::npos && engine::awq_without_marlin(res->defaults, s.engine_version);
-    const engine::KernelFamily weight_family = engine::linear_family(res->costs.scheme, true);
-    const bool generic = awq_generic && (weight_family == engine::KernelFamily::W4A16 || weight_family == engine::KernelFamily::W8A16);
+    Workload w = res->w;
+    if (quantization.find("awq") != std::string::npos && engine::awq_without_marlin(res->defaults, s.engine_version)) w.kernel = KernelQuality::Generic;
+    const bool generic = engine::weight_kernel_family(res->costs.scheme, res->gpu, w.kernel) == engine::KernelFamily::GenericDequant;
+    if (generic) o.note = "vLLM before " + res->defaults.awq_marlin_from_version + ": AWQ's own GEMM kernel, priced as generic dequant";
     p.kernel_key = engine::kernel_scale_key(res->costs.scheme, res->model.is_moe(), generic);
     EngineSetup setup = zero_setup(*res, kernels);
     if (s.mem_fraction_static) setup.profile.defaults.mem_fraction_static = *s.mem_fraction_static;
     if (s.chunked_prefill) setup.profile.defaults.chunked_prefill = *s.chunked_prefill;
     if (s.cuda_graphs) setup.profile.defaults.cuda_graphs = *s.cuda_graphs;
-    Workload w = res->w;
-    if (generic) {
-        w.kernel = KernelQuality::Generic;
-        o.note = "vLLM before " + res->defaults.awq_marlin_from_version + ": AWQ's own GEMM kernel, priced as generic dequant";
-    }
     if (o.figure == FigureClass::KvTokens) {
         // A KV connector (vLLM's kv_transfer_config: LMCache, NIXL, ...) runs in the same process
         // and may hold GPU memory of its own that no profile term models: its budget is not fitted.

@@ -286,8 +286,8 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
         } catch (const Error& e) {
             throw Error("engine", e.what());
         }
-        r.engine->profile.defaults = engine::defaults_for_max_model_len(engine::defaults_for_gpu(r.engine->profile, gpu.id, gpu.memory_usable_bytes),
-                                                                        r.engine->choice.version_asked, r.workload.context_tokens);
+        r.engine->profile.defaults =
+            engine::defaults_for_run(r.engine->profile, gpu.id, gpu.memory_usable_bytes, r.engine->choice.version_asked, r.workload.context_tokens);
         if (s.enforce_eager) r.engine->profile.defaults.cuda_graphs = false;
         if (engine_priced) {
             if (!r.engine->profile.fitted) throw Error("profile", "'engine' needs a fitted parameter file (run quantplan --fit-engines)");
