@@ -599,7 +599,7 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
     // decode-speed points only see mixed with their decode, and it fits the per-request overhead
     // (HTTP, tokenizer, scheduling) as one more column.
     std::map<std::string, std::vector<const Point*>> step_by_profile, kv_by_profile;
-    std::map<std::string, std::vector<const Point*>> step_by_engine, ttft_by_engine, kv_by_engine;
+    std::map<std::string, std::vector<const Point*>> step_by_engine, kv_by_engine;
     std::vector<const Point*> step_all;
     for (std::size_t i = 0; i < points.size(); ++i) {
         const Point& p = points[i];
@@ -608,7 +608,6 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
             kv_by_profile[p.out.profile].push_back(&p);
             kv_by_engine[p.out.engine].push_back(&p);
         } else if (p.out.figure == FigureClass::Ttft) {
-            ttft_by_engine[p.out.engine].push_back(&p);
             step_by_engine[p.out.engine].push_back(&p);
             step_all.push_back(&p);
         } else if (p.out.figure == FigureClass::Step) {
@@ -635,7 +634,7 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
                 terms = refit_costs(own->second, terms, std::to_string(own->second.size()) + " end-to-end points of this profile (" +
                                                            std::to_string(models.size()) + " models), kernel scales of every " + engine + " profile");
         }
-        if (!step_all.empty() || ttft_by_engine.count(engine) != 0) t.step[id] = terms;
+        if (!step_all.empty()) t.step[id] = terms;
         // Memory: the profile's own points, else its engine's (SGLang's rule has no activation term).
         if (const auto k = kv_by_profile.find(id); k != kv_by_profile.end()) t.memory[id] = fit_memory(k->second);
         else if (const auto ke = kv_by_engine.find(engine); ke != kv_by_engine.end()) t.memory[id] = fit_memory(ke->second);
