@@ -172,7 +172,9 @@ Usage:
 Model and hardware:
   --model NAME|PATH        bundled model (qwen3-8b, qwen3-32b, qwen3-30b-a3b, qwen2.5-7b-instruct,
                            llama-3-8b, llama-3.1-8b, llama-3.1-70b, mistral-7b-instruct-v0.2,
-                           mixtral-8x7b; a Hugging Face repo name works too) or a config.json / folder
+                           mixtral-8x7b, deepseek-v3, kimi-k2-instruct, gpt-oss-20b, gpt-oss-120b,
+                           gemma-3-27b-it and more: models/catalog.json; a Hugging Face repo name
+                           works too) or a config.json / folder
                            [default qwen3-8b]
   --gpu ID|FILE            h100-sxm, h100-pcie, h200, a100-80gb, a100-40gb, l40s, l4, rtx-4090,
                            rtx-5090, rtx-6000-ada, b200, mi300x, or a profile .json [default h100-sxm]

@@ -37,7 +37,9 @@ void print_table(const PlanResult& p, std::ostream& out) {
         << (q.workload.nodes > 1 ? ", " + std::to_string(q.workload.nodes) + " nodes" : std::string())
         << "\n";
     out << "parameters: " << p.parameters.total << " total, " << p.parameters.block_linears << " in "
-        << p.parameters.block_linear_count << " block linears\n";
+        << p.parameters.block_linear_count << " block linears"
+        << (p.parameters.vision > 0 ? ", " + std::to_string(p.parameters.vision) + " in the vision encoder (loaded, kept in the model dtype, not read by a text step)" : std::string())
+        << "\n";
     if (q.engine && q.engine->price_steps)
         out << "engine: " << q.engine->profile.title << " [" << q.engine->profile.id << "], fitted on corpus " << q.engine->corpus_checksum
             << "; bands are p10-p90 of the fit's leave-one-out errors (docs/fidelity.md)\n";

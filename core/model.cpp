@@ -19,6 +19,7 @@ const char* tensor_role_name(TensorRole role) {
         case TensorRole::Norm: return "norm";
         case TensorRole::Projection: return "projection";
         case TensorRole::Bias: return "bias";
+        case TensorRole::Vision: return "vision";
     }
     return "unknown";
 }
@@ -86,6 +87,18 @@ void validate_model(const ModelConfig& c) {
         if (static_cast<std::int64_t>(c.sliding_layers.size()) != c.num_layers)
             throw Error("config.json: layer_types", "lists " + std::to_string(c.sliding_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
         if (c.sliding_layer_count() > 0) need(c.sliding_window, kMaxDim, "sliding_window");
+    }
+    if (c.has_vision()) {
+        need(c.vision_layers, 256, "vision_config.num_hidden_layers");
+        need(c.vision_hidden_size, kMaxDim, "vision_config.hidden_size");
+        need(c.vision_intermediate_size, kMaxDim, "vision_config.intermediate_size");
+        need(c.vision_channels, 16, "vision_config.num_channels");
+        need(c.vision_patch_size, 4096, "vision_config.patch_size");
+        need(c.vision_image_size, 1 << 16, "vision_config.image_size");
+        if (c.vision_image_size % c.vision_patch_size != 0)
+            throw Error("config.json: vision_config.image_size", "is not a multiple of patch_size");
+        const std::int64_t side = c.vision_image_size / c.vision_patch_size;
+        if (side * side > kMaxDim) throw Error("config.json: vision_config.image_size", "too many patches");
     }
     if (c.mtp_layers < 0 || c.mtp_layers > 16) throw Error("config.json: num_nextn_predict_layers", "must be between 0 and 16");
     if (c.mtp_layers > 0 && c.is_moe() && c.num_experts * (c.num_layers + c.mtp_layers) * 3 > 4'000'000)
@@ -189,22 +202,64 @@ void append_mlp(std::vector<TensorInfo>& t, const ModelConfig& c, const std::str
     }
 }
 
+// Gemma 3's vision encoder as its checkpoints store it (transformers modeling_siglip.py
+// SiglipVisionTransformer without the pooling head, vision_use_head false; modeling_gemma3.py
+// Gemma3MultiModalProjector): a patch embedding, a learned position per patch, num_hidden_layers
+// pre-norm blocks with biased q/k/v/out projections and a biased two-layer MLP, a final LayerNorm,
+// and the projector's [vision hidden, text hidden] matrix and RMSNorm.
+void append_vision(std::vector<TensorInfo>& t, const ModelConfig& c) {
+    const std::int64_t v = c.vision_hidden_size, i = c.vision_intermediate_size, side = c.vision_image_size / c.vision_patch_size;
+    const std::string e = "vision_tower.vision_model.";
+    const auto add = [&](const std::string& name, std::vector<std::int64_t> shape) { t.push_back({name, std::move(shape), TensorRole::Vision, -1}); };
+    add(e + "embeddings.patch_embedding.weight", {v, c.vision_channels, c.vision_patch_size, c.vision_patch_size});
+    add(e + "embeddings.patch_embedding.bias", {v});
+    add(e + "embeddings.position_embedding.weight", {side * side, v});
+    for (std::int64_t l = 0; l < c.vision_layers; ++l) {
+        const std::string p = e + "encoder.layers." + std::to_string(l) + ".";
+        add(p + "layer_norm1.weight", {v});
+        add(p + "layer_norm1.bias", {v});
+        for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
+            add(p + "self_attn." + proj + ".weight", {v, v});
+            add(p + "self_attn." + proj + ".bias", {v});
+        }
+        add(p + "layer_norm2.weight", {v});
+        add(p + "layer_norm2.bias", {v});
+        add(p + "mlp.fc1.weight", {i, v});
+        add(p + "mlp.fc1.bias", {i});
+        add(p + "mlp.fc2.weight", {v, i});
+        add(p + "mlp.fc2.bias", {v});
+    }
+    add(e + "post_layernorm.weight", {v});
+    add(e + "post_layernorm.bias", {v});
+    add("multi_modal_projector.mm_input_projection_weight", {v, c.hidden_size});
+    add("multi_modal_projector.mm_soft_emb_norm.weight", {v});
+}
+
 }  // namespace
 
 std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
     validate_model(c);
     std::vector<TensorInfo> t;
     const std::int64_t h = c.hidden_size;
-    t.push_back({"model.embed_tokens.weight", {c.vocab_size, h}, TensorRole::Embedding, -1});
+    const std::string& m = c.text_prefix;
+    t.push_back({m + "embed_tokens.weight", {c.vocab_size, h}, TensorRole::Embedding, -1});
     for (std::int64_t l = 0; l < c.num_layers; ++l) {
-        const std::string p = "model.layers." + std::to_string(l) + ".";
+        const std::string p = m + "layers." + std::to_string(l) + ".";
         t.push_back({p + "input_layernorm.weight", {h}, TensorRole::Norm, l});
         append_attention(t, c, p, l);
         t.push_back({p + "post_attention_layernorm.weight", {h}, TensorRole::Norm, l});
+        if (c.sandwich_norms) {
+            t.push_back({p + "pre_feedforward_layernorm.weight", {h}, TensorRole::Norm, l});
+            t.push_back({p + "post_feedforward_layernorm.weight", {h}, TensorRole::Norm, l});
+        }
         append_mlp(t, c, p, l);
     }
-    t.push_back({"model.norm.weight", {h}, TensorRole::Norm, -1});
-    if (!c.tie_word_embeddings) t.push_back({"lm_head.weight", {c.vocab_size, h}, TensorRole::LmHead, -1});
+    t.push_back({m + "norm.weight", {h}, TensorRole::Norm, -1});
+    // The head sits beside the text model's "model." ("language_model.lm_head.weight" in a
+    // multimodal checkpoint).
+    const std::string head_prefix = m.ends_with("model.") ? m.substr(0, m.size() - 6) : std::string();
+    if (!c.tie_word_embeddings) t.push_back({head_prefix + "lm_head.weight", {c.vocab_size, h}, TensorRole::LmHead, -1});
+    if (c.has_vision()) append_vision(t, c);
     // MTP modules, as DeepSeek-V3's checkpoint stores them after the decoder layers (README_WEIGHTS.md):
     // its own copies of the embedding and the output head, enorm and hnorm, eh_proj [h, 2h] over the
     // two normed inputs, one more decoder layer, and shared_head's norm and head.
@@ -258,6 +313,10 @@ ParameterCounts count_parameters(const ModelConfig& c, const std::vector<TensorI
         p.total += n;
         if (t.speculative) {
             p.speculative += n;
+            continue;
+        }
+        if (t.role == TensorRole::Vision) {
+            p.vision += n;
             continue;
         }
         switch (t.role) {

@@ -76,6 +76,23 @@ struct ModelConfig {
     // router with a bias (mlp.router).
     bool gpt_oss_experts = false;
 
+    // Gemma 3 (transformers modeling_gemma3.py): four RMSNorms per decoder layer (input,
+    // post-attention, pre- and post-feedforward) besides the q/k norms.
+    bool sandwich_norms = false;
+    // Where the language model's tensors sit in the checkpoint: "model." for a causal LM,
+    // "language_model.model." for Gemma3ForConditionalGeneration as its checkpoints store it.
+    std::string text_prefix = "model.";
+
+    // A vision encoder stored beside the language model (Gemma 3's SigLIP tower and its projector
+    // into the text embedding). The engine loads it (resident bytes); a text decode step never reads
+    // it. vision_layers == 0: none.
+    std::int64_t vision_hidden_size = 0;
+    std::int64_t vision_intermediate_size = 0;
+    std::int64_t vision_layers = 0;
+    std::int64_t vision_image_size = 0;
+    std::int64_t vision_patch_size = 0;
+    std::int64_t vision_channels = 0;
+
     // The quantization its config.json declares (quantization_config), parsed; null when it
     // declares none. Scheme `native` prices the checkpoint by it. When the declaration cannot be
     // read, `declared_quantization_error` says why and `native` is refused with that line.
@@ -83,6 +100,7 @@ struct ModelConfig {
     std::string declared_quantization_error;
 
     bool is_moe() const { return num_experts > 0; }
+    bool has_vision() const { return vision_layers > 0; }
     // True when layer `layer` routes its MLP through experts.
     bool layer_is_moe(std::int64_t layer) const;
     bool is_mla() const { return attention == AttentionKind::Mla; }
@@ -118,10 +136,11 @@ enum class TensorRole : std::uint8_t {
     Norm,             // RMSNorm weights
     Projection,       // linears outside attention and MLP that exporters keep in the model dtype (MTP's eh_proj)
     Bias,             // linear biases (and DeepSeek's router score bias)
+    Vision,           // a vision encoder and its projector (Gemma 3's SigLIP): stored and loaded, kept in the model dtype, not read by a text step
 };
 
 // Number of TensorRole values.
-inline constexpr std::size_t kTensorRoleCount = static_cast<std::size_t>(TensorRole::Bias) + 1;
+inline constexpr std::size_t kTensorRoleCount = static_cast<std::size_t>(TensorRole::Vision) + 1;
 
 // Lower-case name of a role ("attention", "mlp", "experts", ...), used as JSON key.
 const char* tensor_role_name(TensorRole role);
@@ -169,6 +188,7 @@ struct ParameterCounts {
     std::int64_t routers = 0;
     std::int64_t experts = 0;         // routed expert parameters (part of block_linears)
     std::int64_t speculative = 0;     // MTP modules (in total only: not in any group above)
+    std::int64_t vision = 0;          // vision encoder and projector (in total only: not in any group above)
     std::int64_t block_linear_count = 0;  // number of linear matrices inside the blocks
     // Parameters one token reads in an MoE model (attention, shared, k of E experts); = block_linears when dense.
     std::int64_t active_block_linears = 0;

@@ -72,13 +72,16 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
 
 // The architectures quantplan prices: dense GQA stacks and simple MoE.
 const std::set<std::string>& modelled_types() {
-    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss"};
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text"};
     return types;
 }
 
 // DeepSeek-V3's architecture (DeepseekV3ForCausalLM): MLA, routed and shared experts after
 // first_k_dense_replace dense layers, MTP modules. Kimi-K2 ships the same architecture.
 bool deepseek_v3_type(const std::string& model_type) { return model_type == "deepseek_v3" || model_type == "kimi_k2"; }
+
+// The architectures whose sliding-window layers are priced (layer_types' sliding_attention).
+bool sliding_types_priced(const std::string& model_type) { return model_type == "gpt_oss" || model_type == "gemma3_text"; }
 
 // Refuses, in one line naming the fields, a config whose architecture quantplan does not model
 // (MLA, DeepSeek-style routed and shared experts, per-layer attention types, sliding windows,
@@ -97,17 +100,18 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
         if (it == j.end() || it->is_null()) continue;
         if (deepseek_v3_type(model_type) && kDeepseekKeys.count(k) != 0) continue;
         // Newer transformers write layer_types for plain models too: only other types than full
-        // attention count (gpt-oss's sliding_attention layers are priced).
-        const bool gpt_oss = model_type == "gpt_oss";
+        // attention count (gpt-oss's and Gemma 3's sliding_attention layers are priced).
+        const bool sliding_priced = sliding_types_priced(model_type);
         if (std::string(k) == "layer_types" && it->is_array() && std::all_of(it->begin(), it->end(), [&](const json& t) {
-                return t.is_string() && (t.get<std::string>() == "full_attention" || (gpt_oss && t.get<std::string>() == "sliding_attention"));
+                return t.is_string() && (t.get<std::string>() == "full_attention" || (sliding_priced && t.get<std::string>() == "sliding_attention"));
             }))
             continue;
+        if (std::string(k) == "sliding_window_pattern" && model_type == "gemma3_text") continue;
         fields.push_back(k);
     }
     // A sliding window that applies (Mistral's, or use_sliding_window: true); Qwen's configs carry
     // sliding_window with use_sliding_window false.
-    if (const auto sw = j.find("sliding_window"); model_type != "gpt_oss" && sw != j.end() && sw->is_number()) {
+    if (const auto sw = j.find("sliding_window"); !sliding_types_priced(model_type) && sw != j.end() && sw->is_number()) {
         const auto use = j.find("use_sliding_window");
         const bool used = use != j.end() && use->is_boolean() ? use->get<bool>() : model_type == "mistral" || model_type == "mixtral";
         if (used) fields.push_back("sliding_window");
@@ -117,8 +121,8 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
     std::string what = unknown_type ? "model_type '" + model_type + "'" : "model_type '" + model_type + "' with";
     for (std::size_t i = 0; i < fields.size(); ++i) what += (i == 0 ? (unknown_type ? " with " : " ") : ", ") + fields[i];
     throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
-                        "qwen2_moe, qwen3, qwen3_moe) and DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), and refuses to "
-                        "price this as a simpler architecture");
+                        "qwen2_moe, qwen3, qwen3_moe), DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), gpt-oss and Gemma 3 "
+                        "(gpt_oss, gemma3), and refuses to price this as a simpler architecture");
 }
 
 // gpt-oss (transformers modeling_gpt_oss.py; vLLM gpt_oss.py): every layer MoE with biased experts
@@ -178,6 +182,64 @@ void parse_deepseek_v3(const json& j, ModelConfig& c, const std::string& source)
     }
 }
 
+// Gemma3TextConfig's defaults for the fields quantplan reads (transformers 4.50.0
+// src/transformers/models/gemma3/configuration_gemma3.py): Google's config.json files leave most of
+// them out (gemma-3-27b-it's text_config gives no vocab_size).
+const json& gemma3_text_defaults() {
+    static const json d = {{"vocab_size", 262208},      {"hidden_size", 2304},         {"intermediate_size", 9216},
+                           {"num_hidden_layers", 26},   {"num_attention_heads", 8},    {"num_key_value_heads", 4},
+                           {"head_dim", 256},           {"max_position_embeddings", 131072}, {"tie_word_embeddings", true},
+                           {"attention_bias", false},   {"sliding_window", 4096},      {"sliding_window_pattern", 6}};
+    return d;
+}
+
+// SiglipVisionConfig's defaults (transformers 4.50.0 models/siglip/configuration_siglip.py).
+const json& siglip_vision_defaults() {
+    static const json d = {{"hidden_size", 768}, {"intermediate_size", 3072}, {"num_hidden_layers", 12},
+                           {"num_channels", 3},  {"image_size", 224},         {"patch_size", 16}};
+    return d;
+}
+
+// `j` over `defaults`: the keys j gives (null ones too) replace the defaults'.
+json with_defaults(const json& defaults, const json& j) {
+    json out = defaults;
+    for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = it.value();
+    return out;
+}
+
+// Gemma 3 (transformers modeling_gemma3.py Gemma3DecoderLayer; vLLM gemma3.py): q/k norms, four
+// norms per layer, tied embeddings, and sliding-window layers: layer_types where the config gives
+// it, else every layer but each sliding_window_pattern-th ((layer + 1) % pattern != 0, as
+// transformers 4.50 and vLLM's gemma3.py decide is_sliding). Gemma3ForConditionalGeneration
+// (model_type gemma3) stores the text model under language_model.model. beside a SigLIP vision
+// tower (vision_config) that vLLM loads with it.
+void parse_gemma3(const json& j, const json* root, ModelConfig& c, const std::string& source) {
+    c.qk_norm = true;
+    c.sandwich_norms = true;
+    const auto types = j.find("layer_types");
+    if (types != j.end() && types->is_array()) {
+        for (const json& t : *types) c.sliding_layers.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+    } else {
+        const std::int64_t pattern = int_field(j, "sliding_window_pattern", 6, source, false);
+        if (pattern < 1) throw Error(source + ": sliding_window_pattern", "must be at least 1");
+        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.sliding_layers.push_back((l + 1) % pattern != 0);
+    }
+    c.sliding_window = int_field(j, "sliding_window", 0, source, c.sliding_layer_count() > 0);
+    if (root == nullptr) return;  // a text-only Gemma3ForCausalLM
+    c.text_prefix = "language_model.model.";
+    const auto vc = root->find("vision_config");
+    if (vc != root->end() && !vc->is_null() && !vc->is_object()) throw Error(source + ": vision_config", "must be an object");
+    const json v = with_defaults(siglip_vision_defaults(), vc != root->end() && vc->is_object() ? *vc : json::object());
+    const std::string vs = source + ": vision_config";
+    c.vision_hidden_size = int_field(v, "hidden_size", 0, vs, true);
+    c.vision_intermediate_size = int_field(v, "intermediate_size", 0, vs, true);
+    c.vision_layers = int_field(v, "num_hidden_layers", 0, vs, true);
+    c.vision_channels = int_field(v, "num_channels", 0, vs, true);
+    c.vision_image_size = int_field(v, "image_size", 0, vs, true);
+    c.vision_patch_size = int_field(v, "patch_size", 0, vs, true);
+    if (bool_field(v, "vision_use_head", false, vs)) throw Error(vs + ": vision_use_head", "a SigLIP pooling head is not modelled");
+}
+
 // The quantization config.json declares, for scheme `native` (and, when read from a checkpoint
 // folder, the quantization files beside it: hf_quant_config.json, quant_config.json, quantize_config.json).
 void read_declared_quantization(std::string_view text, ModelConfig& c, QuantConfigTexts texts = {}) {
@@ -230,11 +292,19 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
         throw Error(source, std::string("not valid JSON (") + e.what() + ")");
     }
     if (!root.is_object()) throw Error(source, "config.json must be a JSON object");
-    const json& j = (root.contains("text_config") && root["text_config"].is_object()) ? root["text_config"] : root;
+    const bool nested = root.contains("text_config") && root["text_config"].is_object();
+    const json& text_json = nested ? root["text_config"] : root;
+    // Gemma3ForConditionalGeneration: a gemma3 config around a gemma3_text one.
+    const bool gemma3_mm = nested && root.contains("model_type") && root["model_type"] == "gemma3";
 
     ModelConfig c;
     c.name = source;
-    if (j.contains("model_type") && j["model_type"].is_string()) c.model_type = j["model_type"].get<std::string>();
+    if (text_json.contains("model_type") && text_json["model_type"].is_string()) c.model_type = text_json["model_type"].get<std::string>();
+    else if (gemma3_mm) c.model_type = "gemma3_text";
+    // Gemma 3's config.json leaves most fields to Gemma3TextConfig's defaults.
+    const bool gemma3 = c.model_type == "gemma3_text";
+    const json merged = gemma3 ? with_defaults(gemma3_text_defaults(), text_json) : json();
+    const json& j = gemma3 ? merged : text_json;
     c.hidden_size = int_field(j, "hidden_size", 0, source, true);
     c.num_layers = int_field(j, "num_hidden_layers", 0, source, true);
     c.num_attention_heads = int_field(j, "num_attention_heads", 0, source, true);
@@ -253,6 +323,7 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
     refuse_unmodelled(j, c.model_type, source);
 
     if (c.model_type == "gpt_oss") parse_gpt_oss(j, c, source);
+    else if (gemma3) parse_gemma3(j, gemma3_mm ? &root : nullptr, c, source);
     else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);
     else parse_simple_moe(j, c, source);
     validate_model(c);

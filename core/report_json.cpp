@@ -164,6 +164,18 @@ json model_json(const ModelConfig& m, const ParameterCounts& p) {
         j["mtp_layers"] = m.mtp_layers;
         j["parameters"]["speculative"] = p.speculative;
     }
+    if (m.has_vision()) {  // a vision encoder beside the language model (Gemma 3's SigLIP tower)
+        j["vision"] = {{"hidden_size", m.vision_hidden_size},
+                       {"intermediate_size", m.vision_intermediate_size},
+                       {"num_layers", m.vision_layers},
+                       {"image_size", m.vision_image_size},
+                       {"patch_size", m.vision_patch_size}};
+        j["parameters"]["vision"] = p.vision;
+    }
+    if (m.sliding_layer_count() > 0) {
+        j["sliding_window"] = m.sliding_window;
+        j["sliding_layers"] = m.sliding_layer_count();
+    }
     return j;
 }
 

@@ -339,9 +339,10 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     for (std::int64_t l = 0; l < m.num_layers; ++l) c.moe_layers += m.layer_is_moe(l) ? 1 : 0;
     if (m.is_moe() && c.moe_layers > 0)
         c.expert_bytes_per_layer_expert = experts / static_cast<std::uint64_t>(c.moe_layers * m.num_experts);
-    // A decode step reads every weight once, except the embedding table (only the looked-up rows)
-    // and the routed experts no token of the batch chose. A tied table is also the lm_head: read whole.
-    c.streamed_weight_bytes = c.resident_weight_bytes - experts - (m.tie_word_embeddings ? 0 : embedding);
+    // A decode step reads every weight once, except the embedding table (only the looked-up rows),
+    // the routed experts no token of the batch chose and a vision encoder (text steps never run it).
+    // A tied table is also the lm_head: read whole.
+    c.streamed_weight_bytes = c.resident_weight_bytes - experts - (m.tie_word_embeddings ? 0 : embedding) - role_bytes(served, TensorRole::Vision);
     c.embedding_row_bytes = m.tie_word_embeddings ? 0 : embedding / static_cast<std::uint64_t>(m.vocab_size);
 
     const ParameterCounts p = count_parameters(m, served_tensors);

@@ -198,6 +198,54 @@ BOOST_AUTO_TEST_CASE(llama3_8b_has_224_linears_and_an_untied_head) {
     BOOST_TEST(p.embedding == 128256 * 4096);
 }
 
+// Gemma 3 27B (Gemma3ForConditionalGeneration): most text fields from Gemma3TextConfig's defaults
+// (vocab 262,208), five sliding layers (1,024-token window) in every six, four norms per layer,
+// tied embeddings, and the SigLIP vision tower with its projector. ai-bot-pro/achatbot PR #150
+// prints "google/gemma-3-27b-it 27432.40664 M parameters" from the loaded model.
+BOOST_AUTO_TEST_CASE(gemma3_27b_counts_and_layer_pattern) {
+    const ModelConfig m = test::bundled_model("google/gemma-3-27b-it");
+    BOOST_TEST(m.name == "gemma-3-27b-it");
+    BOOST_TEST(m.model_type == "gemma3_text");
+    BOOST_TEST(m.vocab_size == 262208);
+    BOOST_TEST(m.head_dim == 128);
+    BOOST_TEST(m.tie_word_embeddings);
+    BOOST_TEST(m.num_layers == 62);
+    BOOST_TEST(m.sliding_window == 1024);
+    BOOST_TEST(m.sliding_layer_count() == 52);
+    for (std::int64_t l : {5, 11, 59}) BOOST_TEST(!m.layer_is_sliding(l), l);
+    for (std::int64_t l : {0, 4, 6, 60, 61}) BOOST_TEST(m.layer_is_sliding(l), l);
+    const auto inv = tensor_inventory(m);
+    const ParameterCounts p = count_parameters(m, inv);
+    BOOST_TEST(p.total == 27'432'406'640);
+    BOOST_TEST(std::llround(static_cast<double>(p.total) / 10.0) == 2'743'240'664);  // the printed 27432.40664 M
+    // The tower: 27 SigLIP blocks of 1,152, 4,096 patch positions; the projector [1152, 5376] and its norm.
+    BOOST_TEST(p.vision == 416'866'032 + 1152 * 5376 + 1152);
+    BOOST_TEST(p.block_linears == std::int64_t{62} * (2 * 4096 * 5376 + 2 * 2048 * 5376 + std::int64_t{3} * 21504 * 5376));
+    BOOST_TEST(p.lm_head == 0);
+    const auto has = [&](const std::string& name) { return std::any_of(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
+    BOOST_TEST(has("language_model.model.embed_tokens.weight"));
+    BOOST_TEST(has("language_model.model.layers.61.pre_feedforward_layernorm.weight"));
+    BOOST_TEST(has("language_model.model.layers.0.post_feedforward_layernorm.weight"));
+    BOOST_TEST(has("language_model.model.layers.0.self_attn.k_norm.weight"));
+    BOOST_TEST(has("vision_tower.vision_model.encoder.layers.26.mlp.fc2.bias"));
+    BOOST_TEST(has("multi_modal_projector.mm_input_projection_weight"));
+    BOOST_TEST(!has("language_model.lm_head.weight"));
+    BOOST_TEST(!has("model.embed_tokens.weight"));
+    // A text-only Gemma3ForCausalLM config (model_type gemma3_text at the top) keeps "model." and has no tower.
+    const ModelConfig text = parse_model_config(R"({"model_type":"gemma3_text","num_hidden_layers":12,"sliding_window":512})", "g.json");
+    BOOST_TEST(text.vocab_size == 262208);
+    BOOST_TEST(text.hidden_size == 2304);
+    BOOST_TEST(!text.has_vision());
+    BOOST_TEST(text.sliding_layer_count() == 10);
+    BOOST_TEST(tensor_inventory(text).front().name == "model.embed_tokens.weight");
+    // layer_types, as transformers 4.53 on write it, decides over the pattern.
+    const ModelConfig typed = parse_model_config(
+        R"({"model_type":"gemma3_text","num_hidden_layers":2,"layer_types":["full_attention","sliding_attention"]})", "g.json");
+    BOOST_TEST(!typed.layer_is_sliding(0));
+    BOOST_TEST(typed.layer_is_sliding(1));
+    BOOST_TEST(typed.sliding_window == 4096);
+}
+
 BOOST_AUTO_TEST_CASE(qwen3_8b_inventory_names_shapes_roles) {
     const ModelConfig m = test::bundled_model("qwen3-8b");
     BOOST_TEST(m.head_dim == 128);
@@ -256,7 +304,9 @@ BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
         {R"("model_type":"gpt_oss","layer_types":["sliding_attention","chunked_attention"],"num_local_experts":4,"num_experts_per_tok":2)", "model_type 'gpt_oss' with layer_types"},
         {R"("model_type":"gpt_oss","layer_types":["sliding_attention","full_attention"],"num_local_experts":4,"num_experts_per_tok":2)", "sliding_window: missing"},
         {R"("model_type":"gpt_oss","layer_types":["full_attention"],"num_local_experts":4,"num_experts_per_tok":2)", "lists 1 layers for num_hidden_layers 2"},
-        {R"("model_type":"gemma3_text")", "model_type 'gemma3_text' is not modelled"},
+        {R"("model_type":"gemma2")", "model_type 'gemma2' is not modelled"},
+        {R"("model_type":"gemma3_text","layer_types":["sliding_attention","chunked_attention"])", "model_type 'gemma3_text' with layer_types"},
+        {R"("model_type":"gemma3_text","sliding_window_pattern":0)", "sliding_window_pattern: must be at least 1"},
         {R"("model_type":"qwen2","kv_lora_rank":512)", "model_type 'qwen2' with kv_lora_rank"},
         {R"("model_type":"mistral","sliding_window":4096)", "with sliding_window"},
         {R"("model_type":"qwen2","sliding_window":4096,"use_sliding_window":true)", "with sliding_window"},

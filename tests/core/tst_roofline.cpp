@@ -493,6 +493,36 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_and_the_hybrid_allocator) {
     BOOST_TEST(cache_layout_text(types) == "18 full_attention + 18 sliding_attention (window 128)");
 }
 
+// Gemma 3 27B: 52 sliding layers (window 1,024) and 10 full; vLLM's hybrid allocator groups them
+// by the smaller count (10: one full group, six sliding ones, the last padded). The SigLIP tower is
+// held in memory but a text decode step does not read it.
+BOOST_AUTO_TEST_CASE(gemma3_sliding_groups_and_the_unread_vision_tower) {
+    PlanRequest q;
+    q.model = test::bundled_model("gemma-3-27b-it");
+    q.gpu = test::bundled_gpu("h200");
+    q.schemes = {parse_scheme("bf16"), parse_scheme("w4a16-g128")};
+    q.workload.batch = 4;
+    q.workload.context_tokens = 32768;
+    const PlanResult p = plan(q);
+    const SchemeCosts& c = p.schemes[0].costs;
+    BOOST_TEST(c.sliding_layers == 52);
+    BOOST_TEST(c.full_layers == 10);
+    BOOST_TEST(c.kv_bytes_per_token == 62u * 2u * 16u * 128u * 2u);
+    const HybridKvGroups g = hybrid_kv_groups(c);
+    BOOST_TEST(g.group_size == 10);
+    BOOST_TEST(g.full_groups == 1);
+    BOOST_TEST(g.sliding_groups == 6);
+    const std::uint64_t vision_bf16 = 2u * 423'060'336u;
+    BOOST_TEST(c.resident_weight_bytes == 54'864'813'280u);
+    BOOST_TEST(c.streamed_weight_bytes == c.resident_weight_bytes - vision_bf16);  // the tied table is read whole as the head
+    // 4-bit weights leave the tower in bf16: it is in the checkpoint, not in the step.
+    const SchemeCosts& w4 = p.schemes[1].costs;
+    BOOST_TEST(w4.resident_weight_bytes - w4.streamed_weight_bytes == vision_bf16);
+    // Decode at 32,768 tokens: ten layers read them all, 52 read 1,024.
+    const double per_layer_token = 2.0 * 16 * 128 * 2;
+    BOOST_TEST(static_cast<double>(p.schemes[0].decode.kv_bytes) == 4 * per_layer_token * (10 * 32768.0 + 52 * 1024.0), tt::tolerance(1e-9));
+}
+
 // Data-parallel attention with expert parallelism over two nodes (vLLM --data-parallel-size 2
 // --tensor-parallel-size 8 --enable-expert-parallel: EP 16): DeepSeek-V3 in bf16 fits where eight
 // H200s cannot hold it; each MoE layer's all-to-all crosses the network.
