@@ -521,6 +521,21 @@ BOOST_AUTO_TEST_CASE(gemma3_sliding_groups_and_the_unread_vision_tower) {
     // Decode at 32,768 tokens: ten layers read them all, 52 read 1,024.
     const double per_layer_token = 2.0 * 16 * 128 * 2;
     BOOST_TEST(static_cast<double>(p.schemes[0].decode.kv_bytes) == 4 * per_layer_token * (10 * 32768.0 + 52 * 1024.0), tt::tolerance(1e-9));
+    // A published vLLM 0.11.0rc2.dev98 startup log of google/gemma-3-27b-it (ROCm, GPU not named;
+    // max_model_len 4096, max_num_batched_tokens 8192, TP 1, bf16 cache; the code index's stored
+    // text id 9297248278, repository not named) prints "Available KV cache memory: 109.86 GiB",
+    // "Add 8 padding layers", "GPU KV cache size: 205,696 tokens", "Maximum concurrency for 4,096
+    // tokens per request: 50.05x" and num_gpu_blocks 89994: reproduced from the budget it states.
+    Admission a;
+    a.budget_bytes = static_cast<std::int64_t>(109.86 * 1024 * 1024 * 1024);
+    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, 1);
+    divide_kv_budget(a, c, 16, 4096, 8192, true);
+    // 109.86 GiB is the log's rounding: +-0.005 GiB is +-4 blocks of 16 tokens x 10 layers x 8,192 bytes.
+    BOOST_TEST(std::abs(a.kv_cache_blocks - 89994) <= 5, a.kv_cache_blocks);
+    BOOST_TEST(a.kv_cache_tokens == a.kv_cache_blocks / 7 * 16);
+    BOOST_TEST(std::abs(a.kv_cache_tokens - 205696) <= 16, a.kv_cache_tokens);
+    BOOST_TEST(a.max_concurrency == 50.05, tt::tolerance(0.0005));
+    BOOST_TEST(a.max_concurrency == 89994.0 / (256 + 6 * 257), tt::tolerance(0.0002));  // one full group, six windows of 4,096 (+1 block)
 }
 
 // Data-parallel attention with expert parallelism over two nodes (vLLM --data-parallel-size 2
