@@ -167,7 +167,8 @@ bool scheme_covers(const Scheme& scheme, TensorRole role) {
     if (!scheme.weights.is_quantized()) return false;
     const LayerCoverage& c = scheme.covers;
     switch (role) {
-        case TensorRole::AttentionLinear: return c.attention;
+        case TensorRole::AttentionLinear:
+        case TensorRole::MambaLinear: return c.attention;
         case TensorRole::MlpLinear:
         case TensorRole::SharedExpertLinear: return c.mlp;
         case TensorRole::ExpertLinear: return c.moe_experts;

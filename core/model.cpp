@@ -12,6 +12,7 @@ const char* tensor_role_name(TensorRole role) {
         case TensorRole::Embedding: return "embedding";
         case TensorRole::LmHead: return "lm_head";
         case TensorRole::AttentionLinear: return "attention";
+        case TensorRole::MambaLinear: return "mamba";
         case TensorRole::MlpLinear: return "mlp";
         case TensorRole::ExpertLinear: return "experts";
         case TensorRole::SharedExpertLinear: return "shared_experts";
@@ -27,6 +28,20 @@ const char* tensor_role_name(TensorRole role) {
 bool ModelConfig::layer_is_moe(std::int64_t layer) const {
     if (!is_moe()) return false;
     return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
+}
+
+std::int64_t ModelConfig::attention_layer_count() const {
+    if (layer_kinds.empty()) return num_layers;
+    return static_cast<std::int64_t>(std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::Attention));
+}
+
+std::int64_t ModelConfig::mamba_layer_count() const {
+    return static_cast<std::int64_t>(std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::Mamba));
+}
+
+std::int64_t ModelConfig::mlp_layer_count() const {
+    if (layer_kinds.empty()) return num_layers;
+    return static_cast<std::int64_t>(std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::Mlp));
 }
 
 std::int64_t ModelConfig::sliding_layer_count() const {
@@ -58,7 +73,7 @@ void validate_model(const ModelConfig& c) {
     if (c.num_attention_heads % c.num_kv_heads != 0)
         throw Error("config.json: num_key_value_heads", std::to_string(c.num_kv_heads) + " does not divide num_attention_heads " + std::to_string(c.num_attention_heads));
     if (c.q_dim() > kMaxDim) throw Error("config.json: num_attention_heads", "num_attention_heads x head_dim is too large");
-    bool any_dense = !c.is_moe();
+    bool any_dense = !c.is_moe() && c.mlp_layer_count() > 0;
     if (c.is_moe()) {
         need(c.num_experts, kMaxExperts, "num_experts");
         need(c.experts_per_token, c.num_experts, "num_experts_per_tok");
@@ -87,6 +102,24 @@ void validate_model(const ModelConfig& c) {
         if (static_cast<std::int64_t>(c.sliding_layers.size()) != c.num_layers)
             throw Error("config.json: layer_types", "lists " + std::to_string(c.sliding_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
         if (c.sliding_layer_count() > 0) need(c.sliding_window, kMaxDim, "sliding_window");
+    }
+    if (c.is_hybrid_stack()) {
+        if (static_cast<std::int64_t>(c.layer_kinds.size()) != c.num_layers)
+            throw Error("config.json: hybrid_override_pattern", "has " + std::to_string(c.layer_kinds.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        if (c.attention_layer_count() == 0)
+            throw Error("config.json: hybrid_override_pattern", "has no attention layer ('*'): a stack without attention is not modelled");
+        if (c.is_moe()) throw Error("config.json: hybrid_override_pattern", "a hybrid stack with experts is not modelled");
+        if (c.mamba_layer_count() > 0) {
+            need(c.mamba_num_heads, kMaxDim, "mamba_num_heads");
+            need(c.mamba_head_dim, kMaxDim, "mamba_head_dim");
+            need(c.ssm_state_size, kMaxDim, "ssm_state_size");
+            need(c.mamba_n_groups, kMaxDim, "n_groups");
+            need(c.mamba_conv_kernel, 64, "conv_kernel");
+            if (c.mamba_num_heads * c.mamba_head_dim > kMaxDim) throw Error("config.json: mamba_num_heads", "mamba_num_heads x mamba_head_dim is too large");
+            if (c.mamba_n_groups * c.ssm_state_size > kMaxDim) throw Error("config.json: n_groups", "n_groups x ssm_state_size is too large");
+            if (c.mamba_num_heads % c.mamba_n_groups != 0)
+                throw Error("config.json: n_groups", std::to_string(c.mamba_n_groups) + " does not divide mamba_num_heads " + std::to_string(c.mamba_num_heads));
+        }
     }
     if (c.has_vision()) {
         need(c.vision_layers, 256, "vision_config.num_hidden_layers");
@@ -126,20 +159,21 @@ void append_attention(std::vector<TensorInfo>& t, const ModelConfig& c, const st
         t.push_back({p + "self_attn.o_proj.weight", {h, heads * c.v_head_dim}, TensorRole::AttentionLinear, l});
         return;
     }
-    t.push_back({p + "self_attn.q_proj.weight", {c.q_dim(), h}, TensorRole::AttentionLinear, l});
-    t.push_back({p + "self_attn.k_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
-    t.push_back({p + "self_attn.v_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
-    t.push_back({p + "self_attn.o_proj.weight", {h, c.q_dim()}, TensorRole::AttentionLinear, l});
+    const std::string a = p + (c.is_hybrid_stack() ? "mixer." : "self_attn.");  // Nemotron-H: backbone.layers.N.mixer.q_proj
+    t.push_back({a + "q_proj.weight", {c.q_dim(), h}, TensorRole::AttentionLinear, l});
+    t.push_back({a + "k_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
+    t.push_back({a + "v_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
+    t.push_back({a + "o_proj.weight", {h, c.q_dim()}, TensorRole::AttentionLinear, l});
     if (c.attention_bias) {
-        t.push_back({p + "self_attn.q_proj.bias", {c.q_dim()}, TensorRole::Bias, l});
-        t.push_back({p + "self_attn.k_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
-        t.push_back({p + "self_attn.v_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
+        t.push_back({a + "q_proj.bias", {c.q_dim()}, TensorRole::Bias, l});
+        t.push_back({a + "k_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
+        t.push_back({a + "v_proj.bias", {c.kv_dim()}, TensorRole::Bias, l});
     }
-    if (c.o_proj_bias) t.push_back({p + "self_attn.o_proj.bias", {h}, TensorRole::Bias, l});
-    if (c.attention_sinks) t.push_back({p + "self_attn.sinks", {c.num_attention_heads}, TensorRole::Bias, l});
+    if (c.o_proj_bias) t.push_back({a + "o_proj.bias", {h}, TensorRole::Bias, l});
+    if (c.attention_sinks) t.push_back({a + "sinks", {c.num_attention_heads}, TensorRole::Bias, l});
     if (c.qk_norm) {
-        t.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, TensorRole::Norm, l});
-        t.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, TensorRole::Norm, l});
+        t.push_back({a + "q_norm.weight", {c.head_dim}, TensorRole::Norm, l});
+        t.push_back({a + "k_norm.weight", {c.head_dim}, TensorRole::Norm, l});
     }
 }
 
@@ -148,9 +182,12 @@ void append_mlp(std::vector<TensorInfo>& t, const ModelConfig& c, const std::str
     const std::int64_t h = c.hidden_size;
     if (!c.layer_is_moe(l)) {
         const std::int64_t i = c.intermediate_size;
-        t.push_back({p + "mlp.gate_proj.weight", {i, h}, TensorRole::MlpLinear, l});
-        t.push_back({p + "mlp.up_proj.weight", {i, h}, TensorRole::MlpLinear, l});
-        t.push_back({p + "mlp.down_proj.weight", {h, i}, TensorRole::MlpLinear, l});
+        const std::string q = p + (c.is_hybrid_stack() ? "mixer." : "mlp.");
+        if (c.mlp_gated) t.push_back({q + "gate_proj.weight", {i, h}, TensorRole::MlpLinear, l});
+        t.push_back({q + "up_proj.weight", {i, h}, TensorRole::MlpLinear, l});
+        if (c.mlp_bias) t.push_back({q + "up_proj.bias", {i}, TensorRole::Bias, l});
+        t.push_back({q + "down_proj.weight", {h, i}, TensorRole::MlpLinear, l});
+        if (c.mlp_bias) t.push_back({q + "down_proj.bias", {h}, TensorRole::Bias, l});
         return;
     }
     const std::int64_t e_i = c.moe_intermediate_size;
@@ -202,6 +239,43 @@ void append_mlp(std::vector<TensorInfo>& t, const ModelConfig& c, const std::str
     }
 }
 
+// A Mamba2 mixer as Nemotron-H's checkpoints store it (transformers modeling_nemotron_h.py
+// NemotronHMamba2Mixer; vLLM nemotron_h.py loads the same names, A_log as A).
+void append_mamba(std::vector<TensorInfo>& t, const ModelConfig& c, const std::string& p, std::int64_t l) {
+    const std::int64_t h = c.hidden_size, i = c.mamba_intermediate_size(), conv = c.mamba_conv_dim(), heads = c.mamba_num_heads;
+    const std::string q = p + "mixer.";
+    t.push_back({q + "in_proj.weight", {i + conv + heads, h}, TensorRole::MambaLinear, l});
+    if (c.mamba_proj_bias) t.push_back({q + "in_proj.bias", {i + conv + heads}, TensorRole::Bias, l});
+    t.push_back({q + "conv1d.weight", {conv, 1, c.mamba_conv_kernel}, TensorRole::Bias, l});
+    if (c.mamba_conv_bias) t.push_back({q + "conv1d.bias", {conv}, TensorRole::Bias, l});
+    t.push_back({q + "dt_bias", {heads}, TensorRole::Bias, l});
+    t.push_back({q + "A_log", {heads}, TensorRole::Bias, l});
+    t.push_back({q + "D", {heads}, TensorRole::Bias, l});
+    t.push_back({q + "norm.weight", {i}, TensorRole::Norm, l});
+    t.push_back({q + "out_proj.weight", {h, i}, TensorRole::MambaLinear, l});
+    if (c.mamba_proj_bias) t.push_back({q + "out_proj.bias", {h}, TensorRole::Bias, l});
+}
+
+// A hybrid stack as Nemotron-H's checkpoints store it: backbone.embeddings, one norm and one mixer
+// per layer, backbone.norm_f, lm_head.
+std::vector<TensorInfo> hybrid_stack_inventory(const ModelConfig& c) {
+    std::vector<TensorInfo> t;
+    const std::int64_t h = c.hidden_size;
+    t.push_back({"backbone.embeddings.weight", {c.vocab_size, h}, TensorRole::Embedding, -1});
+    for (std::int64_t l = 0; l < c.num_layers; ++l) {
+        const std::string p = "backbone.layers." + std::to_string(l) + ".";
+        t.push_back({p + "norm.weight", {h}, TensorRole::Norm, l});
+        switch (c.layer_kind(l)) {
+            case LayerKind::Mamba: append_mamba(t, c, p, l); break;
+            case LayerKind::Attention: append_attention(t, c, p, l); break;
+            case LayerKind::Mlp: append_mlp(t, c, p, l); break;
+        }
+    }
+    t.push_back({"backbone.norm_f.weight", {h}, TensorRole::Norm, -1});
+    if (!c.tie_word_embeddings) t.push_back({"lm_head.weight", {c.vocab_size, h}, TensorRole::LmHead, -1});
+    return t;
+}
+
 // Gemma 3's vision encoder as its checkpoints store it (transformers modeling_siglip.py
 // SiglipVisionTransformer without the pooling head, vision_use_head false; modeling_gemma3.py
 // Gemma3MultiModalProjector): a patch embedding, a learned position per patch, num_hidden_layers
@@ -239,6 +313,7 @@ void append_vision(std::vector<TensorInfo>& t, const ModelConfig& c) {
 
 std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
     validate_model(c);
+    if (c.is_hybrid_stack()) return hybrid_stack_inventory(c);
     std::vector<TensorInfo> t;
     const std::int64_t h = c.hidden_size;
     const std::string& m = c.text_prefix;

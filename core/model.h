@@ -20,6 +20,10 @@ enum class AttentionKind : std::uint8_t {
     Mla,  // multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): one compressed latent per token
 };
 
+// What one decoder layer of a hybrid stack holds (Nemotron-H's hybrid_override_pattern: 'M' a
+// Mamba2 mixer, '*' attention, '-' an MLP; each layer is one norm and one of them).
+enum class LayerKind : std::uint8_t { Mamba, Attention, Mlp };
+
 // The architecture fields quantplan needs. Sizes are element counts.
 struct ModelConfig {
     std::string name;             // display name (bundled name or the path it came from)
@@ -93,6 +97,25 @@ struct ModelConfig {
     std::int64_t vision_patch_size = 0;
     std::int64_t vision_channels = 0;
 
+    // A hybrid stack (Nemotron-H): layer_kinds[l] says what layer l holds. Empty: every layer is
+    // attention and an MLP (or MoE).
+    std::vector<LayerKind> layer_kinds;
+    // Mamba2 mixers (transformers modeling_nemotron_h.py NemotronHMamba2Mixer; vLLM
+    // mamba_mixer2.py): in_proj [I + conv_dim + heads, hidden] with I = mamba_num_heads x
+    // mamba_head_dim and conv_dim = I + 2 x n_groups x ssm_state_size, a depthwise conv1d of
+    // conv_kernel taps over conv_dim channels, dt_bias, A_log and D per head, a gated RMSNorm over
+    // I, and out_proj [hidden, I]. Each holds a constant state per sequence: (conv_kernel - 1) x
+    // conv_dim conv values and heads x head_dim x ssm_state_size SSM values.
+    std::int64_t mamba_num_heads = 0;
+    std::int64_t mamba_head_dim = 0;
+    std::int64_t ssm_state_size = 0;
+    std::int64_t mamba_n_groups = 0;
+    std::int64_t mamba_conv_kernel = 0;
+    bool mamba_proj_bias = false;            // in_proj and out_proj carry a bias (use_bias)
+    bool mamba_conv_bias = false;            // conv1d carries a bias (use_conv_bias)
+    bool mlp_gated = true;                   // false: an up/down MLP without gate_proj (Nemotron-H's relu2)
+    bool mlp_bias = false;                   // the MLP's projections carry biases (mlp_bias)
+
     // The quantization its config.json declares (quantization_config), parsed; null when it
     // declares none. Scheme `native` prices the checkpoint by it. When the declaration cannot be
     // read, `declared_quantization_error` says why and `native` is refused with that line.
@@ -101,6 +124,18 @@ struct ModelConfig {
 
     bool is_moe() const { return num_experts > 0; }
     bool has_vision() const { return vision_layers > 0; }
+    bool is_hybrid_stack() const { return !layer_kinds.empty(); }
+    LayerKind layer_kind(std::int64_t layer) const {
+        return layer >= 0 && static_cast<std::size_t>(layer) < layer_kinds.size() ? layer_kinds[static_cast<std::size_t>(layer)] : LayerKind::Attention;
+    }
+    // Layers with attention (a cache per token): every layer, or a hybrid stack's '*' layers.
+    std::int64_t attention_layer_count() const;
+    // Mamba2 layers (a constant state per sequence).
+    std::int64_t mamba_layer_count() const;
+    // Layers with an MLP (or MoE): every layer, or a hybrid stack's '-' layers.
+    std::int64_t mlp_layer_count() const;
+    std::int64_t mamba_intermediate_size() const { return mamba_num_heads * mamba_head_dim; }
+    std::int64_t mamba_conv_dim() const { return mamba_intermediate_size() + 2 * mamba_n_groups * ssm_state_size; }
     // True when layer `layer` routes its MLP through experts.
     bool layer_is_moe(std::int64_t layer) const;
     bool is_mla() const { return attention == AttentionKind::Mla; }
@@ -129,13 +164,14 @@ enum class TensorRole : std::uint8_t {
     Embedding,        // input embedding table [vocab, hidden]
     LmHead,           // output projection [vocab, hidden]
     AttentionLinear,  // q/k/v/o projections
+    MambaLinear,      // a Mamba2 mixer's in_proj and out_proj (covered, like attention, as the token mixer's linears)
     MlpLinear,        // dense MLP projections
     ExpertLinear,     // routed expert projections
     SharedExpertLinear,  // shared expert projections (priced like MLP)
     Router,           // MoE gate [experts, hidden]
     Norm,             // RMSNorm weights
     Projection,       // linears outside attention and MLP that exporters keep in the model dtype (MTP's eh_proj)
-    Bias,             // linear biases (and DeepSeek's router score bias)
+    Bias,             // linear biases and small per-channel parameters (DeepSeek's router score bias; Mamba2's conv1d, dt_bias, A_log, D)
     Vision,           // a vision encoder and its projector (Gemma 3's SigLIP): stored and loaded, kept in the model dtype, not read by a text step
 };
 
@@ -163,7 +199,7 @@ struct TensorInfo {
 
     std::int64_t elements() const;
     bool is_linear() const {
-        return role == TensorRole::AttentionLinear || role == TensorRole::MlpLinear || role == TensorRole::ExpertLinear ||
+        return role == TensorRole::AttentionLinear || role == TensorRole::MambaLinear || role == TensorRole::MlpLinear || role == TensorRole::ExpertLinear ||
                role == TensorRole::SharedExpertLinear || role == TensorRole::LmHead || role == TensorRole::Embedding ||
                role == TensorRole::Router || role == TensorRole::Projection;
     }

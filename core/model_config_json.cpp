@@ -72,7 +72,7 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
 
 // The architectures quantplan prices: dense GQA stacks and simple MoE.
 const std::set<std::string>& modelled_types() {
-    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text"};
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text", "nemotron_h"};
     return types;
 }
 
@@ -107,6 +107,8 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
             }))
             continue;
         if (std::string(k) == "sliding_window_pattern" && model_type == "gemma3_text") continue;
+        // Nemotron-H's Mamba2 fields (parse_nemotron_h prices them).
+        if (model_type == "nemotron_h" && (std::string(k) == "hybrid_override_pattern" || std::string(k) == "ssm_state_size")) continue;
         fields.push_back(k);
     }
     // A sliding window that applies (Mistral's, or use_sliding_window: true); Qwen's configs carry
@@ -121,8 +123,8 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
     std::string what = unknown_type ? "model_type '" + model_type + "'" : "model_type '" + model_type + "' with";
     for (std::size_t i = 0; i < fields.size(); ++i) what += (i == 0 ? (unknown_type ? " with " : " ") : ", ") + fields[i];
     throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
-                        "qwen2_moe, qwen3, qwen3_moe), DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), gpt-oss and Gemma 3 "
-                        "(gpt_oss, gemma3), and refuses to price this as a simpler architecture");
+                        "qwen2_moe, qwen3, qwen3_moe), DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), gpt-oss, Gemma 3 and "
+                        "Nemotron-H (gpt_oss, gemma3, nemotron_h), and refuses to price this as a simpler architecture");
 }
 
 // gpt-oss (transformers modeling_gpt_oss.py; vLLM gpt_oss.py): every layer MoE with biased experts
@@ -240,6 +242,44 @@ void parse_gemma3(const json& j, const json* root, ModelConfig& c, const std::st
     if (bool_field(v, "vision_use_head", false, vs)) throw Error(vs + ": vision_use_head", "a SigLIP pooling head is not modelled");
 }
 
+// Nemotron-H (NVIDIA's configuration_nemotron_h.py NemotronHConfig, shipped with the checkpoint;
+// vLLM nemotron_h.py): hybrid_override_pattern gives each layer's mixer ('M' Mamba2, '*'
+// attention, '-' an MLP of intermediate_size with a relu2 activation and no gate), attention of
+// attention_head_dim (else hidden / heads, as vLLM's NemotronHAttention takes it).
+void parse_nemotron_h(const json& j, ModelConfig& c, const std::string& source) {
+    const auto pattern = j.find("hybrid_override_pattern");
+    if (pattern == j.end() || !pattern->is_string()) throw Error(source + ": hybrid_override_pattern", "missing: it says which layers are Mamba, attention or MLP");
+    const std::string text = pattern->get<std::string>();
+    if (text.size() > 4096) throw Error(source + ": hybrid_override_pattern", "longer than 4096 layers");
+    std::string other;
+    for (char ch : text) {
+        if (ch == 'M') c.layer_kinds.push_back(LayerKind::Mamba);
+        else if (ch == '*') c.layer_kinds.push_back(LayerKind::Attention);
+        else if (ch == '-') c.layer_kinds.push_back(LayerKind::Mlp);
+        else if (other.find(ch) == std::string::npos) other += ch;
+    }
+    if (!other.empty())
+        throw Error(source + ": hybrid_override_pattern",
+                    "layers of kind '" + other + "' are not modelled (quantplan prices 'M' Mamba2, '*' attention and '-' MLP layers)");
+    if (j.contains("intermediate_size") && j["intermediate_size"].is_array()) {
+        if (j["intermediate_size"].size() != 1) throw Error(source + ": intermediate_size", "a width per MLP layer is not modelled");
+        c.intermediate_size = int_field(json{{"intermediate_size", j["intermediate_size"][0]}}, "intermediate_size", 0, source, true);
+    }
+    c.head_dim = int_field(j, "attention_head_dim", int_field(j, "head_dim", c.hidden_size / c.num_attention_heads, source, false), source, false);
+    c.mamba_num_heads = int_field(j, "mamba_num_heads", 0, source, true);
+    c.mamba_head_dim = int_field(j, "mamba_head_dim", 0, source, true);
+    c.ssm_state_size = int_field(j, "ssm_state_size", 0, source, true);
+    c.mamba_n_groups = int_field(j, "n_groups", 1, source, false);
+    c.mamba_conv_kernel = int_field(j, "conv_kernel", 4, source, false);
+    c.mamba_proj_bias = bool_field(j, "use_bias", false, source);
+    c.mamba_conv_bias = bool_field(j, "use_conv_bias", true, source);
+    c.mlp_gated = false;
+    c.mlp_bias = bool_field(j, "mlp_bias", false, source);
+    c.attention_bias = bool_field(j, "attention_bias", false, source);
+    if (c.attention_bias) throw Error(source + ": attention_bias", "Nemotron-H attention with biases is not modelled (vLLM builds it without)");
+    c.qk_norm = false;
+}
+
 // The quantization config.json declares, for scheme `native` (and, when read from a checkpoint
 // folder, the quantization files beside it: hf_quant_config.json, quant_config.json, quantize_config.json).
 void read_declared_quantization(std::string_view text, ModelConfig& c, QuantConfigTexts texts = {}) {
@@ -312,7 +352,9 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
     c.vocab_size = int_field(j, "vocab_size", 0, source, true);
     if (c.num_attention_heads <= 0) throw Error(source + ": num_attention_heads", "must be a positive integer");
     c.head_dim = int_field(j, "head_dim", c.hidden_size / c.num_attention_heads, source, false);
-    c.intermediate_size = int_field(j, "intermediate_size", 0, source, false);
+    // Nemotron-H may give a width per MLP layer as a list (parse_nemotron_h reads it).
+    const bool width_list = c.model_type == "nemotron_h" && j.contains("intermediate_size") && j["intermediate_size"].is_array();
+    if (!width_list) c.intermediate_size = int_field(j, "intermediate_size", 0, source, false);
     c.tie_word_embeddings = bool_field(j, "tie_word_embeddings", false, source);
     c.max_position_embeddings = int_field(j, "max_position_embeddings", 0, source, false);
     // Qwen2 projections always carry q/k/v biases; other families say so with attention_bias.
@@ -324,6 +366,7 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
 
     if (c.model_type == "gpt_oss") parse_gpt_oss(j, c, source);
     else if (gemma3) parse_gemma3(j, gemma3_mm ? &root : nullptr, c, source);
+    else if (c.model_type == "nemotron_h") parse_nemotron_h(j, c, source);
     else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);
     else parse_simple_moe(j, c, source);
     validate_model(c);

@@ -185,10 +185,13 @@ json scheme_json(const SchemeResult& r) {
     json roles = std::move(checkpoint["by_role"]);  // the per-role split, once, at the scheme's top level
     checkpoint.erase("by_role");
     json admission = to_json(r.admission);
-    if (r.costs.mla || r.costs.sliding_layers > 0) {  // the cache by layer type, per GPU
+    if (r.costs.mla || r.costs.sliding_layers > 0 || r.costs.state_layers > 0) {  // the cache by layer type, per GPU
         json types = json::array();
-        for (const CacheLayerType& t : cache_by_layer_type(r.costs, r.admission.kv_bytes_per_token))
+        for (const CacheLayerType& t : cache_by_layer_type(r.costs, r.admission.kv_bytes_per_token, r.admission.state_bytes_per_sequence))
+        {
             types.push_back({{"type", t.type}, {"layers", t.layers}, {"bytes_per_token", t.bytes_per_token}, {"window", t.window}});
+            if (t.bytes_per_sequence > 0) types.back()["bytes_per_sequence"] = t.bytes_per_sequence;
+        }
         admission["cache_by_layer_type"] = std::move(types);
     }
     return {{"name", scheme_name(r.costs.scheme)},

@@ -70,14 +70,43 @@ std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) 
     return c.kv_bytes_per_token / static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(cdiv(heads, ranks));
 }
 
-std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& c, std::uint64_t per_gpu) {
+std::uint64_t mamba_state_bytes_per_layer(const SchemeCosts& c, std::int64_t tp) {
+    if (c.state_layers == 0) return 0;
+    const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
+    const std::int64_t groups = c.mamba_n_groups + (c.mamba_n_groups % ranks == 0 ? 0 : ranks - c.mamba_n_groups);
+    const std::int64_t conv_dim = c.mamba_heads * c.mamba_head_dim + 2 * groups * c.ssm_state_size;
+    const std::int64_t conv = (c.mamba_conv_kernel - 1) * cdiv(conv_dim, ranks);
+    const std::int64_t ssm = cdiv(c.mamba_heads, ranks) * c.mamba_head_dim * c.ssm_state_size;
+    return static_cast<std::uint64_t>(conv + ssm) * c.state_dtype_bytes;
+}
+
+std::uint64_t state_bytes_per_sequence_per_gpu(const SchemeCosts& c, std::int64_t tp) {
+    return mamba_state_bytes_per_layer(c, tp) * static_cast<std::uint64_t>(c.state_layers);
+}
+
+std::int64_t mamba_aligned_block_tokens(const SchemeCosts& c, std::int64_t configured, std::int64_t tp) {
+    const std::int64_t attention_layers = c.sliding_layers + c.full_layers;
+    if (c.state_layers == 0 || attention_layers == 0) return configured;
+    const std::uint64_t per_token_layer = kv_bytes_per_token_per_gpu(c, tp) / static_cast<std::uint64_t>(attention_layers);
+    if (per_token_layer == 0) return configured;
+    const auto state = static_cast<std::int64_t>(mamba_state_bytes_per_layer(c, tp));
+    const std::int64_t aligned = 16 * cdiv(state, 16 * static_cast<std::int64_t>(per_token_layer));
+    return std::max(configured, aligned);
+}
+
+std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& c, std::uint64_t per_gpu, std::uint64_t state_per_sequence) {
     const std::int64_t layers = c.sliding_layers + c.full_layers;
-    if (c.mla) return {{"mla_latent", layers, per_gpu, 0}};
-    if (c.sliding_layers == 0) return {{"full_attention", c.full_layers, per_gpu, 0}};
-    const std::uint64_t per_layer = per_gpu / static_cast<std::uint64_t>(std::max<std::int64_t>(layers, 1));
     std::vector<CacheLayerType> out;
-    if (c.full_layers > 0) out.push_back({"full_attention", c.full_layers, per_layer * static_cast<std::uint64_t>(c.full_layers), 0});
-    out.push_back({"sliding_attention", c.sliding_layers, per_layer * static_cast<std::uint64_t>(c.sliding_layers), c.sliding_window});
+    if (c.mla) {
+        out.push_back({"mla_latent", layers, per_gpu, 0});
+    } else if (c.sliding_layers == 0) {
+        out.push_back({"full_attention", c.full_layers, per_gpu, 0});
+    } else {
+        const std::uint64_t per_layer = per_gpu / static_cast<std::uint64_t>(std::max<std::int64_t>(layers, 1));
+        if (c.full_layers > 0) out.push_back({"full_attention", c.full_layers, per_layer * static_cast<std::uint64_t>(c.full_layers), 0});
+        out.push_back({"sliding_attention", c.sliding_layers, per_layer * static_cast<std::uint64_t>(c.sliding_layers), c.sliding_window});
+    }
+    if (c.state_layers > 0) out.push_back({"mamba_state", c.state_layers, 0, 0, state_per_sequence});
     return out;
 }
 
@@ -87,6 +116,11 @@ std::string cache_layout_text(const std::vector<CacheLayerType>& types) {
         if (!out.empty()) out += " + ";
         out += std::to_string(t.layers) + " " + t.type;
         if (t.window > 0) out += " (window " + std::to_string(t.window) + ")";
+        if (t.bytes_per_sequence > 0) {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, " (%.1f MiB per sequence)", d(t.bytes_per_sequence) / (1024.0 * 1024.0));
+            out += buf;
+        }
     }
     return out;
 }
@@ -114,14 +148,17 @@ std::int64_t kv_block_tokens_for(const SchemeCosts& c, std::int64_t configured) 
 
 double kv_read_bytes_per_sequence(const SchemeCosts& c, std::int64_t tp, std::int64_t context) {
     const double per_token = d(kv_bytes_per_token_per_gpu(c, tp));
-    if (c.sliding_kv_bytes_per_token == 0 || c.kv_bytes_per_token == 0) return d(context) * per_token;
+    // Mamba layers read their state and write it back once a step.
+    const double state = 2.0 * d(state_bytes_per_sequence_per_gpu(c, tp));
+    if (c.sliding_kv_bytes_per_token == 0 || c.kv_bytes_per_token == 0) return d(context) * per_token + state;
     const double sliding_share = d(c.sliding_kv_bytes_per_token) / d(c.kv_bytes_per_token);
-    return per_token * ((1.0 - sliding_share) * d(context) + sliding_share * d(std::min(context, c.sliding_window)));
+    return per_token * ((1.0 - sliding_share) * d(context) + sliding_share * d(std::min(context, c.sliding_window))) + state;
 }
 
 double attention_flop_per_token(const SchemeCosts& c, std::int64_t context) {
     const double sliding = c.sliding_attention_flop_per_token_per_context;
-    return (c.attention_flop_per_token_per_context - sliding) * d(context) + sliding * d(std::min(context, c.sliding_window));
+    return (c.attention_flop_per_token_per_context - sliding) * d(context) + sliding * d(std::min(context, c.sliding_window)) +
+           c.state_flop_per_token;
 }
 
 namespace {
@@ -137,47 +174,66 @@ double sum_min_positions(std::int64_t a, std::int64_t n, std::int64_t w) {
 
 double prefill_attention_flop(const SchemeCosts& c, std::int64_t start, std::int64_t n) {
     const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);  // token i attends to start + i + 1 positions
-    if (c.sliding_attention_flop_per_token_per_context <= 0) return attended * c.prefill_attention_flop_per_token_per_context;
+    const double state = d(n) * c.state_flop_per_token;               // Mamba layers: the scan, per token
+    if (c.sliding_attention_flop_per_token_per_context <= 0) return attended * c.prefill_attention_flop_per_token_per_context + state;
     const double sliding = c.sliding_attention_flop_per_token_per_context;
-    return attended * (c.prefill_attention_flop_per_token_per_context - sliding) + sum_min_positions(start, n, c.sliding_window) * sliding;
+    return attended * (c.prefill_attention_flop_per_token_per_context - sliding) + sum_min_positions(start, n, c.sliding_window) * sliding + state;
 }
 
 void divide_kv_budget(Admission& a, const SchemeCosts& c, std::int64_t block, std::int64_t context,
-                      std::int64_t max_num_batched_tokens, bool hybrid) {
+                      std::int64_t max_num_batched_tokens, bool hybrid, std::int64_t tp) {
     block = std::max<std::int64_t>(block, 1);
+    if (hybrid) block = mamba_aligned_block_tokens(c, block, tp);
     a.kv_block_tokens = block;
+    a.state_bytes_per_sequence = state_bytes_per_sequence_per_gpu(c, tp);
     const auto budget = static_cast<std::uint64_t>(std::max<std::int64_t>(a.budget_bytes, 0));
     const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
-    if (!hybrid || c.sliding_layers == 0 || block_bytes == 0) {
+    if (!hybrid || (c.sliding_layers == 0 && c.state_layers == 0) || block_bytes == 0) {
         a.kv_cache_blocks = block_bytes > 0 ? static_cast<std::int64_t>(budget / block_bytes) : 0;
         a.kv_cache_tokens = a.kv_cache_blocks * block;
         a.max_concurrency = d(a.kv_cache_tokens) / d(context);
         a.max_sequences = a.kv_cache_blocks / cdiv(context, block);
+        if (c.state_layers > 0) {
+            // Without the hybrid allocator a sequence holds its Mamba state beside its blocks.
+            const double per_sequence = d(cdiv(context, block)) * d(block_bytes) + d(state_bytes_per_sequence_per_gpu(c, tp));
+            a.max_concurrency = d(budget) / (d(context) * d(a.kv_bytes_per_token) + d(state_bytes_per_sequence_per_gpu(c, tp)));
+            a.max_sequences = static_cast<std::int64_t>(d(budget) / per_sequence);
+        }
         return;
     }
     const HybridKvGroups g = hybrid_kv_groups(c);
     const std::int64_t layers = c.sliding_layers + c.full_layers;
-    // One layer's page: the token's bytes of one layer (every layer's spec has the same page size).
+    // One layer's page: the token's bytes of one attention layer (every layer's spec has the same
+    // page size; a Mamba layer's state is padded to it).
     const std::uint64_t page = a.kv_bytes_per_token / static_cast<std::uint64_t>(layers) * static_cast<std::uint64_t>(block);
     const std::int64_t num_blocks = static_cast<std::int64_t>(budget / (page * static_cast<std::uint64_t>(g.group_size)));
     a.kv_cache_blocks = num_blocks;
-    a.kv_cache_tokens = num_blocks / g.groups() * block;
+    // The logged size takes the smallest group block: a Mamba group's is max_model_len.
+    a.kv_cache_tokens = num_blocks / g.groups() * (c.state_layers > 0 ? std::min(block, context) : block);
     const std::int64_t window_tokens = std::min(c.sliding_window - 1 + max_num_batched_tokens, context);
-    const std::int64_t per_request = g.full_groups * cdiv(context, block) + g.sliding_groups * (cdiv(window_tokens, block) + 1);
+    const std::int64_t per_request = g.full_groups * cdiv(context, block) + g.sliding_groups * (cdiv(window_tokens, block) + 1) + g.state_groups;
     a.max_concurrency = d(num_blocks) / d(per_request);
     a.max_sequences = num_blocks / per_request;
 }
 
 HybridKvGroups hybrid_kv_groups(const SchemeCosts& c) {
     HybridKvGroups g;
-    if (c.sliding_layers == 0 || c.full_layers == 0) {
-        g.group_size = c.sliding_layers + c.full_layers;
-        (c.sliding_layers > 0 ? g.sliding_groups : g.full_groups) = 1;
+    const std::int64_t counts[] = {c.full_layers, c.sliding_layers, c.state_layers};
+    std::int64_t types = 0, smallest = 0;
+    for (std::int64_t n : counts)
+        if (n > 0) {
+            ++types;
+            smallest = smallest == 0 ? n : std::min(smallest, n);
+        }
+    if (types <= 1) {
+        g.group_size = c.sliding_layers + c.full_layers + c.state_layers;
+        (c.sliding_layers > 0 ? g.sliding_groups : c.state_layers > 0 ? g.state_groups : g.full_groups) = 1;
         return g;
     }
-    g.group_size = std::min(c.sliding_layers, c.full_layers);
+    g.group_size = smallest;
     g.full_groups = cdiv(c.full_layers, g.group_size);
     g.sliding_groups = cdiv(c.sliding_layers, g.group_size);
+    g.state_groups = cdiv(c.state_layers, g.group_size);
     return g;
 }
 
@@ -354,17 +410,18 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
         // space, scores are taken over the kv_lora_rank + qk_rope cache, the output is a
         // kv_lora_rank vector per head that W_UV maps back (those two projections are kv_b_proj's
         // weights, priced once per token with the linears). Prefill runs the expanded form.
-        const double heads = d(m.num_attention_heads), layers = d(m.num_layers);
+        const double heads = d(m.num_attention_heads), layers = d(m.attention_layer_count());
         c.attention_flop_per_token_per_context = 2.0 * heads * d(2 * m.kv_lora_rank + m.qk_rope_head_dim) * layers;
         c.prefill_attention_flop_per_token_per_context = 2.0 * heads * d(m.head_dim + m.v_head_dim) * layers;
-        c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * latent_cache_bytes_per_token_per_layer(kv, m.kv_lora_rank, m.qk_rope_head_dim);
-        c.full_layers = m.num_layers;
+        c.kv_bytes_per_token = static_cast<std::uint64_t>(m.attention_layer_count()) * latent_cache_bytes_per_token_per_layer(kv, m.kv_lora_rank, m.qk_rope_head_dim);
+        c.full_layers = m.attention_layer_count();
     } else {
-        c.attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(m.num_layers);
+        const std::int64_t attention_layers = m.attention_layer_count();
+        c.attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(attention_layers);
         c.prefill_attention_flop_per_token_per_context = c.attention_flop_per_token_per_context;
-        c.kv_bytes_per_token = static_cast<std::uint64_t>(m.num_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
+        c.kv_bytes_per_token = static_cast<std::uint64_t>(attention_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
         c.sliding_layers = m.sliding_layer_count();
-        c.full_layers = m.num_layers - c.sliding_layers;
+        c.full_layers = attention_layers - c.sliding_layers;
         if (c.sliding_layers > 0) {
             c.sliding_window = m.sliding_window;
             c.sliding_kv_bytes_per_token = static_cast<std::uint64_t>(c.sliding_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
@@ -388,9 +445,25 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     c.mla = m.is_mla();
     if (c.mla && (dtype_bits(kv.quant.storage) < 8 || (kv.quant.scale && kv.quant.scale->group.is_per_row())))
         throw Error("--kv", kv_format_name(kv) + " is not an MLA cache format: vLLM's MLA backends cache the latent in bf16, fp16 or fp8");
-    c.kv_fixed_bytes = static_cast<std::uint64_t>(m.num_layers) * kv_fixed_bytes_per_layer(kv);
+    c.kv_fixed_bytes = static_cast<std::uint64_t>(m.attention_layer_count()) * kv_fixed_bytes_per_layer(kv);
     c.activation_bytes_per_token = static_cast<std::uint64_t>(m.num_layers * m.hidden_size) * 2;
-    c.allreduce_bytes_per_token = static_cast<std::uint64_t>(2 * m.num_layers * m.hidden_size) * 2;
+    // Two row-parallel outputs per layer (attention's o_proj, the MLP's down_proj); one per layer
+    // of a hybrid stack, whose layers hold one mixer each.
+    const std::int64_t reduced = m.is_hybrid_stack() ? m.num_layers : 2 * m.num_layers;
+    c.allreduce_bytes_per_token = static_cast<std::uint64_t>(reduced * m.hidden_size) * 2;
+    c.state_layers = m.mamba_layer_count();
+    if (c.state_layers > 0) {
+        c.mamba_heads = m.mamba_num_heads;
+        c.mamba_head_dim = m.mamba_head_dim;
+        c.ssm_state_size = m.ssm_state_size;
+        c.mamba_n_groups = m.mamba_n_groups;
+        c.mamba_conv_kernel = m.mamba_conv_kernel;
+        c.state_dtype_bytes = 2;  // the model dtype (bf16): vLLM 0.11.0 mamba_cache_dtype "auto"
+        // Per token and state value: the decay and the B x input update (3 FLOPs) and the C readout
+        // (2); the conv1d's taps per channel (2 x kernel) beside it.
+        const double state_values = d(m.mamba_num_heads) * d(m.mamba_head_dim) * d(m.ssm_state_size);
+        c.state_flop_per_token = d(c.state_layers) * (5.0 * state_values + 2.0 * d(m.mamba_conv_kernel) * d(m.mamba_conv_dim()));
+    }
 
     c.num_experts = m.num_experts;
     c.experts_per_token = m.experts_per_token;
@@ -525,7 +598,7 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
                    " of " + fmt(d(a.usable_memory_bytes)) + ")";
         return a;
     }
-    divide_kv_budget(a, c, kv_block_tokens_for(c, w.engine.kv_block_tokens), w.context_tokens, w.engine.max_num_batched_tokens, true);
+    divide_kv_budget(a, c, kv_block_tokens_for(c, w.engine.kv_block_tokens), w.context_tokens, w.engine.max_num_batched_tokens, true, tp);
     a.fits = a.max_sequences >= 1;
     if (!a.fits)
         a.reason = "one sequence of " + std::to_string(w.context_tokens) + " tokens needs " +

@@ -82,6 +82,17 @@ struct SchemeCosts {
     std::int64_t sliding_window = 0;
     std::int64_t sliding_layers = 0;
     std::int64_t full_layers = 0;
+    // Mamba2 layers (Nemotron-H): each holds a constant state per sequence, read and written once
+    // a step, in the model dtype whatever the KV format (vLLM 0.11.0 mamba_cache_dtype "auto").
+    // Its shape over TP ranks is vLLM's (mamba_utils.py MambaStateShapeCalculator.mamba2_state_shape).
+    std::int64_t state_layers = 0;
+    std::int64_t mamba_heads = 0;
+    std::int64_t mamba_head_dim = 0;
+    std::int64_t ssm_state_size = 0;
+    std::int64_t mamba_n_groups = 0;
+    std::int64_t mamba_conv_kernel = 0;
+    std::uint64_t state_dtype_bytes = 2;
+    double state_flop_per_token = 0;          // the scan's FLOPs per token over every Mamba layer
     // vLLM pads MXFP4 expert weights for its kernels (vllm 0.10.1 quantization/mxfp4.py
     // Mxfp4MoEMethod.create_weights): Marlin, below sm_90, rounds each rank's expert width up to 128
     // and the hidden size to 256; the Triton kernels (sm_90 and up) round the width to 64. 0: no padding.
@@ -118,13 +129,16 @@ SchemeCosts scheme_costs(const ModelConfig& model, const std::vector<TensorInfo>
 
 // The cache split by layer type, per GPU: what each kind of layer keeps per token.
 struct CacheLayerType {
-    std::string type;                 // "full_attention", "sliding_attention" or "mla_latent"
+    std::string type;                 // "full_attention", "sliding_attention", "mla_latent" or "mamba_state"
     std::int64_t layers = 0;
     std::uint64_t bytes_per_token = 0;  // all layers of this type, per GPU
     std::int64_t window = 0;          // sliding_attention: tokens a layer keeps at most (0: all)
+    std::uint64_t bytes_per_sequence = 0;  // mamba_state: the constant state of all its layers, per GPU
 };
-// From the admission's per-GPU bytes per token (kv_bytes_per_token_per_gpu).
-std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& costs, std::uint64_t per_gpu_bytes_per_token);
+// From the admission's per-GPU bytes per token (kv_bytes_per_token_per_gpu) and per-GPU Mamba
+// state per sequence (Admission::state_bytes_per_sequence).
+std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& costs, std::uint64_t per_gpu_bytes_per_token,
+                                                std::uint64_t state_bytes_per_sequence = 0);
 // One line: "18 full_attention + 18 sliding_attention (window 128)", "61 mla_latent".
 std::string cache_layout_text(const std::vector<CacheLayerType>& types);
 
@@ -133,6 +147,18 @@ std::string cache_layout_text(const std::vector<CacheLayerType>& types);
 // expert_parallel GPUs as whole experts (else sliced over TP), at the padded shapes vLLM allocates
 // for MXFP4 (expert_width_pad).
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, const Workload& w);
+
+// One Mamba2 layer's state for one sequence on one GPU of a `tp`-way group, as vLLM 0.11.0 shapes
+// it: (conv_kernel - 1) x conv_dim / tp conv values (n_groups widened to tp when tp does not divide
+// it, extra_groups_for_head_shards) and heads / tp x head_dim x ssm_state_size SSM values. 0: none.
+std::uint64_t mamba_state_bytes_per_layer(const SchemeCosts& costs, std::int64_t tp);
+// Every Mamba layer's state for one sequence on one GPU.
+std::uint64_t state_bytes_per_sequence_per_gpu(const SchemeCosts& costs, std::int64_t tp);
+// The attention block size vLLM pages a hybrid Mamba model's cache in so that one attention
+// layer's block holds a Mamba layer's state (vLLM 0.11.0 model_executor/models/config.py
+// HybridAttentionMambaModelConfig): 16 x ceil(state page / (16 x attention bytes per token per
+// layer)), or `configured` when larger; `configured` for other models.
+std::int64_t mamba_aligned_block_tokens(const SchemeCosts& costs, std::int64_t configured, std::int64_t tp);
 
 // KV-cache bytes of one token on one GPU of a `tp`-way group: a GQA rank holds ceil(kv_heads / tp)
 // heads (vLLM replicates heads when tp exceeds them); every MLA rank holds the whole latent.
@@ -162,7 +188,8 @@ struct HybridKvGroups {
     std::int64_t group_size = 0;
     std::int64_t full_groups = 0;
     std::int64_t sliding_groups = 0;
-    std::int64_t groups() const { return full_groups + sliding_groups; }
+    std::int64_t state_groups = 0;  // Mamba layers: one block (their state) per request each
+    std::int64_t groups() const { return full_groups + sliding_groups + state_groups; }
 };
 HybridKvGroups hybrid_kv_groups(const SchemeCosts& costs);
 
@@ -218,6 +245,7 @@ struct Admission {
     std::uint64_t runtime_overhead_bytes = 0;
     std::int64_t budget_bytes = 0;              // what is left for the KV cache (negative: weights do not fit)
     std::uint64_t kv_bytes_per_token = 0;       // per GPU
+    std::uint64_t state_bytes_per_sequence = 0;  // per GPU: every Mamba layer's state for one sequence (0: none)
     std::int64_t kv_cache_blocks = 0;
     std::int64_t kv_block_tokens = 0;           // the block size the cache is paged in (kv_block_tokens_for)
     std::int64_t kv_cache_tokens = 0;           // "GPU KV cache size: N tokens"
@@ -236,8 +264,12 @@ Admission admission(const SchemeCosts& costs, const ModelConfig& model, const Gp
 // ceil(min(window - 1 + max_num_batched_tokens, L) / block) + 1 in each sliding one
 // (SlidingWindowSpec.max_memory_usage_bytes), which gives the concurrency. Without the hybrid
 // allocator every layer holds every token.
+// Mamba layers (hybrid allocator): the block is raised to mamba_aligned_block_tokens, each state
+// group takes one block per request (MambaSpec.max_memory_usage_bytes), and the logged size is
+// num_blocks / groups x min(block, context) (the Mamba groups' block is max_model_len). Without
+// the hybrid allocator a sequence holds its state beside its tokens' blocks.
 void divide_kv_budget(Admission& a, const SchemeCosts& costs, std::int64_t block, std::int64_t context,
-                      std::int64_t max_num_batched_tokens, bool hybrid);
+                      std::int64_t max_num_batched_tokens, bool hybrid, std::int64_t tp = 1);
 
 // Where the measured value of a figure is expected to lie: the prediction moved by the p10 and p90
 // of the engine profile's leave-one-out errors (docs/fidelity.md).

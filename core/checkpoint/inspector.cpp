@@ -310,7 +310,7 @@ InspectReport inspect_checkpoint(const CheckpointInput& in, const InspectOptions
     if (in.config_json) {
         try {
             // The nesting bound first: a hostile config.json is refused before any value is built.
-            parse_untrusted_json(*in.config_json, "config.json");
+            parse_untrusted_json(null_python_literals(*in.config_json), "config.json");
             r.model = parse_model_config(*in.config_json, "config.json");
         } catch (const Error& e) {
             r.errors.push_back(e.what());

@@ -118,6 +118,8 @@ std::vector<ModuleMatcher> matchers(const std::vector<std::string>& entries, Mat
 void set_eligible(QuantizationConfig& c, std::initializer_list<TensorRole> roles) {
     c.eligible.fill(false);
     for (TensorRole r : roles) c.eligible[static_cast<std::size_t>(r)] = true;
+    // A Mamba2 mixer's in/out projections are token-mixer linears, quantized where attention's are.
+    c.eligible[static_cast<std::size_t>(TensorRole::MambaLinear)] = c.eligible[static_cast<std::size_t>(TensorRole::AttentionLinear)];
 }
 
 LayerCoverage coverage_of(const QuantizationConfig& c) {
@@ -752,7 +754,7 @@ std::string_view module_class_name(TensorRole role) {
 
 DType declared_model_dtype(std::string_view config_json_text) {
     try {
-        return dtype_from_root(parse_untrusted_ordered_json(config_json_text, "config.json"));
+        return dtype_from_root(parse_untrusted_ordered_json(null_python_literals(config_json_text), "config.json"));
     } catch (const Error&) {
         return DType::Bf16;
     }
@@ -761,7 +763,8 @@ DType declared_model_dtype(std::string_view config_json_text) {
 QuantizationConfig parse_quantization_config(const QuantConfigTexts& texts) {
     QuantizationConfig c;
     if (texts.config_json) {
-        const Json root = parse_untrusted_ordered_json(*texts.config_json, "config.json");
+        // config.json as Python writes it may hold NaN and Infinity (Nemotron-H's time_step_limit).
+        const Json root = parse_untrusted_ordered_json(null_python_literals(*texts.config_json), "config.json");
         if (!root.is_object()) throw Error("config.json", "must be a JSON object");
         c.model_dtype = dtype_from_root(root);
         if (const Json* t = member(root, "model_type"); t && t->is_string()) c.model_type = t->get<std::string>();

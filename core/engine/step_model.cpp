@@ -226,7 +226,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     // vLLM pages an MLA cache in blocks of 64 (kv_block_tokens_for); SGLang keeps its own page size.
     const std::int64_t block = p.engine == "vllm" ? kv_block_tokens_for(c, p.defaults.block_size_tokens)
                                                   : std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
-    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, hybrid_kv_allocator(p));
+    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, hybrid_kv_allocator(p), tp);
     a.fits = a.max_sequences >= 1;
     if (!a.fits) {
         std::snprintf(buf, sizeof buf, "one sequence of %lld tokens needs %.2f GiB of KV cache but the budget is %.2f GiB",

@@ -400,7 +400,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         // vLLM's hybrid allocator (sliding-window layers) counts num_gpu_blocks over all its KV
         // groups and logs num_blocks / groups x block tokens (kv_cache_utils.py).
         const HybridKvGroups groups = hybrid_kv_groups(res->costs);
-        const double block_groups = res->costs.sliding_layers > 0 && engine::hybrid_kv_allocator(*res->profile) ? d(std::max<std::int64_t>(groups.groups(), 1)) : 1.0;
+        const double block_groups = (res->costs.sliding_layers > 0 || res->costs.state_layers > 0) && engine::hybrid_kv_allocator(*res->profile) ? d(std::max<std::int64_t>(groups.groups(), 1)) : 1.0;
         if (r.metric == Metric::GpuBlocks) tokens = r.value * d(p.block_tokens) / block_groups;
         p.measured_budget_bytes = r.metric == Metric::KvCacheBytes ? r.value : tokens * p.kv_bytes_per_token;
         o.measured = r.metric == Metric::KvCacheBytes ? r.value / p.kv_bytes_per_token : tokens;  // compared as tokens

@@ -36,18 +36,18 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::size_t released = std::min(requests.size(), static_cast<std::size_t>(std::max<std::int64_t>(closed_loop_users, 0)));
     if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
         throw Error("--serve", "the engine's max_num_seqs, max_num_batched_tokens, block size and KV cache must be positive");
-    if (limits.full_groups < 0 || limits.sliding_groups < 0 || limits.full_groups + limits.sliding_groups < 1 ||
+    if (limits.full_groups < 0 || limits.sliding_groups < 0 || limits.state_groups < 0 || limits.full_groups + limits.sliding_groups < 1 ||
         (limits.sliding_groups > 0 && limits.sliding_window < 1) || limits.kv_cache_blocks < 0)
         throw Error("--serve", "the engine's KV-cache groups must be positive");
     const std::int64_t total_blocks = limits.kv_cache_blocks > 0 ? limits.kv_cache_blocks : limits.kv_cache_tokens / limits.block_size_tokens;
     const bool hybrid = limits.sliding_groups > 0;
     // Blocks a request holding `tokens` needs after writing `new_tokens` in one step (full-attention
-    // groups every token; sliding groups their window and the step's new tokens).
+    // groups every token; sliding groups their window and the step's new tokens; Mamba groups one).
     const auto group_blocks = [&](std::int64_t tokens, std::int64_t new_tokens) {
         const std::int64_t all = cdiv(tokens, limits.block_size_tokens);
-        if (!hybrid) return limits.full_groups * all;
+        if (!hybrid) return limits.full_groups * all + limits.state_groups;
         const std::int64_t window = cdiv(limits.sliding_window - 1 + std::max<std::int64_t>(new_tokens, 1), limits.block_size_tokens) + 1;
-        return limits.full_groups * all + limits.sliding_groups * std::min(all, window);
+        return limits.full_groups * all + limits.sliding_groups * std::min(all, window) + limits.state_groups;
     };
     for (const Request& r : requests) {
         if (r.input_tokens < 1 || r.output_tokens < 1) throw Error("--serve", "every request needs at least one input and one output token");
@@ -168,7 +168,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         const auto prefill = [&](Active& a, std::int64_t& chunk_out) {
             std::int64_t chunk = std::min(a.prefill_target - a.prefilled, budget);
             const std::int64_t have = a.blocks + a.cached_blocks;
-            if (!hybrid && limits.full_groups == 1) {
+            if (!hybrid && limits.full_groups == 1 && limits.state_groups == 0) {
                 const std::int64_t can_hold = (have + free_blocks) * limits.block_size_tokens - a.prefilled;
                 chunk = std::min(chunk, std::max<std::int64_t>(can_hold, 0));
             } else if (group_blocks(a.prefilled + chunk, chunk) - have > free_blocks) {  // several groups

@@ -61,6 +61,9 @@ struct EngineLimits {
     std::int64_t full_groups = 1;
     std::int64_t sliding_groups = 0;
     std::int64_t sliding_window = 0;
+    // Mamba groups (Nemotron-H): one block each per request, its state, for the request's lifetime
+    // (MambaSpec.max_memory_usage_bytes).
+    std::int64_t state_groups = 0;
     // The scheduler. false: vLLM V1's, decodes first and prefill chunks mixed into the same step.
     // true: a step prefills or decodes, never both, prefills first when any can run (vLLM V0
     // without chunked prefill, vllm/core/scheduler.py _schedule_default; SGLang's default without

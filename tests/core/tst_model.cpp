@@ -70,7 +70,6 @@ BOOST_AUTO_TEST_CASE(corpus_models_match_their_model_cards) {
 BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fields) {
     const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
         {"meta-llama--Llama-4-Scout-17B-16E-Instruct", {"llama4_text", "attention_chunk_size", "interleave_moe_layer_step"}},
-        {"nvidia--Nemotron-H-56B-Base-8K", {"nemotron_h", "ssm_state_size", "hybrid_override_pattern"}},
     };
     for (const auto& [name, fields] : cases) {
         const std::string path = (test::source_dir() / "tests" / "data" / "configs" / (name + ".config.json")).string();
@@ -83,6 +82,53 @@ BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fie
             for (const std::string& f : fields) BOOST_TEST(what.find(f) != std::string::npos, name << ": " << what);
         }
     }
+}
+
+// Nemotron-H 56B (a hybrid stack: 54 Mamba2, 10 attention and 54 MLP layers, one mixer each) as
+// NVIDIA's config.json gives it, Infinity literal included. The model card and the Nemotron-H
+// paper (arXiv:2504.03624) call it 56B; quantplan's count from the config is 56,324,350,464.
+BOOST_AUTO_TEST_CASE(nemotron_h_hybrid_stack_counts_and_names) {
+    const ModelConfig m = test::bundled_model("nvidia/Nemotron-H-56B-Base-8K");
+    BOOST_TEST(m.model_type == "nemotron_h");
+    BOOST_TEST(m.num_layers == 118);
+    BOOST_TEST(m.mamba_layer_count() == 54);
+    BOOST_TEST(m.attention_layer_count() == 10);
+    BOOST_TEST(m.mlp_layer_count() == 54);
+    BOOST_TEST((m.layer_kind(0) == LayerKind::Mamba));
+    BOOST_TEST((m.layer_kind(1) == LayerKind::Mlp));
+    BOOST_TEST((m.layer_kind(7) == LayerKind::Attention));
+    BOOST_TEST(m.head_dim == 128);
+    BOOST_TEST(m.mamba_intermediate_size() == 16384);
+    BOOST_TEST(m.mamba_conv_dim() == 16384 + 2 * 8 * 256);
+    // tests/data/configs/ keeps the same file (it was refused there before Mamba layers were priced).
+    ModelConfig copy = load_model_config(test::source_dir() / "tests" / "data" / "configs" / "nvidia--Nemotron-H-56B-Base-8K.config.json");
+    copy.name = m.name;
+    BOOST_TEST((copy == m));
+    const auto inv = tensor_inventory(m);
+    const ParameterCounts p = count_parameters(m, inv);
+    BOOST_TEST(p.total == 56'324'350'464);
+    BOOST_TEST(std::abs(static_cast<double>(p.total) / 56e9 - 1) < 0.006);
+    // Linears: 54 Mamba (in_proj, out_proj), 10 attention (q, k, v, o), 54 MLP (up, down, no gate).
+    BOOST_TEST(p.block_linear_count == 54 * 2 + 10 * 4 + 54 * 2);
+    const auto has = [&](const std::string& name) { return std::any_of(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
+    BOOST_TEST(has("backbone.embeddings.weight"));
+    BOOST_TEST(has("backbone.layers.0.mixer.in_proj.weight"));
+    BOOST_TEST(has("backbone.layers.0.mixer.A_log"));
+    BOOST_TEST(has("backbone.layers.0.mixer.conv1d.bias"));
+    BOOST_TEST(has("backbone.layers.1.mixer.up_proj.weight"));
+    BOOST_TEST(!has("backbone.layers.1.mixer.gate_proj.weight"));
+    BOOST_TEST(has("backbone.layers.7.mixer.o_proj.weight"));
+    BOOST_TEST(has("backbone.norm_f.weight"));
+    BOOST_TEST(has("lm_head.weight"));
+    const auto in_proj = std::find_if(inv.begin(), inv.end(), [](const TensorInfo& t) { return t.name == "backbone.layers.0.mixer.in_proj.weight"; });
+    BOOST_TEST(in_proj->shape == (std::vector<std::int64_t>{16384 + 20480 + 256, 8192}), boost::test_tools::per_element());
+    BOOST_TEST((in_proj->role == TensorRole::MambaLinear));
+    // Kinds quantplan does not price are refused naming them (Nemotron-3's 'E' MoE layers), and so is a stack without attention.
+    const std::string base = R"({"model_type":"nemotron_h","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"intermediate_size":128,"mamba_num_heads":4,"mamba_head_dim":16,"ssm_state_size":8,"n_groups":2,"conv_kernel":4,)";
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("hybrid_override_pattern":"ME*"})", "n.json"); }, "layers of kind 'E' are not modelled"));
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("hybrid_override_pattern":"M-M"})", "n.json"); }, "no attention layer"));
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("hybrid_override_pattern":"M*"})", "n.json"); }, "has 2 layers for num_hidden_layers 3"));
+    BOOST_TEST(parse_model_config(base + R"("hybrid_override_pattern":"M*-"})", "n.json").mamba_layer_count() == 1);
 }
 
 // DeepSeek-V3 (MLA, 256 routed experts and one shared after three dense layers, one MTP module)

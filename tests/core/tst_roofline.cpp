@@ -538,6 +538,61 @@ BOOST_AUTO_TEST_CASE(gemma3_sliding_groups_and_the_unread_vision_tower) {
     BOOST_TEST(a.max_concurrency == 89994.0 / (256 + 6 * 257), tt::tolerance(0.0002));  // one full group, six windows of 4,096 (+1 block)
 }
 
+// Nemotron-H 56B: 54 Mamba2 layers hold a constant state per sequence (vLLM 0.11.0 MambaSpec:
+// (conv_kernel - 1) x conv_dim conv values and heads x head_dim x state SSM values, in the model
+// dtype), 10 attention layers a cache per token. vLLM raises the attention block so that one
+// attention layer's block holds a Mamba layer's state (HybridAttentionMambaModelConfig: 16 x
+// ceil(state / (16 x 4,096 bytes)) = 2,080 tokens), pads the state to that page, and groups the
+// layers by the smaller count (10: one attention group, six Mamba groups).
+BOOST_AUTO_TEST_CASE(mamba_layers_hold_a_constant_state_per_sequence) {
+    PlanRequest q;
+    q.model = test::bundled_model("nemotron-h-56b-base-8k");
+    q.gpu = test::bundled_gpu("h200");
+    q.schemes = {parse_scheme("w8a8-fp8")};
+    q.workload.batch = 8;
+    q.workload.context_tokens = 8192;
+    const SchemeResult r = plan(q).schemes[0];
+    const SchemeCosts& c = r.costs;
+    BOOST_TEST(c.state_layers == 54);
+    BOOST_TEST(c.full_layers == 10);
+    BOOST_TEST(c.kv_bytes_per_token == 10u * 2u * 8u * 128u * 2u);
+    const std::uint64_t state_layer = 3u * 20480u * 2u + 256u * 64u * 256u * 2u;
+    BOOST_TEST(mamba_state_bytes_per_layer(c, 1) == state_layer);
+    BOOST_TEST(state_bytes_per_sequence_per_gpu(c, 1) == 54 * state_layer);
+    BOOST_TEST(mamba_state_bytes_per_layer(c, 2) == state_layer / 2);  // heads and conv channels split over TP
+    // n_groups 8 does not divide over TP 16: vLLM widens it to 16 groups per shard set.
+    BOOST_TEST(mamba_state_bytes_per_layer(c, 16) == 3u * ((16384u + 2u * 16u * 256u) / 16u) * 2u + 16u * 64u * 256u * 2u);
+    BOOST_TEST(mamba_aligned_block_tokens(c, 16, 1) == 2080);
+    BOOST_TEST(mamba_aligned_block_tokens(c, 4096, 1) == 4096);  // a larger configured block stays
+    const HybridKvGroups g = hybrid_kv_groups(c);
+    BOOST_TEST(g.group_size == 10);
+    BOOST_TEST(g.full_groups == 1);
+    BOOST_TEST(g.state_groups == 6);
+    // A decode step reads every sequence's 8,192 tokens of cache and reads and writes its state.
+    BOOST_TEST(static_cast<double>(r.decode.kv_bytes) == 8.0 * (8192.0 * static_cast<double>(c.kv_bytes_per_token) + 2.0 * 54.0 * static_cast<double>(state_layer)), tt::tolerance(1e-9));
+    BOOST_TEST(r.decode.attention_flop > 8.0 * attention_flop_per_token(c, 0) * 0.999);
+    BOOST_TEST(attention_flop_per_token(c, 0) == c.state_flop_per_token);
+    // Admission: a request takes ceil(8192 / 2080) = 4 attention blocks and one block in each Mamba group.
+    BOOST_TEST(r.admission.kv_block_tokens == 2080);
+    BOOST_TEST(r.admission.state_bytes_per_sequence == 54 * state_layer);
+    BOOST_TEST(r.admission.max_concurrency == static_cast<double>(r.admission.kv_cache_blocks) / 10.0, tt::tolerance(1e-12));
+    BOOST_TEST(r.admission.kv_cache_tokens == r.admission.kv_cache_blocks / 7 * 2080);
+    const std::uint64_t page = 2080u * 4096u;  // the state (8,511,488 bytes) padded to it
+    BOOST_TEST(r.admission.kv_cache_blocks == static_cast<std::int64_t>(static_cast<std::uint64_t>(r.admission.budget_bytes) / (page * 10u)));
+    // The cache split names the state per sequence.
+    const std::vector<CacheLayerType> types = cache_by_layer_type(c, r.admission.kv_bytes_per_token, r.admission.state_bytes_per_sequence);
+    BOOST_TEST_REQUIRE(types.size() == 2u);
+    BOOST_TEST(types[1].type == "mamba_state");
+    BOOST_TEST(types[1].bytes_per_sequence == 54 * state_layer);
+    BOOST_TEST(cache_layout_text(types) == "10 full_attention + 54 mamba_state (438.3 MiB per sequence)");
+    // An fp8 attention cache halves the per-token bytes, not the state: the block doubles.
+    PlanRequest f = q;
+    f.workload.kv = parse_kv_format("fp8");
+    const SchemeResult rf = plan(f).schemes[0];
+    BOOST_TEST(rf.admission.kv_block_tokens == 4160);
+    BOOST_TEST(rf.admission.state_bytes_per_sequence == r.admission.state_bytes_per_sequence);
+}
+
 // Data-parallel attention with expert parallelism over two nodes (vLLM --data-parallel-size 2
 // --tensor-parallel-size 8 --enable-expert-parallel: EP 16): DeepSeek-V3 in bf16 fits where eight
 // H200s cannot hold it; each MoE layer's all-to-all crosses the network.

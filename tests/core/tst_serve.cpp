@@ -177,6 +177,35 @@ BOOST_AUTO_TEST_CASE(sliding_window_groups_hold_their_window) {
     BOOST_CHECK_THROW(simulate(burst, [&] { EngineLimits bad = hybrid; bad.sliding_window = 0; return bad; }(), synthetic_cost), Error);
 }
 
+// Mamba groups (Nemotron-H under vLLM's hybrid allocator) hold one block per request whatever its
+// length: with 100 blocks of 16 tokens and six state groups, 20 requests of 100 + 20 tokens (7 to 8
+// attention blocks and 6 state blocks each) run 7 or 8 at a time where they would run 12 or more
+// without the state, and a prompt that fits in 94 blocks of its own no longer fits.
+BOOST_AUTO_TEST_CASE(mamba_groups_hold_one_block_per_request) {
+    EngineLimits plain;
+    plain.kv_cache_blocks = 100;
+    plain.kv_cache_tokens = 100 * 16;
+    plain.block_size_tokens = 16;
+    EngineLimits mamba = plain;
+    mamba.state_groups = 6;
+    const auto peak = [](const SimulationResult& r) {
+        std::int64_t m = 0;
+        for (const TimelinePoint& p : r.timeline) m = std::max(m, p.running);
+        return m;
+    };
+    std::vector<Request> small;
+    for (int i = 0; i < 20; ++i) small.push_back({0.0, 100, 20, 0});
+    const SimulationResult a = simulate(small, plain, synthetic_cost, 50'000'000, 0, 1000);
+    const SimulationResult b = simulate(small, mamba, synthetic_cost, 50'000'000, 0, 1000);
+    BOOST_TEST_MESSAGE("plain peak " << peak(a) << ", with state " << peak(b));
+    BOOST_TEST(peak(a) >= 12);  // 100 / 8
+    BOOST_TEST(peak(b) >= 7);   // 100 / (8 + 6)
+    BOOST_TEST(peak(b) <= 8);   // 100 / (7 + 6)
+    BOOST_TEST(test::throws_naming([&] { simulate({{0, 1570, 10}}, mamba, synthetic_cost); }, "does not fit in a KV cache"));
+    BOOST_TEST(simulate({{0, 1500, 10}}, plain, synthetic_cost).requests.size() == 1u);
+    BOOST_CHECK_THROW(simulate(small, [&] { EngineLimits bad = mamba; bad.state_groups = -1; return bad; }(), synthetic_cost), Error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // Capacity planning's pieces (core/serve/capacity.h) on the synthetic step cost.

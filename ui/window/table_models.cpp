@@ -187,7 +187,9 @@ MemoryTableModel::MemoryTableModel(QObject* parent) : ResultTableModel(parent) {
 ResultTableModel::Cell MemoryTableModel::cache_cell(const std::vector<CacheLayerType>& types) {
     QString tip;
     for (const CacheLayerType& t : types)
-        tip += QStringLiteral("%1 layers of %2: %3 bytes per token per GPU\n").arg(t.layers).arg(QString::fromStdString(t.type)).arg(t.bytes_per_token);
+        tip += t.bytes_per_sequence > 0
+                   ? QStringLiteral("%1 layers of %2: %3 bytes per sequence per GPU, whatever its length\n").arg(t.layers).arg(QString::fromStdString(t.type)).arg(t.bytes_per_sequence)
+                   : QStringLiteral("%1 layers of %2: %3 bytes per token per GPU\n").arg(t.layers).arg(QString::fromStdString(t.type)).arg(t.bytes_per_token);
     return text_cell(QString::fromStdString(cache_layout_text(types)), tip.trimmed());
 }
 
@@ -232,7 +234,7 @@ void MemoryTableModel::setResult(const PlanResult& plan) {
             integer_cell(a.kv_cache_tokens),
             integer_cell(a.max_sequences),
             a.fits ? text_cell(QStringLiteral("yes")) : text_cell(QStringLiteral("no"), QString::fromStdString(a.reason)),
-            cache_cell(cache_by_layer_type(r.costs, a.kv_bytes_per_token)),
+            cache_cell(cache_by_layer_type(r.costs, a.kv_bytes_per_token, a.state_bytes_per_sequence)),
         });
     }
     setTable(std::move(columns), std::move(rows));
