@@ -903,14 +903,19 @@ BOOST_FIXTURE_TEST_CASE(screenshots_of_every_panel, WindowFixture) {
 
 // The modern architectures in the window: DeepSeek-V3 (MLA, FP8 as shipped, on eight H200s) and
 // gpt-oss-120b (sliding-window layers, MXFP4 experts) are priced with `native` added to the
-// default schemes, and the memory panel and the crossover chart draw them.
+// default schemes; Gemma 3 27B (sliding layers, a vision tower) and Nemotron-H 56B (Mamba2 state)
+// with the default ones; the memory panel and the crossover chart draw them.
 BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFixture) {
     struct Case {
         const char* model;
         const char* gpu;
         std::int64_t tp;
+        bool declares_quantization;  // `native` joins the default schemes
+        const char* layout;          // the memory panel's cache split
     };
-    for (const Case& c : {Case{"deepseek-v3", "h200", 8}, Case{"gpt-oss-120b", "h100-sxm", 1}}) {
+    for (const Case& c : {Case{"deepseek-v3", "h200", 8, true, "61 mla_latent"}, Case{"gpt-oss-120b", "h100-sxm", 1, true, "18 sliding_attention (window 128)"},
+                          Case{"gemma-3-27b-it", "h100-sxm", 1, false, "52 sliding_attention (window 1024)"},
+                          Case{"nemotron-h-56b-base-8k", "h200", 1, false, "54 mamba_state (438.3 MiB per sequence)"}}) {
         PlannerSetup setup = window.setup();
         setup.model = QString::fromLatin1(c.model);
         setup.gpu = QString::fromLatin1(c.gpu);
@@ -921,13 +926,15 @@ BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFix
         const PlanResult& shown = *window.result();
         BOOST_TEST(shown.request.model.name == c.model);
         const auto native = std::find_if(shown.schemes.begin(), shown.schemes.end(), [](const SchemeResult& r) { return r.costs.scheme.native; });
-        BOOST_TEST_REQUIRE((native != shown.schemes.end()), c.model);
-        BOOST_TEST(native->admission.fits, c.model << ": " << native->admission.reason);
+        BOOST_TEST((native != shown.schemes.end()) == c.declares_quantization, c.model);
+        if (native != shown.schemes.end()) BOOST_TEST(native->admission.fits, c.model << ": " << native->admission.reason);
+        const auto w4 = std::find_if(shown.schemes.begin(), shown.schemes.end(), [](const SchemeResult& r) { return scheme_name(r.costs.scheme) == "w4a16-g128"; });
+        BOOST_TEST_REQUIRE((w4 != shown.schemes.end()), c.model);
+        BOOST_TEST(w4->admission.fits, c.model << ": " << w4->admission.reason);
         QAbstractItemModel* memory = window.memoryPanel()->tables().front()->model();
         BOOST_TEST(memory->rowCount() >= static_cast<int>(shown.schemes.size()));
         const QString layout = memory->index(0, memory->columnCount() - 1).data().toString();
-        BOOST_TEST(layout.contains(std::string(c.model) == "deepseek-v3" ? QStringLiteral("61 mla_latent") : QStringLiteral("18 sliding_attention (window 128)")),
-                   layout.toStdString());
+        BOOST_TEST(layout.contains(QString::fromLatin1(c.layout)), layout.toStdString());
         window.tabs()->setCurrentWidget(window.memoryPanel());
         settle();
         const std::filesystem::path file = screenshot_dir() / (std::string("memory-") + c.model + ".png");

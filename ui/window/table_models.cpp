@@ -197,7 +197,7 @@ void MemoryTableModel::setResult(const PlanResult& plan) {
     std::vector<Column> columns = {
         column("scheme", "schemes"),
         {QStringLiteral("weights read (GiB/step)"), QStringLiteral("Weight bytes one decode step reads, per GPU.")},
-        {QStringLiteral("KV read (GiB/step)"), QStringLiteral("KV-cache bytes one decode step reads: batch x context x KV bytes per token.")},
+        {QStringLiteral("KV read (GiB/step)"), QStringLiteral("KV-cache bytes one decode step reads: batch x context x KV bytes per token (sliding and chunked layers: their window or chunk), plus each sequence's Mamba state read and written.")},
         {QStringLiteral("activations (GiB/step)"), QStringLiteral("Activation bytes one decode step moves between layers.")},
         {QStringLiteral("usable (GiB)"), QStringLiteral("Memory the runtime reports as total (CUDA totalGlobalMem).")},
         {QStringLiteral("engine (GiB)"), glossary("gpu_mem_util")},
