@@ -40,6 +40,7 @@ void print_table(const PlanResult& p, std::ostream& out) {
         << p.parameters.block_linear_count << " block linears"
         << (p.parameters.vision > 0 ? ", " + std::to_string(p.parameters.vision) + " in the vision encoder (loaded, kept in the model dtype, not read by a text step)" : std::string())
         << "\n";
+    if (!q.model.not_counted.empty()) out << "not counted: " << q.model.not_counted << "\n";
     if (q.engine && q.engine->price_steps)
         out << "engine: " << q.engine->profile.title << " [" << q.engine->profile.id << "], fitted on corpus " << q.engine->corpus_checksum
             << "; bands are p10-p90 of the fit's leave-one-out errors (docs/fidelity.md)\n";
@@ -77,7 +78,8 @@ void print_table(const PlanResult& p, std::ostream& out) {
                 << r.admission.reason << "\n";
         if (!r.costs.note.empty()) out << "    note: " << r.costs.note << "\n";
     }
-    if (!p.schemes.empty() && (p.schemes.front().costs.mla || p.schemes.front().costs.sliding_layers > 0 || p.schemes.front().costs.state_layers > 0)) {
+    if (!p.schemes.empty() && (p.schemes.front().costs.mla || p.schemes.front().costs.sliding_layers > 0 || p.schemes.front().costs.state_layers > 0 ||
+                                  p.schemes.front().costs.chunked_layers > 0)) {
         const SchemeResult& r = p.schemes.front();
         out << "\nKV cache by layer type (" << kv_format_name(q.workload.kv) << ", per GPU): "
             << cache_layout_text(cache_by_layer_type(r.costs, r.admission.kv_bytes_per_token, r.admission.state_bytes_per_sequence)) << ", " << r.admission.kv_bytes_per_token

@@ -44,6 +44,10 @@ std::int64_t ModelConfig::mlp_layer_count() const {
     return static_cast<std::int64_t>(std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::Mlp));
 }
 
+std::int64_t ModelConfig::chunked_layer_count() const {
+    return static_cast<std::int64_t>(std::count(chunked_layers.begin(), chunked_layers.end(), true));
+}
+
 std::int64_t ModelConfig::sliding_layer_count() const {
     return static_cast<std::int64_t>(std::count(sliding_layers.begin(), sliding_layers.end(), true));
 }
@@ -102,6 +106,13 @@ void validate_model(const ModelConfig& c) {
         if (static_cast<std::int64_t>(c.sliding_layers.size()) != c.num_layers)
             throw Error("config.json: layer_types", "lists " + std::to_string(c.sliding_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
         if (c.sliding_layer_count() > 0) need(c.sliding_window, kMaxDim, "sliding_window");
+    }
+    if (!c.chunked_layers.empty()) {
+        if (static_cast<std::int64_t>(c.chunked_layers.size()) != c.num_layers)
+            throw Error("config.json: no_rope_layers", "lists " + std::to_string(c.chunked_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        if (c.chunked_layer_count() > 0) need(c.attention_chunk_size, kMaxDim, "attention_chunk_size");
+        for (std::int64_t l = 0; l < c.num_layers; ++l)
+            if (c.layer_is_chunked(l) && c.layer_is_sliding(l)) throw Error("config.json: no_rope_layers", "a layer both chunked and sliding is not modelled");
     }
     if (c.is_hybrid_stack()) {
         if (static_cast<std::int64_t>(c.layer_kinds.size()) != c.num_layers)
@@ -182,7 +193,7 @@ void append_mlp(std::vector<TensorInfo>& t, const ModelConfig& c, const std::str
     const std::int64_t h = c.hidden_size;
     if (!c.layer_is_moe(l)) {
         const std::int64_t i = c.intermediate_size;
-        const std::string q = p + (c.is_hybrid_stack() ? "mixer." : "mlp.");
+        const std::string q = p + (c.is_hybrid_stack() ? "mixer." : c.llama4_moe ? "feed_forward." : "mlp.");
         if (c.mlp_gated) t.push_back({q + "gate_proj.weight", {i, h}, TensorRole::MlpLinear, l});
         t.push_back({q + "up_proj.weight", {i, h}, TensorRole::MlpLinear, l});
         if (c.mlp_bias) t.push_back({q + "up_proj.bias", {i}, TensorRole::Bias, l});
@@ -203,6 +214,24 @@ void append_mlp(std::vector<TensorInfo>& t, const ModelConfig& c, const std::str
             t.push_back({q + "gate_up_proj.bias", {2 * e_i}, TensorRole::Bias, l});
             t.push_back({q + "down_proj.weight", {h, e_i}, TensorRole::ExpertLinear, l});
             t.push_back({q + "down_proj.bias", {h}, TensorRole::Bias, l});
+        }
+        return;
+    }
+    if (c.llama4_moe) {
+        // Llama 4: the router, each layer's experts fused in two tensors (listed per expert), and
+        // the shared expert.
+        const std::string f = p + "feed_forward.";
+        t.push_back({f + "router.weight", {c.num_experts, h}, TensorRole::Router, l});
+        for (std::int64_t e = 0; e < c.num_experts; ++e) {
+            const std::string q = f + "experts." + std::to_string(e) + ".";
+            t.push_back({q + "gate_up_proj.weight", {2 * e_i, h}, TensorRole::ExpertLinear, l});
+            t.push_back({q + "down_proj.weight", {h, e_i}, TensorRole::ExpertLinear, l});
+        }
+        const std::int64_t s = c.shared_expert_intermediate_size;
+        if (s > 0) {
+            t.push_back({f + "shared_expert.gate_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
+            t.push_back({f + "shared_expert.up_proj.weight", {s, h}, TensorRole::SharedExpertLinear, l});
+            t.push_back({f + "shared_expert.down_proj.weight", {h, s}, TensorRole::SharedExpertLinear, l});
         }
         return;
     }

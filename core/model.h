@@ -80,6 +80,19 @@ struct ModelConfig {
     // router with a bias (mlp.router).
     bool gpt_oss_experts = false;
 
+    // Chunked local attention (Llama 4): layer l with chunked_layers[l] attends only to the earlier
+    // tokens of its own attention_chunk_size-token chunk; the others attend to the whole context.
+    std::int64_t attention_chunk_size = 0;
+    std::vector<bool> chunked_layers;
+    // Llama 4's MoE naming (transformers modeling_llama4.py Llama4TextMoe): feed_forward.router, the
+    // routed experts of a layer fused in gate_up_proj [E, hidden, 2I] and down_proj [E, I, hidden]
+    // (listed here as one [2I, hidden] and one [hidden, I] linear per expert), and a shared expert
+    // feed_forward.shared_expert of width shared_expert_intermediate_size.
+    bool llama4_moe = false;
+    // Parts of the checkpoint its config.json describes that quantplan does not count (Llama 4's
+    // vision encoder), for the one line that says so; empty: everything is counted.
+    std::string not_counted;
+
     // Gemma 3 (transformers modeling_gemma3.py): four RMSNorms per decoder layer (input,
     // post-attention, pre- and post-feedforward) besides the q/k norms.
     bool sandwich_norms = false;
@@ -143,6 +156,10 @@ struct ModelConfig {
         return layer >= 0 && static_cast<std::size_t>(layer) < sliding_layers.size() && sliding_layers[static_cast<std::size_t>(layer)];
     }
     std::int64_t sliding_layer_count() const;
+    bool layer_is_chunked(std::int64_t layer) const {
+        return layer >= 0 && static_cast<std::size_t>(layer) < chunked_layers.size() && chunked_layers[static_cast<std::size_t>(layer)];
+    }
+    std::int64_t chunked_layer_count() const;
     // Query projection width: num_attention_heads * head_dim (MLA: heads x (qk_nope + qk_rope)).
     std::int64_t q_dim() const { return num_attention_heads * head_dim; }
     // Key (or value) projection width: num_kv_heads * head_dim.

@@ -72,7 +72,7 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
 
 // The architectures quantplan prices: dense GQA stacks and simple MoE.
 const std::set<std::string>& modelled_types() {
-    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text", "nemotron_h"};
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text", "nemotron_h", "llama4_text"};
     return types;
 }
 
@@ -107,6 +107,8 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
             }))
             continue;
         if (std::string(k) == "sliding_window_pattern" && model_type == "gemma3_text") continue;
+        // Llama 4's chunked attention and interleaved MoE (parse_llama4 prices them).
+        if (model_type == "llama4_text" && (std::string(k) == "attention_chunk_size" || std::string(k) == "interleave_moe_layer_step")) continue;
         // Nemotron-H's Mamba2 fields (parse_nemotron_h prices them).
         if (model_type == "nemotron_h" && (std::string(k) == "hybrid_override_pattern" || std::string(k) == "ssm_state_size")) continue;
         fields.push_back(k);
@@ -123,8 +125,8 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
     std::string what = unknown_type ? "model_type '" + model_type + "'" : "model_type '" + model_type + "' with";
     for (std::size_t i = 0; i < fields.size(); ++i) what += (i == 0 ? (unknown_type ? " with " : " ") : ", ") + fields[i];
     throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
-                        "qwen2_moe, qwen3, qwen3_moe), DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), gpt-oss, Gemma 3 and "
-                        "Nemotron-H (gpt_oss, gemma3, nemotron_h), and refuses to price this as a simpler architecture");
+                        "qwen2_moe, qwen3, qwen3_moe), DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), gpt-oss, Gemma 3, "
+                        "Llama 4 and Nemotron-H (gpt_oss, gemma3, llama4, nemotron_h), and refuses to price this as a simpler architecture");
 }
 
 // gpt-oss (transformers modeling_gpt_oss.py; vLLM gpt_oss.py): every layer MoE with biased experts
@@ -242,6 +244,68 @@ void parse_gemma3(const json& j, const json* root, ModelConfig& c, const std::st
     if (bool_field(v, "vision_use_head", false, vs)) throw Error(vs + ": vision_use_head", "a SigLIP pooling head is not modelled");
 }
 
+// Llama4TextConfig's defaults for the fields quantplan reads (transformers 4.51.0
+// models/llama4/configuration_llama4.py).
+const json& llama4_text_defaults() {
+    static const json d = {{"vocab_size", 202048},         {"hidden_size", 5120},         {"intermediate_size", 8192},
+                           {"intermediate_size_mlp", 16384}, {"num_hidden_layers", 48},    {"num_attention_heads", 40},
+                           {"num_key_value_heads", 8},      {"head_dim", 128},             {"max_position_embeddings", 131072},
+                           {"tie_word_embeddings", false},  {"num_experts_per_tok", 1},    {"num_local_experts", 16},
+                           {"interleave_moe_layer_step", 1}, {"attention_chunk_size", 8192}, {"attention_bias", false}};
+    return d;
+}
+
+// Llama 4 (transformers 4.51.0 modeling_llama4.py; vLLM 0.11.0 llama4.py): layer l is MoE when
+// (l + 1) % interleave_moe_layer_step == 0 (or listed in moe_layers), with num_local_experts
+// experts of intermediate_size, top num_experts_per_tok, and a shared expert of the same width;
+// other layers a dense MLP of intermediate_size_mlp. no_rope_layers[l] == 1 marks a layer with
+// RoPE and chunked local attention over attention_chunk_size tokens, 0 a global layer without RoPE;
+// absent or empty, every fourth layer is global (layers 3, 7, ...). The q/k norm is an L2 norm
+// without weights. Llama4ForConditionalGeneration (model_type llama4) stores the text model under
+// language_model. beside a vision encoder quantplan does not count.
+void parse_llama4(const json& j, bool multimodal, ModelConfig& c, const std::string& source) {
+    c.llama4_moe = true;
+    c.qk_norm = false;
+    c.intermediate_size = int_field(j, "intermediate_size_mlp", 0, source, true);
+    c.num_experts = int_field(j, "num_local_experts", 0, source, true);
+    c.experts_per_token = int_field(j, "num_experts_per_tok", 1, source, false);
+    c.moe_intermediate_size = int_field(j, "intermediate_size", 0, source, true);
+    c.shared_expert_intermediate_size = c.moe_intermediate_size;
+    const std::int64_t step = int_field(j, "interleave_moe_layer_step", 1, source, false);
+    if (step < 1) throw Error(source + ": interleave_moe_layer_step", "must be at least 1");
+    std::vector<bool> moe(static_cast<std::size_t>(std::clamp<std::int64_t>(c.num_layers, 0, 4096)), false);
+    const auto listed = j.find("moe_layers");
+    if (listed != j.end() && listed->is_array()) {
+        for (const json& v : *listed) {
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= c.num_layers)
+                throw Error(source + ": moe_layers", "must list layer indices below num_hidden_layers");
+            moe[static_cast<std::size_t>(v.get<std::int64_t>())] = true;
+        }
+    } else {
+        for (std::size_t l = 0; l < moe.size(); ++l) moe[l] = (static_cast<std::int64_t>(l) + 1) % step == 0;
+    }
+    for (std::size_t l = 0; l < moe.size(); ++l)
+        if (!moe[l]) c.dense_layers.push_back(static_cast<std::int64_t>(l));
+    const auto nope = j.find("no_rope_layers");
+    if (nope != j.end() && nope->is_array() && !nope->empty()) {
+        for (const json& v : *nope) {
+            if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1))
+                throw Error(source + ": no_rope_layers", "must be a list of 0 and 1");
+            c.chunked_layers.push_back(v.get<std::int64_t>() == 1);
+        }
+    } else {
+        const std::int64_t interval = int_field(j, "no_rope_layer_interval", 4, source, false);
+        if (interval < 1) throw Error(source + ": no_rope_layer_interval", "must be at least 1");
+        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.chunked_layers.push_back((l + 1) % interval != 0);
+    }
+    c.attention_chunk_size = int_field(j, "attention_chunk_size", 0, source, false);
+    if (c.attention_chunk_size == 0) c.chunked_layers.assign(c.chunked_layers.size(), false);  // null: every layer global
+    if (multimodal) {
+        c.text_prefix = "language_model.model.";
+        c.not_counted = "the vision encoder (vision_model, multi_modal_projector) of Llama4ForConditionalGeneration is not counted";
+    }
+}
+
 // Nemotron-H (NVIDIA's configuration_nemotron_h.py NemotronHConfig, shipped with the checkpoint;
 // vLLM nemotron_h.py): hybrid_override_pattern gives each layer's mixer ('M' Mamba2, '*'
 // attention, '-' an MLP of intermediate_size with a relu2 activation and no gate), attention of
@@ -339,12 +403,15 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
 
     ModelConfig c;
     c.name = source;
+    const bool llama4_mm = nested && root.contains("model_type") && root["model_type"] == "llama4";
     if (text_json.contains("model_type") && text_json["model_type"].is_string()) c.model_type = text_json["model_type"].get<std::string>();
     else if (gemma3_mm) c.model_type = "gemma3_text";
-    // Gemma 3's config.json leaves most fields to Gemma3TextConfig's defaults.
+    else if (llama4_mm) c.model_type = "llama4_text";
+    // Gemma 3's and Llama 4's config.json files leave fields to their config classes' defaults.
     const bool gemma3 = c.model_type == "gemma3_text";
-    const json merged = gemma3 ? with_defaults(gemma3_text_defaults(), text_json) : json();
-    const json& j = gemma3 ? merged : text_json;
+    const bool llama4 = c.model_type == "llama4_text";
+    const json merged = gemma3 ? with_defaults(gemma3_text_defaults(), text_json) : llama4 ? with_defaults(llama4_text_defaults(), text_json) : json();
+    const json& j = gemma3 || llama4 ? merged : text_json;
     c.hidden_size = int_field(j, "hidden_size", 0, source, true);
     c.num_layers = int_field(j, "num_hidden_layers", 0, source, true);
     c.num_attention_heads = int_field(j, "num_attention_heads", 0, source, true);
@@ -367,6 +434,7 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
     if (c.model_type == "gpt_oss") parse_gpt_oss(j, c, source);
     else if (gemma3) parse_gemma3(j, gemma3_mm ? &root : nullptr, c, source);
     else if (c.model_type == "nemotron_h") parse_nemotron_h(j, c, source);
+    else if (llama4) parse_llama4(j, llama4_mm, c, source);
     else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);
     else parse_simple_moe(j, c, source);
     validate_model(c);

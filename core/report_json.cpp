@@ -176,6 +176,16 @@ json model_json(const ModelConfig& m, const ParameterCounts& p) {
         j["sliding_window"] = m.sliding_window;
         j["sliding_layers"] = m.sliding_layer_count();
     }
+    if (m.chunked_layer_count() > 0) {
+        j["attention_chunk_size"] = m.attention_chunk_size;
+        j["chunked_layers"] = m.chunked_layer_count();
+    }
+    if (m.is_hybrid_stack()) {
+        j["mamba_layers"] = m.mamba_layer_count();
+        j["attention_layers"] = m.attention_layer_count();
+        j["mlp_layers"] = m.mlp_layer_count();
+    }
+    if (!m.not_counted.empty()) j["not_counted"] = m.not_counted;
     return j;
 }
 
@@ -185,12 +195,13 @@ json scheme_json(const SchemeResult& r) {
     json roles = std::move(checkpoint["by_role"]);  // the per-role split, once, at the scheme's top level
     checkpoint.erase("by_role");
     json admission = to_json(r.admission);
-    if (r.costs.mla || r.costs.sliding_layers > 0 || r.costs.state_layers > 0) {  // the cache by layer type, per GPU
+    if (r.costs.mla || r.costs.sliding_layers > 0 || r.costs.state_layers > 0 || r.costs.chunked_layers > 0) {  // the cache by layer type, per GPU
         json types = json::array();
         for (const CacheLayerType& t : cache_by_layer_type(r.costs, r.admission.kv_bytes_per_token, r.admission.state_bytes_per_sequence))
         {
             types.push_back({{"type", t.type}, {"layers", t.layers}, {"bytes_per_token", t.bytes_per_token}, {"window", t.window}});
             if (t.bytes_per_sequence > 0) types.back()["bytes_per_sequence"] = t.bytes_per_sequence;
+            if (t.chunk > 0) types.back()["chunk"] = t.chunk;
         }
         admission["cache_by_layer_type"] = std::move(types);
     }

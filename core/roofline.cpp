@@ -99,6 +99,13 @@ std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& c, std::uint6
     std::vector<CacheLayerType> out;
     if (c.mla) {
         out.push_back({"mla_latent", layers, per_gpu, 0});
+    } else if (c.chunked_layers > 0) {
+        const std::uint64_t per_layer = per_gpu / static_cast<std::uint64_t>(std::max<std::int64_t>(layers, 1));
+        const std::int64_t global = c.full_layers - c.chunked_layers;
+        if (global > 0) out.push_back({"full_attention", global, per_layer * static_cast<std::uint64_t>(global), 0});
+        CacheLayerType chunked{"chunked_attention", c.chunked_layers, per_layer * static_cast<std::uint64_t>(c.chunked_layers), 0};
+        chunked.chunk = c.attention_chunk_size;
+        out.push_back(chunked);
     } else if (c.sliding_layers == 0) {
         out.push_back({"full_attention", c.full_layers, per_gpu, 0});
     } else {
@@ -116,6 +123,7 @@ std::string cache_layout_text(const std::vector<CacheLayerType>& types) {
         if (!out.empty()) out += " + ";
         out += std::to_string(t.layers) + " " + t.type;
         if (t.window > 0) out += " (window " + std::to_string(t.window) + ")";
+        if (t.chunk > 0) out += " (chunk " + std::to_string(t.chunk) + ", cached whole)";
         if (t.bytes_per_sequence > 0) {
             char buf[48];
             std::snprintf(buf, sizeof buf, " (%.1f MiB per sequence)", d(t.bytes_per_sequence) / (1024.0 * 1024.0));
@@ -150,15 +158,19 @@ double kv_read_bytes_per_sequence(const SchemeCosts& c, std::int64_t tp, std::in
     const double per_token = d(kv_bytes_per_token_per_gpu(c, tp));
     // Mamba layers read their state and write it back once a step.
     const double state = 2.0 * d(state_bytes_per_sequence_per_gpu(c, tp));
-    if (c.sliding_kv_bytes_per_token == 0 || c.kv_bytes_per_token == 0) return d(context) * per_token + state;
+    if ((c.sliding_kv_bytes_per_token == 0 && c.chunked_kv_bytes_per_token == 0) || c.kv_bytes_per_token == 0) return d(context) * per_token + state;
     const double sliding_share = d(c.sliding_kv_bytes_per_token) / d(c.kv_bytes_per_token);
-    return per_token * ((1.0 - sliding_share) * d(context) + sliding_share * d(std::min(context, c.sliding_window))) + state;
+    const double chunked_share = d(c.chunked_kv_bytes_per_token) / d(c.kv_bytes_per_token);
+    return per_token * ((1.0 - sliding_share - chunked_share) * d(context) + sliding_share * d(std::min(context, c.sliding_window)) +
+                        chunked_share * d(chunk_tokens(context, c.attention_chunk_size))) +
+           state;
 }
 
 double attention_flop_per_token(const SchemeCosts& c, std::int64_t context) {
     const double sliding = c.sliding_attention_flop_per_token_per_context;
-    return (c.attention_flop_per_token_per_context - sliding) * d(context) + sliding * d(std::min(context, c.sliding_window)) +
-           c.state_flop_per_token;
+    const double chunked = c.chunked_attention_flop_per_token_per_context;
+    return (c.attention_flop_per_token_per_context - sliding - chunked) * d(context) + sliding * d(std::min(context, c.sliding_window)) +
+           chunked * d(chunk_tokens(context, c.attention_chunk_size)) + c.state_flop_per_token;
 }
 
 namespace {
@@ -170,14 +182,25 @@ double sum_min_positions(std::int64_t a, std::int64_t n, std::int64_t w) {
     };
     return upto(a + n) - upto(a);
 }
+// Sum over positions p = a + 1 .. a + n of chunk_tokens(p, c): the tokens each attends to within its chunk.
+double sum_chunk_positions(std::int64_t a, std::int64_t n, std::int64_t c) {
+    const auto upto = [c](std::int64_t m) {  // whole chunks give c (c + 1) / 2 each, the rest r (r + 1) / 2
+        const std::int64_t q = m / c, r = m % c;
+        return d(q) * d(c) * (d(c) + 1.0) / 2.0 + d(r) * (d(r) + 1.0) / 2.0;
+    };
+    return upto(a + n) - upto(a);
+}
 }  // namespace
 
 double prefill_attention_flop(const SchemeCosts& c, std::int64_t start, std::int64_t n) {
     const double attended = d(n) * (d(start) + (d(n) + 1.0) / 2.0);  // token i attends to start + i + 1 positions
     const double state = d(n) * c.state_flop_per_token;               // Mamba layers: the scan, per token
-    if (c.sliding_attention_flop_per_token_per_context <= 0) return attended * c.prefill_attention_flop_per_token_per_context + state;
     const double sliding = c.sliding_attention_flop_per_token_per_context;
-    return attended * (c.prefill_attention_flop_per_token_per_context - sliding) + sum_min_positions(start, n, c.sliding_window) * sliding + state;
+    const double chunked = c.chunked_attention_flop_per_token_per_context;
+    if (sliding <= 0 && chunked <= 0) return attended * c.prefill_attention_flop_per_token_per_context + state;
+    return attended * (c.prefill_attention_flop_per_token_per_context - sliding - chunked) +
+           (sliding > 0 ? sum_min_positions(start, n, c.sliding_window) * sliding : 0.0) +
+           (chunked > 0 ? sum_chunk_positions(start, n, c.attention_chunk_size) * chunked : 0.0) + state;
 }
 
 void divide_kv_budget(Admission& a, const SchemeCosts& c, std::int64_t block, std::int64_t context,
@@ -422,6 +445,12 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
         c.kv_bytes_per_token = static_cast<std::uint64_t>(attention_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
         c.sliding_layers = m.sliding_layer_count();
         c.full_layers = attention_layers - c.sliding_layers;
+        c.chunked_layers = m.chunked_layer_count();
+        if (c.chunked_layers > 0) {
+            c.attention_chunk_size = m.attention_chunk_size;
+            c.chunked_kv_bytes_per_token = static_cast<std::uint64_t>(c.chunked_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);
+            c.chunked_attention_flop_per_token_per_context = 4.0 * d(m.q_dim()) * d(c.chunked_layers);
+        }
         if (c.sliding_layers > 0) {
             c.sliding_window = m.sliding_window;
             c.sliding_kv_bytes_per_token = static_cast<std::uint64_t>(c.sliding_layers) * kv_bytes_per_token_per_layer(kv, m.num_kv_heads, m.head_dim);

@@ -81,7 +81,15 @@ struct SchemeCosts {
     double sliding_attention_flop_per_token_per_context = 0;
     std::int64_t sliding_window = 0;
     std::int64_t sliding_layers = 0;
-    std::int64_t full_layers = 0;
+    std::int64_t full_layers = 0;             // attention layers that cache every token (chunked ones included)
+    // Chunked local attention (Llama 4): of the full layers, chunked_layers attend only to the
+    // earlier tokens of their attention_chunk_size-token chunk, and read only those; vLLM 0.11.0
+    // still caches every token for them (its hybrid allocator is off for chunked attention by
+    // default, config/__init__.py, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE).
+    std::int64_t chunked_layers = 0;
+    std::int64_t attention_chunk_size = 0;
+    std::uint64_t chunked_kv_bytes_per_token = 0;
+    double chunked_attention_flop_per_token_per_context = 0;
     // Mamba2 layers (Nemotron-H): each holds a constant state per sequence, read and written once
     // a step, in the model dtype whatever the KV format (vLLM 0.11.0 mamba_cache_dtype "auto").
     // Its shape over TP ranks is vLLM's (mamba_utils.py MambaStateShapeCalculator.mamba2_state_shape).
@@ -134,6 +142,7 @@ struct CacheLayerType {
     std::uint64_t bytes_per_token = 0;  // all layers of this type, per GPU
     std::int64_t window = 0;          // sliding_attention: tokens a layer keeps at most (0: all)
     std::uint64_t bytes_per_sequence = 0;  // mamba_state: the constant state of all its layers, per GPU
+    std::int64_t chunk = 0;           // chunked_attention: the chunk a token attends within (cached whole)
 };
 // From the admission's per-GPU bytes per token (kv_bytes_per_token_per_gpu) and per-GPU Mamba
 // state per sequence (Admission::state_bytes_per_sequence).
@@ -170,8 +179,14 @@ std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& costs, std::int64_t 
 // platforms/cuda.py check_and_update_config).
 std::int64_t kv_block_tokens_for(const SchemeCosts& costs, std::int64_t configured);
 
+// The tokens a chunked-attention layer attends to at position `context` (1-based): those of its
+// chunk up to it, (context - 1) % chunk + 1; `context` when chunk is 0.
+inline std::int64_t chunk_tokens(std::int64_t context, std::int64_t chunk) {
+    return chunk > 0 && context > 0 ? (context - 1) % chunk + 1 : context;
+}
+
 // KV-cache bytes one sequence at `context` tokens reads in one step on one GPU: full-attention
-// layers every token, sliding-window layers at most their window.
+// layers every token, sliding-window layers at most their window, chunked layers their chunk so far.
 double kv_read_bytes_per_sequence(const SchemeCosts& costs, std::int64_t tp, std::int64_t context);
 
 // Attention FLOPs of one new token attending to `context` cached positions (decode form), all layers.

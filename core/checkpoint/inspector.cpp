@@ -263,11 +263,13 @@ CheckpointInput read_checkpoint(const std::filesystem::path& path) {
 // (reference checkpoint-formats.md §7). Its bytes are shared evenly by the per-expert logical
 // tensors of the inventory. False when `s` is not such a tensor.
 bool fused_experts(InspectReport& r, StoredTensor& s, std::size_t index, const std::unordered_map<std::string, std::size_t>& logical_by_name) {
-    static const std::string kExperts = ".mlp.experts.";
-    const std::size_t at = s.name.find(kExperts);
+    // gpt-oss: model.layers.N.mlp.experts.gate_up_proj_blocks; Llama 4:
+    // language_model.model.layers.N.feed_forward.experts.gate_up_proj.
+    const std::string experts_part = r.model->llama4_moe ? ".feed_forward.experts." : ".mlp.experts.";
+    const std::size_t at = s.name.find(experts_part);
     if (at == std::string::npos) return false;
-    const std::string prefix = s.name.substr(0, at + kExperts.size());
-    std::string rest = s.name.substr(at + kExperts.size());
+    const std::string prefix = s.name.substr(0, at + experts_part.size());
+    std::string rest = s.name.substr(at + experts_part.size());
     TensorComponent comp = TensorComponent::Payload;
     std::string suffix = ".weight";
     for (const auto& [tail, c, logical] : {std::tuple<const char*, TensorComponent, const char*>{"_blocks", TensorComponent::Payload, ".weight"},
@@ -464,7 +466,7 @@ InspectReport inspect_checkpoint(const CheckpointInput& in, const InspectOptions
                 break;
             }
         }
-        if (!target && r.model && r.model->gpt_oss_experts && fused_experts(r, s, i, logical_by_name)) continue;
+        if (!target && r.model && (r.model->gpt_oss_experts || r.model->llama4_moe) && fused_experts(r, s, i, logical_by_name)) continue;
         if (!target) {
             r.unexpected.push_back(s.name);
             continue;

@@ -615,6 +615,39 @@ BOOST_AUTO_TEST_CASE(gpt_oss_fused_mxfp4_experts_are_matched) {
     BOOST_TEST(native.budget.checkpoint_bytes == r.predicted_bytes);
 }
 
+// Llama 4's bf16 layout (transformers 4.51 modeling_llama4.py Llama4TextExperts): each layer's
+// routed experts in two fused tensors, gate_up_proj [E, hidden, 2I] and down_proj [E, I, hidden],
+// under language_model.model.; the inspector shares them over the per-expert prediction. And a
+// small Nemotron-H config with its Infinity literal and Mamba2 tensors (conv1d [conv_dim, 1, 4]).
+BOOST_AUTO_TEST_CASE(llama4_fused_experts_and_nemotron_h_mamba_tensors_are_matched) {
+    json c = {{"model_type", "llama4"}, {"torch_dtype", "bfloat16"},
+              {"text_config", {{"model_type", "llama4_text"}, {"hidden_size", 64}, {"intermediate_size", 32}, {"intermediate_size_mlp", 96},
+                               {"num_hidden_layers", 4}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16},
+                               {"vocab_size", 128}, {"num_local_experts", 4}, {"interleave_moe_layer_step", 2}, {"attention_chunk_size", 8}}}};
+    const ModelConfig m = parse_model_config(c.dump(), "llama4 fixture");
+    std::vector<SafetensorsEntry> tensors;
+    for (const TensorInfo& t : tensor_inventory(m))
+        if (t.name.find(".feed_forward.experts.") == std::string::npos) tensors.push_back({t.name, D::BF16, t.shape, {}});
+    for (int l : {1, 3}) {
+        const std::string p = "language_model.model.layers." + std::to_string(l) + ".feed_forward.experts.";
+        tensors.push_back({p + "gate_up_proj", D::BF16, {4, 64, 64}, {}});
+        tensors.push_back({p + "down_proj", D::BF16, {4, 32, 64}, {}});
+    }
+    BOOST_TEST(std::any_of(tensors.begin(), tensors.end(), [](const SafetensorsEntry& e) { return e.name == "language_model.model.layers.0.feed_forward.gate_proj.weight"; }));
+    expect_matched(inspect_written(c, tensors));
+
+    const std::string nemotron = R"({"model_type":"nemotron_h","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,
+        "num_key_value_heads":2,"vocab_size":100,"intermediate_size":128,"mamba_num_heads":4,"mamba_head_dim":16,"ssm_state_size":8,
+        "n_groups":2,"conv_kernel":4,"hybrid_override_pattern":"M*-","time_step_limit":[0.0, Infinity],"torch_dtype":"bfloat16"})";
+    std::vector<SafetensorsEntry> mamba;
+    for (const TensorInfo& t : tensor_inventory(parse_model_config(nemotron, "nemotron fixture"))) mamba.push_back({t.name, D::BF16, t.shape, {}});
+    BOOST_TEST(std::any_of(mamba.begin(), mamba.end(), [](const SafetensorsEntry& e) { return e.name == "backbone.layers.0.mixer.conv1d.weight" && e.shape.size() == 3; }));
+    TempDir dir;
+    write_bytes(dir.path() / "config.json", nemotron);  // as written: the Infinity literal stays
+    write_bytes(dir.path() / "model.safetensors", encode_safetensors(mamba, {{"format", "pt"}}));
+    expect_matched(inspect_checkpoint(read_checkpoint(dir.path())));
+}
+
 // DeepSeek-V3's FP8 layout on a small config of its architecture: every linear of the blocks
 // (MLA projections, dense MLP, routed and shared experts, the MTP module's layer) F8_E4M3 with F32
 // weight_scale_inv, the routers, eh_proj, embeddings and heads in bf16, the score bias F32. The

@@ -538,6 +538,39 @@ BOOST_AUTO_TEST_CASE(gemma3_sliding_groups_and_the_unread_vision_tower) {
     BOOST_TEST(a.max_concurrency == 89994.0 / (256 + 6 * 257), tt::tolerance(0.0002));  // one full group, six windows of 4,096 (+1 block)
 }
 
+// Llama 4 Scout: 36 of 48 layers attend within 8,192-token chunks. A decode step at 10,000 tokens
+// reads 10,000 cached tokens in the 12 global layers and 1,808 in the chunked ones (its chunk so
+// far); the cache still holds every token (vLLM 0.11.0 keeps the hybrid allocator off for chunked
+// attention by default).
+BOOST_AUTO_TEST_CASE(chunked_attention_reads_its_chunk_and_caches_every_token) {
+    PlanRequest q;
+    q.model = test::bundled_model("llama-4-scout");
+    q.gpu = test::bundled_gpu("h200");
+    q.schemes = {parse_scheme("w4a16-g128")};
+    q.workload.batch = 4;
+    q.workload.context_tokens = 10000;
+    q.workload.tensor_parallel = 2;
+    const SchemeResult r = plan(q).schemes[0];
+    const SchemeCosts& c = r.costs;
+    BOOST_TEST(c.chunked_layers == 36);
+    BOOST_TEST(c.full_layers == 48);
+    BOOST_TEST(chunk_tokens(10000, 8192) == 1808);
+    BOOST_TEST(chunk_tokens(8192, 8192) == 8192);
+    BOOST_TEST(chunk_tokens(8193, 8192) == 1);
+    const double per_layer_token = 2.0 * 4 * 128 * 2;  // 4 of 8 KV heads per rank
+    BOOST_TEST(static_cast<double>(r.decode.kv_bytes) == 4 * per_layer_token * (12 * 10000.0 + 36 * 1808.0), tt::tolerance(1e-9));
+    BOOST_TEST(attention_flop_per_token(c, 10000) == 4.0 * 5120 * (12 * 10000.0 + 36 * 1808.0), tt::tolerance(1e-12));
+    // Prefill of 10,000 tokens from the start: a chunked layer's token attends to its chunk so far.
+    const double chunked_pairs = 8192.0 * 8193.0 / 2 + 1808.0 * 1809.0 / 2;
+    BOOST_TEST(prefill_attention_flop(c, 0, 10000) == 4.0 * 5120 * (12 * 10000.0 * 10001.0 / 2 + 36 * chunked_pairs), tt::tolerance(1e-12));
+    BOOST_TEST(prefill_attention_flop(c, 0, 6000) + prefill_attention_flop(c, 6000, 4000) == prefill_attention_flop(c, 0, 10000), tt::tolerance(1e-12));
+    // Admission: every layer holds every token, in blocks of 16.
+    BOOST_TEST(r.admission.kv_bytes_per_token == 48u * 2u * 4u * 128u * 2u);
+    BOOST_TEST(r.admission.kv_cache_tokens == r.admission.kv_cache_blocks * 16);
+    const std::vector<CacheLayerType> types = cache_by_layer_type(c, r.admission.kv_bytes_per_token);
+    BOOST_TEST(cache_layout_text(types) == "12 full_attention + 36 chunked_attention (chunk 8192, cached whole)");
+}
+
 // Nemotron-H 56B: 54 Mamba2 layers hold a constant state per sequence (vLLM 0.11.0 MambaSpec:
 // (conv_kernel - 1) x conv_dim conv values and heads x head_dim x state SSM values, in the model
 // dtype), 10 attention layers a cache per token. vLLM raises the attention block so that one

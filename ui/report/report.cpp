@@ -105,7 +105,9 @@ std::vector<Block> build_blocks(const ReportContent& c) {
     // Inputs.
     out.push_back(heading(2, "Inputs"));
     Block inputs = table({"input", "value"}, {false, false});
-    inputs.rows.push_back({"model", q.model.name + " (" + q.model.model_type + ", " + integer(p.parameters.total) + " parameters)"});
+    inputs.rows.push_back({"model", q.model.name + " (" + q.model.model_type + ", " + integer(p.parameters.total) + " parameters" +
+                                        (p.parameters.vision > 0 ? ", " + integer(p.parameters.vision) + " of them in the vision encoder" : std::string()) +
+                                        (q.model.not_counted.empty() ? std::string() : "; not counted: " + q.model.not_counted) + ")"});
     inputs.rows.push_back({"GPU", q.gpu.name + " (" + q.gpu.id + ", " + gb(q.gpu.memory_usable_bytes) + " GB usable)"});
     inputs.rows.push_back({"efficiency profile", q.efficiency.name});
     inputs.rows.push_back({"batch (concurrent sequences)", integer(q.workload.batch)});
