@@ -30,8 +30,12 @@ bool ModelConfig::layer_is_moe(std::int64_t layer) const {
     return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
 }
 
+std::int64_t ModelConfig::linear_attention_layer_count() const {
+    return static_cast<std::int64_t>(std::count(linear_attention_layers.begin(), linear_attention_layers.end(), true));
+}
+
 std::int64_t ModelConfig::attention_layer_count() const {
-    if (layer_kinds.empty()) return num_layers;
+    if (layer_kinds.empty()) return num_layers - linear_attention_layer_count();
     return static_cast<std::int64_t>(std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::Attention));
 }
 
@@ -107,6 +111,21 @@ void validate_model(const ModelConfig& c) {
             throw Error("config.json: layer_types", "lists " + std::to_string(c.sliding_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
         if (c.sliding_layer_count() > 0) need(c.sliding_window, kMaxDim, "sliding_window");
     }
+    if (!c.linear_attention_layers.empty()) {
+        if (static_cast<std::int64_t>(c.linear_attention_layers.size()) != c.num_layers)
+            throw Error("config.json: layer_types", "lists " + std::to_string(c.linear_attention_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        if (c.attention_layer_count() == 0) throw Error("config.json: layer_types", "has no full_attention layer: a stack of linear attention only is not modelled");
+        if (c.linear_attention_layer_count() > 0) {
+            need(c.linear_num_key_heads, kMaxDim, "linear_num_key_heads");
+            need(c.linear_num_value_heads, kMaxDim, "linear_num_value_heads");
+            need(c.linear_key_head_dim, kMaxDim, "linear_key_head_dim");
+            need(c.linear_value_head_dim, kMaxDim, "linear_value_head_dim");
+            need(c.linear_conv_kernel, 64, "linear_conv_kernel_dim");
+            if (c.linear_key_dim() > kMaxDim || c.linear_value_dim() > kMaxDim) throw Error("config.json: linear_num_value_heads", "linear attention is too wide");
+            if (c.linear_num_value_heads % c.linear_num_key_heads != 0)
+                throw Error("config.json: linear_num_key_heads", std::to_string(c.linear_num_key_heads) + " does not divide linear_num_value_heads " + std::to_string(c.linear_num_value_heads));
+        }
+    }
     if (!c.chunked_layers.empty()) {
         if (static_cast<std::int64_t>(c.chunked_layers.size()) != c.num_layers)
             throw Error("config.json: no_rope_layers", "lists " + std::to_string(c.chunked_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
@@ -170,8 +189,22 @@ void append_attention(std::vector<TensorInfo>& t, const ModelConfig& c, const st
         t.push_back({p + "self_attn.o_proj.weight", {h, heads * c.v_head_dim}, TensorRole::AttentionLinear, l});
         return;
     }
+    if (c.layer_is_linear_attention(l)) {
+        // A gated DeltaNet (Qwen3-Next's linear_attn), its in/out projections role mamba (token-mixer
+        // linears of a state layer).
+        const std::string q = p + "linear_attn.";
+        const std::int64_t k = c.linear_key_dim(), v = c.linear_value_dim(), vh = c.linear_num_value_heads;
+        t.push_back({q + "in_proj_qkvz.weight", {2 * k + 2 * v, h}, TensorRole::MambaLinear, l});
+        t.push_back({q + "in_proj_ba.weight", {2 * vh, h}, TensorRole::MambaLinear, l});
+        t.push_back({q + "conv1d.weight", {c.linear_conv_dim(), 1, c.linear_conv_kernel}, TensorRole::Bias, l});
+        t.push_back({q + "dt_bias", {vh}, TensorRole::Bias, l});
+        t.push_back({q + "A_log", {vh}, TensorRole::Bias, l});
+        t.push_back({q + "norm.weight", {c.linear_value_head_dim}, TensorRole::Norm, l});
+        t.push_back({q + "out_proj.weight", {h, v}, TensorRole::MambaLinear, l});
+        return;
+    }
     const std::string a = p + (c.is_hybrid_stack() ? "mixer." : "self_attn.");  // Nemotron-H: backbone.layers.N.mixer.q_proj
-    t.push_back({a + "q_proj.weight", {c.q_dim(), h}, TensorRole::AttentionLinear, l});
+    t.push_back({a + "q_proj.weight", {c.attn_output_gate ? 2 * c.q_dim() : c.q_dim(), h}, TensorRole::AttentionLinear, l});
     t.push_back({a + "k_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
     t.push_back({a + "v_proj.weight", {c.kv_dim(), h}, TensorRole::AttentionLinear, l});
     t.push_back({a + "o_proj.weight", {h, c.q_dim()}, TensorRole::AttentionLinear, l});
@@ -364,6 +397,25 @@ std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
     const std::string head_prefix = m.ends_with("model.") ? m.substr(0, m.size() - 6) : std::string();
     if (!c.tie_word_embeddings) t.push_back({head_prefix + "lm_head.weight", {c.vocab_size, h}, TensorRole::LmHead, -1});
     if (c.has_vision()) append_vision(t, c);
+    if (c.qwen3_next_mtp) {
+        // Qwen3-Next's MTP module (vLLM 0.11.0 qwen3_next_mtp.py): fc [hidden, 2 x hidden] over the
+        // two normed inputs, one full-attention decoder layer, a final norm; it shares the model's
+        // embedding and head. Loaded only for MTP speculative decoding.
+        const std::size_t first = t.size();
+        const std::int64_t l = c.num_layers;
+        t.push_back({"mtp.fc.weight", {h, 2 * h}, TensorRole::Projection, l});
+        t.push_back({"mtp.pre_fc_norm_embedding.weight", {h}, TensorRole::Norm, l});
+        t.push_back({"mtp.pre_fc_norm_hidden.weight", {h}, TensorRole::Norm, l});
+        ModelConfig full = c;
+        full.linear_attention_layers.clear();  // the MTP layer is full attention
+        const std::string p = "mtp.layers.0.";
+        t.push_back({p + "input_layernorm.weight", {h}, TensorRole::Norm, l});
+        append_attention(t, full, p, l);
+        t.push_back({p + "post_attention_layernorm.weight", {h}, TensorRole::Norm, l});
+        append_mlp(t, full, p, l);
+        t.push_back({"mtp.norm.weight", {h}, TensorRole::Norm, l});
+        for (std::size_t k = first; k < t.size(); ++k) t[k].speculative = true;
+    }
     // MTP modules, as DeepSeek-V3's checkpoint stores them after the decoder layers (README_WEIGHTS.md):
     // its own copies of the embedding and the output head, enorm and hnorm, eh_proj [h, 2h] over the
     // two normed inputs, one more decoder layer, and shared_head's norm and head.

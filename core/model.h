@@ -126,6 +126,26 @@ struct ModelConfig {
     std::int64_t mamba_conv_kernel = 0;
     bool mamba_proj_bias = false;            // in_proj and out_proj carry a bias (use_bias)
     bool mamba_conv_bias = false;            // conv1d carries a bias (use_conv_bias)
+    // Gated DeltaNet layers (Qwen3-Next: transformers modeling_qwen3_next.py Qwen3NextGatedDeltaNet;
+    // vLLM 0.11.0 qwen3_next.py): linear_attention_layers[l] is true when layer l's token mixer is
+    // linear attention instead of attention (its MLP stays). in_proj_qkvz [2 x key_dim + 2 x
+    // value_dim, hidden] and in_proj_ba [2 x value heads, hidden] with key_dim = key heads x
+    // key_head_dim and value_dim = value heads x value_head_dim, a depthwise conv1d of
+    // linear_conv_kernel taps over conv_dim = 2 x key_dim + value_dim channels, dt_bias and A_log
+    // per value head, a gated RMSNorm over value_head_dim and out_proj [hidden, value_dim]. Each holds
+    // a constant state per sequence: (kernel - 1) x conv_dim conv values and value heads x
+    // key_head_dim x value_head_dim recurrent values.
+    std::vector<bool> linear_attention_layers;
+    std::int64_t linear_num_key_heads = 0;
+    std::int64_t linear_num_value_heads = 0;
+    std::int64_t linear_key_head_dim = 0;
+    std::int64_t linear_value_head_dim = 0;
+    std::int64_t linear_conv_kernel = 0;
+    // Attention with an output gate (Qwen3-Next attn_output_gate): q_proj also produces a sigmoid
+    // gate per head, 2 x heads x head_dim rows.
+    bool attn_output_gate = false;
+    // Qwen3-Next's multi-token-prediction module under mtp. (loaded only for MTP speculative decoding).
+    bool qwen3_next_mtp = false;
     bool mlp_gated = true;                   // false: an up/down MLP without gate_proj (Nemotron-H's relu2)
     bool mlp_bias = false;                   // the MLP's projections carry biases (mlp_bias)
 
@@ -147,6 +167,13 @@ struct ModelConfig {
     std::int64_t mamba_layer_count() const;
     // Layers with an MLP (or MoE): every layer, or a hybrid stack's '-' layers.
     std::int64_t mlp_layer_count() const;
+    bool layer_is_linear_attention(std::int64_t layer) const {
+        return layer >= 0 && static_cast<std::size_t>(layer) < linear_attention_layers.size() && linear_attention_layers[static_cast<std::size_t>(layer)];
+    }
+    std::int64_t linear_attention_layer_count() const;
+    std::int64_t linear_key_dim() const { return linear_num_key_heads * linear_key_head_dim; }
+    std::int64_t linear_value_dim() const { return linear_num_value_heads * linear_value_head_dim; }
+    std::int64_t linear_conv_dim() const { return 2 * linear_key_dim() + linear_value_dim(); }
     std::int64_t mamba_intermediate_size() const { return mamba_num_heads * mamba_head_dim; }
     std::int64_t mamba_conv_dim() const { return mamba_intermediate_size() + 2 * mamba_n_groups * ssm_state_size; }
     // True when layer `layer` routes its MLP through experts.

@@ -72,7 +72,7 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
 
 // The architectures quantplan prices: dense GQA stacks and simple MoE.
 const std::set<std::string>& modelled_types() {
-    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text", "nemotron_h", "llama4_text"};
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text", "nemotron_h", "llama4_text", "qwen3_next"};
     return types;
 }
 
@@ -107,6 +107,15 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
             }))
             continue;
         if (std::string(k) == "sliding_window_pattern" && model_type == "gemma3_text") continue;
+        // Qwen3-Next's gated DeltaNet layers (parse_qwen3_next prices them).
+        if (model_type == "qwen3_next") {
+            const std::string key(k);
+            if (key == "linear_num_value_heads" || key == "linear_num_key_heads" || key == "full_attention_interval") continue;
+            if (key == "layer_types" && it->is_array() && std::all_of(it->begin(), it->end(), [](const json& t) {
+                    return t.is_string() && (t.get<std::string>() == "full_attention" || t.get<std::string>() == "linear_attention");
+                }))
+                continue;
+        }
         // Llama 4's chunked attention and interleaved MoE (parse_llama4 prices them).
         if (model_type == "llama4_text" && (std::string(k) == "attention_chunk_size" || std::string(k) == "interleave_moe_layer_step")) continue;
         // Nemotron-H's Mamba2 fields (parse_nemotron_h prices them).
@@ -126,7 +135,7 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
     for (std::size_t i = 0; i < fields.size(); ++i) what += (i == 0 ? (unknown_type ? " with " : " ") : ", ") + fields[i];
     throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
                         "qwen2_moe, qwen3, qwen3_moe), DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), gpt-oss, Gemma 3, "
-                        "Llama 4 and Nemotron-H (gpt_oss, gemma3, llama4, nemotron_h), and refuses to price this as a simpler architecture");
+                        "Llama 4, Qwen3-Next and Nemotron-H (gpt_oss, gemma3, llama4, qwen3_next, nemotron_h), and refuses to price this as a simpler architecture");
 }
 
 // gpt-oss (transformers modeling_gpt_oss.py; vLLM gpt_oss.py): every layer MoE with biased experts
@@ -306,6 +315,36 @@ void parse_llama4(const json& j, bool multimodal, ModelConfig& c, const std::str
     }
 }
 
+// Qwen3-Next (transformers modeling_qwen3_next.py; vLLM 0.11.0 qwen3_next.py): layer_types
+// names each layer's token mixer, full_attention or linear_attention (a gated DeltaNet); without it
+// layer l is full attention when (l + 1) % full_attention_interval == 0 (Qwen3NextConfig). Full
+// attention has q/k norms and, with attn_output_gate, a gate per head in q_proj. The MLP is
+// Qwen2-MoE's: routed experts, a gated shared expert, dense layers from mlp_only_layers and
+// decoder_sparse_step (parse_simple_moe). The checkpoint ships an MTP module under mtp.
+// (num_nextn_predict_layers, 1 in vLLM when absent), loaded only for MTP speculative decoding.
+void parse_simple_moe(const json& j, ModelConfig& c, const std::string& source);
+
+void parse_qwen3_next(const json& j, ModelConfig& c, const std::string& source) {
+    c.qk_norm = true;
+    c.attention_bias = bool_field(j, "attention_bias", false, source);
+    c.attn_output_gate = bool_field(j, "attn_output_gate", true, source);
+    const auto types = j.find("layer_types");
+    if (types != j.end() && types->is_array()) {
+        for (const json& t : *types) c.linear_attention_layers.push_back(t.is_string() && t.get<std::string>() == "linear_attention");
+    } else {
+        const std::int64_t interval = int_field(j, "full_attention_interval", 4, source, false);
+        if (interval < 1) throw Error(source + ": full_attention_interval", "must be at least 1");
+        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.linear_attention_layers.push_back((l + 1) % interval != 0);
+    }
+    c.linear_num_key_heads = int_field(j, "linear_num_key_heads", 0, source, true);
+    c.linear_num_value_heads = int_field(j, "linear_num_value_heads", 0, source, true);
+    c.linear_key_head_dim = int_field(j, "linear_key_head_dim", 0, source, true);
+    c.linear_value_head_dim = int_field(j, "linear_value_head_dim", 0, source, true);
+    c.linear_conv_kernel = int_field(j, "linear_conv_kernel_dim", 4, source, false);
+    c.qwen3_next_mtp = int_field(j, "num_nextn_predict_layers", 1, source, false) > 0;
+    parse_simple_moe(j, c, source);
+}
+
 // Nemotron-H (NVIDIA's configuration_nemotron_h.py NemotronHConfig, shipped with the checkpoint;
 // vLLM nemotron_h.py): hybrid_override_pattern gives each layer's mixer ('M' Mamba2, '*'
 // attention, '-' an MLP of intermediate_size with a relu2 activation and no gate), attention of
@@ -435,6 +474,7 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
     else if (gemma3) parse_gemma3(j, gemma3_mm ? &root : nullptr, c, source);
     else if (c.model_type == "nemotron_h") parse_nemotron_h(j, c, source);
     else if (llama4) parse_llama4(j, llama4_mm, c, source);
+    else if (c.model_type == "qwen3_next") parse_qwen3_next(j, c, source);
     else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);
     else parse_simple_moe(j, c, source);
     validate_model(c);

@@ -160,10 +160,11 @@ json model_json(const ModelConfig& m, const ParameterCounts& p) {
                     {"qk_rope_head_dim", m.qk_rope_head_dim},
                     {"v_head_dim", m.v_head_dim},
                     {"cache_values_per_token_per_layer", m.cache_values_per_token_per_layer()}};
-    if (m.mtp_layers > 0) {
-        j["mtp_layers"] = m.mtp_layers;
+    if (m.mtp_layers > 0 || m.qwen3_next_mtp) {
+        j["mtp_layers"] = m.qwen3_next_mtp ? std::int64_t{1} : m.mtp_layers;
         j["parameters"]["speculative"] = p.speculative;
     }
+    if (m.linear_attention_layer_count() > 0) j["linear_attention_layers"] = m.linear_attention_layer_count();
     if (m.has_vision()) {  // a vision encoder beside the language model (Gemma 3's SigLIP tower)
         j["vision"] = {{"hidden_size", m.vision_hidden_size},
                        {"intermediate_size", m.vision_intermediate_size},

@@ -71,7 +71,7 @@ std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) 
 }
 
 std::uint64_t mamba_state_bytes_per_layer(const SchemeCosts& c, std::int64_t tp) {
-    if (c.state_layers == 0) return 0;
+    if (c.mamba_layers == 0) return 0;
     const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
     const std::int64_t groups = c.mamba_n_groups + (c.mamba_n_groups % ranks == 0 ? 0 : ranks - c.mamba_n_groups);
     const std::int64_t conv_dim = c.mamba_heads * c.mamba_head_dim + 2 * groups * c.ssm_state_size;
@@ -80,8 +80,22 @@ std::uint64_t mamba_state_bytes_per_layer(const SchemeCosts& c, std::int64_t tp)
     return static_cast<std::uint64_t>(conv + ssm) * c.state_dtype_bytes;
 }
 
+std::uint64_t gdn_state_bytes_per_layer(const SchemeCosts& c, std::int64_t tp) {
+    if (c.gdn_layers == 0) return 0;
+    const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
+    const std::int64_t conv_dim = 2 * c.gdn_key_heads * c.gdn_key_head_dim + c.gdn_value_heads * c.gdn_value_head_dim;
+    const std::int64_t conv = (c.gdn_conv_kernel - 1) * cdiv(conv_dim, ranks);
+    const std::int64_t recurrent = cdiv(c.gdn_value_heads, ranks) * c.gdn_key_head_dim * c.gdn_value_head_dim;
+    return static_cast<std::uint64_t>(conv + recurrent) * c.state_dtype_bytes;
+}
+
 std::uint64_t state_bytes_per_sequence_per_gpu(const SchemeCosts& c, std::int64_t tp) {
-    return mamba_state_bytes_per_layer(c, tp) * static_cast<std::uint64_t>(c.state_layers);
+    return mamba_state_bytes_per_layer(c, tp) * static_cast<std::uint64_t>(c.mamba_layers) +
+           gdn_state_bytes_per_layer(c, tp) * static_cast<std::uint64_t>(c.gdn_layers);
+}
+
+std::uint64_t state_page_bytes(const SchemeCosts& c, std::int64_t tp) {
+    return std::max(mamba_state_bytes_per_layer(c, tp), gdn_state_bytes_per_layer(c, tp));
 }
 
 std::int64_t mamba_aligned_block_tokens(const SchemeCosts& c, std::int64_t configured, std::int64_t tp) {
@@ -89,7 +103,7 @@ std::int64_t mamba_aligned_block_tokens(const SchemeCosts& c, std::int64_t confi
     if (c.state_layers == 0 || attention_layers == 0) return configured;
     const std::uint64_t per_token_layer = kv_bytes_per_token_per_gpu(c, tp) / static_cast<std::uint64_t>(attention_layers);
     if (per_token_layer == 0) return configured;
-    const auto state = static_cast<std::int64_t>(mamba_state_bytes_per_layer(c, tp));
+    const auto state = static_cast<std::int64_t>(state_page_bytes(c, tp));
     const std::int64_t aligned = 16 * cdiv(state, 16 * static_cast<std::int64_t>(per_token_layer));
     return std::max(configured, aligned);
 }
@@ -113,7 +127,7 @@ std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& c, std::uint6
         if (c.full_layers > 0) out.push_back({"full_attention", c.full_layers, per_layer * static_cast<std::uint64_t>(c.full_layers), 0});
         out.push_back({"sliding_attention", c.sliding_layers, per_layer * static_cast<std::uint64_t>(c.sliding_layers), c.sliding_window});
     }
-    if (c.state_layers > 0) out.push_back({"mamba_state", c.state_layers, 0, 0, state_per_sequence});
+    if (c.state_layers > 0) out.push_back({c.gdn_layers > 0 ? "linear_attention_state" : "mamba_state", c.state_layers, 0, 0, state_per_sequence});
     return out;
 }
 
@@ -480,8 +494,22 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     // of a hybrid stack, whose layers hold one mixer each.
     const std::int64_t reduced = m.is_hybrid_stack() ? m.num_layers : 2 * m.num_layers;
     c.allreduce_bytes_per_token = static_cast<std::uint64_t>(reduced * m.hidden_size) * 2;
-    c.state_layers = m.mamba_layer_count();
-    if (c.state_layers > 0) {
+    c.mamba_layers = m.mamba_layer_count();
+    c.gdn_layers = m.linear_attention_layer_count();
+    c.state_layers = c.mamba_layers + c.gdn_layers;
+    if (c.gdn_layers > 0) {
+        c.gdn_key_heads = m.linear_num_key_heads;
+        c.gdn_value_heads = m.linear_num_value_heads;
+        c.gdn_key_head_dim = m.linear_key_head_dim;
+        c.gdn_value_head_dim = m.linear_value_head_dim;
+        c.gdn_conv_kernel = m.linear_conv_kernel;
+        c.state_dtype_bytes = 2;  // the model dtype (bf16): vLLM 0.11.0 gated_delta_net_state_dtype, mamba_cache_dtype "auto"
+        // Per token and recurrent value (the delta rule): the decay, the S k product and the rank-1
+        // update (5 FLOPs), the readout S q (2); the conv1d's taps per channel beside it.
+        const double state_values = d(m.linear_num_value_heads) * d(m.linear_key_head_dim) * d(m.linear_value_head_dim);
+        c.state_flop_per_token = d(c.gdn_layers) * (7.0 * state_values + 2.0 * d(m.linear_conv_kernel) * d(m.linear_conv_dim()));
+    }
+    if (c.mamba_layers > 0) {
         c.mamba_heads = m.mamba_num_heads;
         c.mamba_head_dim = m.mamba_head_dim;
         c.ssm_state_size = m.ssm_state_size;

@@ -93,14 +93,24 @@ struct SchemeCosts {
     // Mamba2 layers (Nemotron-H): each holds a constant state per sequence, read and written once
     // a step, in the model dtype whatever the KV format (vLLM 0.11.0 mamba_cache_dtype "auto").
     // Its shape over TP ranks is vLLM's (mamba_utils.py MambaStateShapeCalculator.mamba2_state_shape).
-    std::int64_t state_layers = 0;
+    std::int64_t state_layers = 0;            // mamba_layers + gdn_layers
+    std::int64_t mamba_layers = 0;
     std::int64_t mamba_heads = 0;
     std::int64_t mamba_head_dim = 0;
     std::int64_t ssm_state_size = 0;
     std::int64_t mamba_n_groups = 0;
     std::int64_t mamba_conv_kernel = 0;
+    // Gated DeltaNet layers (Qwen3-Next's linear attention): the same kind of state, shaped as vLLM
+    // 0.11.0 gated_delta_net_state_shape gives it: (kernel - 1) x conv_dim / tp conv values and
+    // value heads / tp x key_head_dim x value_head_dim recurrent values.
+    std::int64_t gdn_layers = 0;
+    std::int64_t gdn_key_heads = 0;
+    std::int64_t gdn_value_heads = 0;
+    std::int64_t gdn_key_head_dim = 0;
+    std::int64_t gdn_value_head_dim = 0;
+    std::int64_t gdn_conv_kernel = 0;
     std::uint64_t state_dtype_bytes = 2;
-    double state_flop_per_token = 0;          // the scan's FLOPs per token over every Mamba layer
+    double state_flop_per_token = 0;          // the recurrences' FLOPs per token over every state layer
     // vLLM pads MXFP4 expert weights for its kernels (vllm 0.10.1 quantization/mxfp4.py
     // Mxfp4MoEMethod.create_weights): Marlin, below sm_90, rounds each rank's expert width up to 128
     // and the hidden size to 256; the Triton kernels (sm_90 and up) round the width to 64. 0: no padding.
@@ -137,11 +147,11 @@ SchemeCosts scheme_costs(const ModelConfig& model, const std::vector<TensorInfo>
 
 // The cache split by layer type, per GPU: what each kind of layer keeps per token.
 struct CacheLayerType {
-    std::string type;                 // "full_attention", "sliding_attention", "mla_latent" or "mamba_state"
+    std::string type;                 // "full_attention", "sliding_attention", "chunked_attention", "mla_latent", "mamba_state" or "linear_attention_state"
     std::int64_t layers = 0;
     std::uint64_t bytes_per_token = 0;  // all layers of this type, per GPU
     std::int64_t window = 0;          // sliding_attention: tokens a layer keeps at most (0: all)
-    std::uint64_t bytes_per_sequence = 0;  // mamba_state: the constant state of all its layers, per GPU
+    std::uint64_t bytes_per_sequence = 0;  // mamba_state, linear_attention_state: the constant state of all its layers, per GPU
     std::int64_t chunk = 0;           // chunked_attention: the chunk a token attends within (cached whole)
 };
 // From the admission's per-GPU bytes per token (kv_bytes_per_token_per_gpu) and per-GPU Mamba
@@ -161,8 +171,14 @@ std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, const Work
 // it: (conv_kernel - 1) x conv_dim / tp conv values (n_groups widened to tp when tp does not divide
 // it, extra_groups_for_head_shards) and heads / tp x head_dim x ssm_state_size SSM values. 0: none.
 std::uint64_t mamba_state_bytes_per_layer(const SchemeCosts& costs, std::int64_t tp);
-// Every Mamba layer's state for one sequence on one GPU.
+// One gated DeltaNet layer's state for one sequence on one GPU (vLLM 0.11.0 mamba_utils.py
+// gated_delta_net_state_shape). 0: none.
+std::uint64_t gdn_state_bytes_per_layer(const SchemeCosts& costs, std::int64_t tp);
+// Every state layer's (Mamba and gated DeltaNet) state for one sequence on one GPU.
 std::uint64_t state_bytes_per_sequence_per_gpu(const SchemeCosts& costs, std::int64_t tp);
+// The page one state layer takes in vLLM's hybrid allocator, before padding: the largest state
+// layer's bytes (a model has one kind).
+std::uint64_t state_page_bytes(const SchemeCosts& costs, std::int64_t tp);
 // The attention block size vLLM pages a hybrid Mamba model's cache in so that one attention
 // layer's block holds a Mamba layer's state (vLLM 0.11.0 model_executor/models/config.py
 // HybridAttentionMambaModelConfig): 16 x ceil(state page / (16 x attention bytes per token per

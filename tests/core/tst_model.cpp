@@ -125,6 +125,49 @@ BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
                                    "no_rope_layers"));
 }
 
+// Qwen3-Next 80B-A3B: 36 gated DeltaNet layers and 12 full-attention layers (every fourth), each
+// with a 512-expert MoE (10 per token) and a gated shared expert; full attention gates its output
+// (q_proj twice as wide). The model card: "80B in total and 3B activated". Two model tables the code
+// index holds (stored ids 69468411049, 70911651117; repositories not named) give 81,324,862,720 for
+// Instruct and Thinking, and a third (71576727175) splits it into 79,674,391,296 for the model and
+// 1,650,471,424 for the MTP module.
+BOOST_AUTO_TEST_CASE(qwen3_next_counts_linear_attention_layers_and_mtp) {
+    const ModelConfig m = test::bundled_model("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    BOOST_TEST(m.model_type == "qwen3_next");
+    BOOST_TEST(m.linear_attention_layer_count() == 36);
+    BOOST_TEST(m.attention_layer_count() == 12);
+    for (std::int64_t l : {3, 7, 47}) BOOST_TEST(!m.layer_is_linear_attention(l), l);
+    BOOST_TEST(m.layer_is_linear_attention(0));
+    BOOST_TEST(m.attn_output_gate);
+    BOOST_TEST(m.qwen3_next_mtp);
+    const auto inv = tensor_inventory(m);
+    const ParameterCounts p = count_parameters(m, inv);
+    BOOST_TEST(p.total == 81'324'862'720);
+    BOOST_TEST(p.speculative == 1'650'471'424);
+    BOOST_TEST(p.total - p.speculative == 79'674'391'296);
+    BOOST_TEST(p.active_block_linears > 3.0e9);  // "3B activated": 3.20B of block linears, 10 of 512 experts
+    BOOST_TEST(p.active_block_linears < 3.3e9);
+    const auto find = [&](const std::string& name) { return std::find_if(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
+    const auto qkvz = find("model.layers.0.linear_attn.in_proj_qkvz.weight");
+    BOOST_TEST_REQUIRE((qkvz != inv.end()));
+    BOOST_TEST(qkvz->shape == (std::vector<std::int64_t>{12288, 2048}), boost::test_tools::per_element());
+    const auto q = find("model.layers.3.self_attn.q_proj.weight");
+    BOOST_TEST_REQUIRE((q != inv.end()));
+    BOOST_TEST(q->shape == (std::vector<std::int64_t>{8192, 2048}), boost::test_tools::per_element());
+    BOOST_TEST((find("model.layers.0.linear_attn.conv1d.weight")->shape == std::vector<std::int64_t>{8192, 1, 4}));
+    BOOST_TEST((find("model.layers.0.mlp.shared_expert_gate.weight") != inv.end()));
+    BOOST_TEST((find("mtp.layers.0.self_attn.q_proj.weight") != inv.end()));
+    BOOST_TEST(find("mtp.fc.weight")->speculative);
+    BOOST_TEST((find("model.layers.3.linear_attn.out_proj.weight") == inv.end()));
+    // A layer_types list decides over the interval; a stack of linear attention only is refused.
+    const std::string base = R"({"model_type":"qwen3_next","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"vocab_size":100,
+        "intermediate_size":64,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":32,"linear_num_key_heads":2,"linear_num_value_heads":4,
+        "linear_key_head_dim":8,"linear_value_head_dim":8,)";
+    BOOST_TEST(parse_model_config(base + R"("layer_types":["full_attention","linear_attention"]})", "n.json").layer_is_linear_attention(1));
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("layer_types":["linear_attention","linear_attention"]})", "n.json"); }, "no full_attention layer"));
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("layer_types":["linear_attention","sliding_attention"]})", "n.json"); }, "with layer_types"));
+}
+
 // Nemotron-H 56B (a hybrid stack: 54 Mamba2, 10 attention and 54 MLP layers, one mixer each) as
 // NVIDIA's config.json gives it, Infinity literal included. The model card and the Nemotron-H
 // paper (arXiv:2504.03624) call it 56B; quantplan's count from the config is 56,324,350,464.

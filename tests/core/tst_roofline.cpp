@@ -626,6 +626,65 @@ BOOST_AUTO_TEST_CASE(mamba_layers_hold_a_constant_state_per_sequence) {
     BOOST_TEST(rf.admission.state_bytes_per_sequence == r.admission.state_bytes_per_sequence);
 }
 
+// Qwen3-Next 80B-A3B at TP 2: a gated DeltaNet layer's state per rank is 3 x 4,096 conv values
+// and 16 x 128 x 128 recurrent ones in bf16 (548,864 bytes); vLLM raises the attention block to 544
+// tokens (1,072 with an fp8 cache: no padding) and groups 12 attention and 36 linear layers as one
+// attention group and three state groups. Two published vLLM startup logs of
+// Qwen3-Next-80B-A3B-Instruct at TP 2 (the code index's stored texts, repositories not named) are
+// reproduced from the budgets they state:
+// - id 7292846353, vLLM 0.10.2 on H200s, bf16, max_model_len 262,144: "Setting attention block size
+//   to 544 tokens", "Padding mamba page size by 1.49%", "Available KV cache memory: 44.59 GiB",
+//   "GPU KV cache size: 973,760 tokens", "Maximum concurrency for 262,144 tokens per request: 14.77x";
+// - id 33676930891, vLLM 0.13.0 on L40S, kv_cache_dtype fp8, max_model_len 32,768: "Setting attention
+//   block size to 1072 tokens", "Available KV cache memory: 17.58 GiB", "GPU KV cache size: 767,552
+//   tokens", "Maximum concurrency for 32,768 tokens per request: 84.29x".
+BOOST_AUTO_TEST_CASE(gated_deltanet_state_reproduces_published_vllm_logs) {
+    PlanRequest q;
+    q.model = test::bundled_model("qwen3-next-80b-a3b");
+    q.gpu = test::bundled_gpu("h200");
+    q.schemes = {parse_scheme("bf16")};
+    q.workload.tensor_parallel = 2;
+    q.workload.context_tokens = 262144;
+    const SchemeResult r = plan(q).schemes[0];
+    const SchemeCosts& c = r.costs;
+    BOOST_TEST(c.gdn_layers == 36);
+    BOOST_TEST(c.full_layers == 12);
+    BOOST_TEST(gdn_state_bytes_per_layer(c, 2) == 548'864u);
+    BOOST_TEST(gdn_state_bytes_per_layer(c, 1) == 2u * 548'864u);
+    BOOST_TEST(mamba_aligned_block_tokens(c, 16, 2) == 544);
+    const double padding = (544.0 * 1024.0 - 548864.0) / 548864.0 * 100.0;
+    BOOST_TEST(std::round(padding * 100) / 100 == 1.49);
+    const HybridKvGroups g = hybrid_kv_groups(c);
+    BOOST_TEST(g.group_size == 12);
+    BOOST_TEST(g.full_groups == 1);
+    BOOST_TEST(g.state_groups == 3);
+    struct Log {
+        double budget_gib;
+        const char* kv;
+        std::int64_t max_model_len, block, tokens;
+        double concurrency;
+    };
+    for (const Log& log : {Log{44.59, "bf16", 262144, 544, 973760, 14.77}, Log{17.58, "fp8", 32768, 1072, 767552, 84.29}}) {
+        const SchemeCosts costs = scheme_costs(q.model, tensor_inventory(q.model), parse_scheme("bf16"), parse_kv_format(log.kv), q.gpu);
+        Admission a;
+        a.budget_bytes = static_cast<std::int64_t>(log.budget_gib * 1024 * 1024 * 1024);
+        a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(costs, 2);
+        divide_kv_budget(a, costs, 16, log.max_model_len, 8192, true, 2);
+        BOOST_TEST(a.kv_block_tokens == log.block);
+        // The budget's rounding (+-0.005 GiB) is about one block of 12 layers: the logged size
+        // exactly, the concurrency within one block of a request's ceil(L / block) + 3.
+        BOOST_TEST(a.kv_cache_tokens == log.tokens, log.kv);
+        const double per_request = static_cast<double>((log.max_model_len + log.block - 1) / log.block + 3);
+        BOOST_TEST(std::abs(a.max_concurrency - log.concurrency) <= 1.0 / per_request + 0.005, log.kv << " " << a.max_concurrency);
+    }
+    // Decode reads and writes every sequence's state: 36 layers x 548,864 bytes per rank, twice.
+    BOOST_TEST(static_cast<double>(r.decode.kv_bytes) ==
+                   static_cast<double>(r.decode.batch) * (262144.0 * static_cast<double>(kv_bytes_per_token_per_gpu(c, 2)) + 2.0 * 36.0 * 548864.0),
+               tt::tolerance(1e-9));
+    const std::vector<CacheLayerType> types = cache_by_layer_type(c, r.admission.kv_bytes_per_token, r.admission.state_bytes_per_sequence);
+    BOOST_TEST(cache_layout_text(types) == "12 full_attention + 36 linear_attention_state (18.8 MiB per sequence)");
+}
+
 // Data-parallel attention with expert parallelism over two nodes (vLLM --data-parallel-size 2
 // --tensor-parallel-size 8 --enable-expert-parallel: EP 16): DeepSeek-V3 in bf16 fits where eight
 // H200s cannot hold it; each MoE layer's all-to-all crosses the network.
