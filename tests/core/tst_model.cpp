@@ -83,6 +83,16 @@ BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fie
     }
 }
 
+// DeepSeek-R1-Distill-Qwen-32B keeps Qwen2.5-32B's architecture: the same count as the bundled
+// Qwen2.5-32B-Instruct.
+BOOST_AUTO_TEST_CASE(r1_distill_qwen_32b_has_the_qwen2_5_32b_architecture) {
+    const ModelConfig m = test::bundled_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B");
+    BOOST_TEST(m.model_type == "qwen2");
+    BOOST_TEST(m.attention_bias);
+    BOOST_TEST(count_parameters(m).total == 32'763'876'352);
+    BOOST_TEST(count_parameters(m).total == count_parameters(test::bundled_model("qwen2.5-32b-instruct")).total);
+}
+
 // Llama 4 Scout (every layer MoE: 16 experts of 8,192, top 1, and a shared expert of 8,192;
 // chunked local attention over 8,192 tokens on three layers of four). Meta's model card: 17B active,
 // 109B total, the total with the vision encoder, which the bundled copy of the config does not
