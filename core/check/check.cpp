@@ -107,6 +107,8 @@ std::optional<std::string> scheme_from_quantization(const std::string& model_nam
     if (q == "awq" || q == "awq_marlin") return "w4a16-g128";
     if (q == "gptq" || q == "gptq_marlin") return int8 ? "w8a16-int8" : "w4a16-g128-sym";
     if (q == "fp8") return name.find("qwen3") != std::string::npos ? "w8a8-fp8-block128" : "w8a8-fp8";
+    // gpt-oss's MXFP4 experts (its config.json declares them: scheme native prices them as shipped).
+    if (q == "mxfp4") return "native";
     return std::nullopt;
 }
 
@@ -189,6 +191,8 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
 
     // Price what can be priced.
     std::optional<Admission> a;
+    std::optional<double> predicted_concurrency;  // at the concurrency line's length, as the engine divides its cache
+    std::int64_t block_groups = 1;                // vLLM's hybrid allocator logs num_gpu_blocks over every group
     if (setup && model && gpu && scheme) {
         const engine::EngineDefaults d =
             engine::defaults_for_run(setup->profile, gpu->id, gpu->memory_usable_bytes, setup->choice.version_asked, id.max_model_len);
@@ -218,6 +222,16 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
         a = engine::engine_admission(c, *model, *gpu, *setup, w, id.max_model_len);
+        // Concurrency as the engine computes it (sliding windows and Mamba state included), at the
+        // length the log's line names.
+        if (a->budget_bytes > 0) {
+            const std::int64_t length = log.max_concurrency_tokens.value_or(id.max_model_len);
+            Admission at = *a;
+            const bool hybrid = engine::hybrid_kv_allocator(setup->profile);
+            divide_kv_budget(at, c, a->kv_block_tokens, std::max<std::int64_t>(length, 1), w.engine.max_num_batched_tokens, hybrid, id.tp);
+            predicted_concurrency = at.max_concurrency;
+            if (hybrid && (c.sliding_layers > 0 || c.state_layers > 0)) block_groups = std::max<std::int64_t>(hybrid_kv_groups(c).groups(), 1);
+        }
     }
     const auto p = [&](double v) -> std::optional<double> { return a ? std::optional<double>(v) : std::nullopt; };
     add_row(r, "weights_bytes", log.weights_bytes, a ? p(static_cast<double>(a->weight_bytes)) : std::nullopt, "bytes");
@@ -230,14 +244,15 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     add_row(r, "kv_cache_bytes", log.kv_cache_bytes, a ? p(static_cast<double>(std::max<std::int64_t>(a->budget_bytes, 0))) : std::nullopt, "bytes");
     std::optional<LoggedQuantity> tokens = log.kv_cache_tokens;
     if (!tokens && log.gpu_blocks && setup) {
+        // The block the cache is paged in (raised for an MLA latent or a Mamba state), over the groups.
+        const std::int64_t block = a && a->kv_block_tokens > 0 ? a->kv_block_tokens : setup->profile.defaults.block_size_tokens;
         tokens = *log.gpu_blocks;
-        tokens->value *= static_cast<double>(setup->profile.defaults.block_size_tokens);
-        tokens->as_logged = log.gpu_blocks->as_logged + " blocks x " + std::to_string(setup->profile.defaults.block_size_tokens);
+        tokens->value *= static_cast<double>(block) / static_cast<double>(block_groups);
+        tokens->as_logged = log.gpu_blocks->as_logged + " blocks x " + std::to_string(block) +
+                            (block_groups > 1 ? " / " + std::to_string(block_groups) + " groups" : std::string());
     }
     add_row(r, "kv_cache_tokens", tokens, a ? p(static_cast<double>(a->kv_cache_tokens)) : std::nullopt, "tokens");
-    add_row(r, "max_concurrency", log.max_concurrency,
-            a && id.max_model_len > 0 ? p(static_cast<double>(a->kv_cache_tokens) / static_cast<double>(log.max_concurrency_tokens.value_or(id.max_model_len))) : std::nullopt,
-            "x");
+    add_row(r, "max_concurrency", log.max_concurrency, a && id.max_model_len > 0 ? predicted_concurrency : std::nullopt, "x");
 
     // The memory term that differs most, with its cause.
     const CheckRow* worst = nullptr;

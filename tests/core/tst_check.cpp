@@ -96,6 +96,9 @@ BOOST_AUTO_TEST_CASE(kv_tokens_of_the_v1_fixtures_within_three_percent) {
         {"vllm-0.11.0-llama-3.1-8b-l4-tp1.log", "l4", "llama-3.1-8b", kKvTokensTarget},
         {"vllm-0.11.2-llama-3-8b-h200-tp1.log", "h200", "llama-3-8b", 0.035},
         {"vllm-0.10.1.1-qwen2-7b-a100-80gb-tp1-gmu0.5.log", "a100-80gb", "qwen2-7b-instruct", kKvTokensTarget},
+        // gpt-oss-120b at TP 4 (MXFP4 experts: quantization mxfp4 is scheme native; the hybrid
+        // allocator's two groups of 18 layers).
+        {"vllm-0.10.1.1-gpt-oss-120b-a100-80gb-tp4-gmu0.8-ray.log", "a100-80gb", "gpt-oss-120b", kKvTokensTarget},
     };
     for (const auto& c : cases) {
         CheckOptions o;
@@ -113,7 +116,36 @@ BOOST_AUTO_TEST_CASE(kv_tokens_of_the_v1_fixtures_within_three_percent) {
         BOOST_TEST_REQUIRE(weights != nullptr);
         BOOST_TEST(std::abs(*weights->error_fraction) < 0.01, c.file);  // the checkpoint's bytes: within 1%
         BOOST_TEST(!r.largest_difference.empty());
+        // The concurrency as the engine divides the cache: the KV budget's error, no other.
+        const CheckRow* concurrency = row(r, "max_concurrency");
+        if (concurrency && concurrency->error_fraction)
+            BOOST_TEST(std::abs(*concurrency->error_fraction - *tokens->error_fraction) < 0.005, c.file << " " << *concurrency->error_fraction);
     }
+}
+
+// A vLLM 0.10.2 log of Qwen3-Next-80B-A3B at TP 2 on H200s (a gated DeltaNet hybrid; the code
+// index's stored text id 7292846353): the weights within 0.2%, and the concurrency priced as the
+// hybrid allocator divides the cache (one block per request in each state group), so its error is
+// the KV budget's. The budget itself is 13.9% high, out of sample (no Qwen3-Next point is fitted):
+// vLLM keeps 6.2 GiB more per GPU out of the cache than the profile's terms explain. Recorded, not
+// explained; a change that moves it is seen here.
+BOOST_AUTO_TEST_CASE(qwen3_next_log_prices_the_hybrid_concurrency) {
+    CheckOptions o;
+    o.gpu = "h200";
+    o.model = "qwen3-next-80b-a3b";
+    const char* file = "vllm-0.10.2-qwen3-next-80b-a3b-h200-tp2.log";
+    const CheckResult r = check_startup_log(read_startup_log(fixture(file), file), o, inputs());
+    BOOST_TEST(r.identified.tp == 2);
+    BOOST_TEST(r.identified.max_model_len == 262144);
+    const CheckRow* weights = row(r, "weights_bytes");
+    BOOST_TEST_REQUIRE((weights != nullptr && weights->error_fraction.has_value()));
+    BOOST_TEST(std::abs(*weights->error_fraction) < 0.002, *weights->error_fraction);
+    const CheckRow* tokens = row(r, "kv_cache_tokens");
+    const CheckRow* concurrency = row(r, "max_concurrency");
+    BOOST_TEST_REQUIRE((tokens != nullptr && tokens->error_fraction.has_value()));
+    BOOST_TEST_REQUIRE((concurrency != nullptr && concurrency->error_fraction.has_value()));
+    BOOST_TEST(std::abs(*tokens->error_fraction - 0.139) < 0.01, *tokens->error_fraction);
+    BOOST_TEST(std::abs(*concurrency->error_fraction - *tokens->error_fraction) < 0.005, *concurrency->error_fraction);
 }
 
 // A hard-wrapped log (dennislee22/vLLM-benchmarking): the argument list is joined across lines.
@@ -198,7 +230,8 @@ BOOST_AUTO_TEST_CASE(foreign_and_hostile_text_is_one_error) {
     BOOST_TEST(scheme_from_quantization("Qwen/Qwen2.5-7B-Instruct-AWQ", "awq").value() == "w4a16-g128");
     BOOST_TEST(scheme_from_quantization("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "gptq").value() == "w8a16-int8");
     BOOST_TEST(scheme_from_quantization("meta-llama/Llama-3.1-8B", "").value() == "bf16");
-    BOOST_TEST(!scheme_from_quantization("x", "mxfp4").has_value());
+    BOOST_TEST(scheme_from_quantization("openai/gpt-oss-120b", "mxfp4").value() == "native");  // the config declares the experts
+    BOOST_TEST(!scheme_from_quantization("x", "bitsandbytes").has_value());
 }
 
 // vLLM 0.11.2 on an H200 at concurrency 8 (faradawn/bench3, written by TensorRT-LLM's copy of
