@@ -311,7 +311,7 @@ void parse_llama4(const json& j, bool multimodal, ModelConfig& c, const std::str
     if (c.attention_chunk_size == 0) c.chunked_layers.assign(c.chunked_layers.size(), false);  // null: every layer global
     if (multimodal) {
         c.text_prefix = "language_model.model.";
-        c.not_counted = "the vision encoder (vision_model, multi_modal_projector) of Llama4ForConditionalGeneration is not counted";
+        c.not_counted = "the vision encoder of Llama4ForConditionalGeneration (vision_model, multi_modal_projector)";
     }
 }
 

@@ -329,6 +329,29 @@ BOOST_AUTO_TEST_CASE(traffic_adds_the_capacity_section) {
     BOOST_TEST(!fs::exists(plain / "charts" / "capacity-tpot.png"));
 }
 
+// A hybrid model's report: its inputs say what is counted, its memory section splits the cache by
+// layer type (Nemotron-H's Mamba state per sequence, Llama 4's chunked layers and uncounted vision
+// encoder), and report.json carries the same split.
+BOOST_AUTO_TEST_CASE(hybrid_models_split_the_cache_by_layer_type) {
+    const fs::path dir = scratch("nemotron");
+    const RunResult r = report_to(dir, {"--headless", "--model", "nemotron-h-56b-base-8k", "--gpu", "h200", "--schemes", "w8a8-fp8"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const std::string md = read_file(dir / "report.md");
+    BOOST_TEST(md.find("54 mamba\\_state (438.3 MiB per sequence)") != std::string::npos, md.substr(0, 400));
+    BOOST_TEST(md.find("paged in blocks of 2080 tokens") != std::string::npos);
+    const auto doc = nlohmann::json::parse(read_file(dir / "report.json"));
+    const auto& types = doc["schemes"][0]["admission"]["cache_by_layer_type"];
+    BOOST_TEST_REQUIRE(types.size() == 2u);
+    BOOST_TEST(types[1]["type"] == "mamba_state");
+    BOOST_TEST(types[1]["bytes_per_sequence"].get<std::uint64_t>() == 54u * 8'511'488u);
+    const fs::path scout = scratch("scout");
+    BOOST_TEST_REQUIRE(report_to(scout, {"--headless", "--model", "llama-4-scout", "--gpu", "h200", "--tp", "2", "--schemes", "w4a16-g128"}).exit_code == 0);
+    const std::string smd = read_file(scout / "report.md");
+    BOOST_TEST(smd.find("not counted: the vision encoder") != std::string::npos);
+    BOOST_TEST(smd.find("36 chunked\\_attention") != std::string::npos);
+    BOOST_TEST(nlohmann::json::parse(read_file(scout / "report.json"))["model"]["not_counted"].get<std::string>().find("vision") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(base64_matches_rfc4648_vectors) {
     const std::vector<std::pair<std::string, std::string>> vectors = {
         {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};

@@ -204,6 +204,13 @@ std::vector<Block> build_blocks(const ReportContent& c) {
                                 " x " + gb(a.usable_memory_bytes) + " GB = " + gb(a.engine_memory_bytes) +
                                 " GB); the KV-cache budget is what is left after the weights, the activation and sampler "
                                 "workspaces and the runtime overhead."));
+        const SchemeCosts& costs = p.schemes.front().costs;
+        if (costs.mla || costs.sliding_layers > 0 || costs.chunked_layers > 0 || costs.state_layers > 0)
+            out.push_back(paragraph("The cache by layer type (" + kv_format_name(q.workload.kv) + ", per GPU): " +
+                                    cache_layout_text(cache_by_layer_type(costs, a.kv_bytes_per_token, a.state_bytes_per_sequence)) + ", " +
+                                    integer(static_cast<std::int64_t>(a.kv_bytes_per_token)) + " bytes per token" +
+                                    (a.state_bytes_per_sequence > 0 ? " and the state of each sequence, whatever its length" : "") +
+                                    (a.kv_block_tokens > 0 ? ", paged in blocks of " + integer(a.kv_block_tokens) + " tokens" : "") + "."));
     }
 
     // Error lab.
