@@ -81,7 +81,7 @@ json to_json(const DecodeStep& d) {
 }
 
 json to_json(const Admission& a) {
-    return {{"usable_memory_bytes", a.usable_memory_bytes},
+    json j = {{"usable_memory_bytes", a.usable_memory_bytes},
             {"gpu_memory_utilization", a.gpu_memory_utilization},
             {"engine_memory_bytes", a.engine_memory_bytes},
             {"weight_bytes", a.weight_bytes},
@@ -95,7 +95,10 @@ json to_json(const Admission& a) {
             {"max_concurrency", a.max_concurrency},
             {"max_sequences", a.max_sequences},
             {"fits", a.fits},
-            {"reason", a.reason}};
+            {"reason", a.reason},
+            {"kv_block_tokens", a.kv_block_tokens}};
+    if (a.state_bytes_per_sequence > 0) j["state_bytes_per_sequence"] = a.state_bytes_per_sequence;
+    return j;
 }
 
 json to_json(const PrefillResult& p) {
