@@ -268,7 +268,15 @@ BOOST_AUTO_TEST_CASE(every_gpu_profile_loads_with_sources) {
         BOOST_TEST(g.sources.count("memory_bandwidth_bytes_per_s") == 1u, g.id);
         BOOST_TEST(g.sources.count("peak") == 1u, g.id);
     }
-    BOOST_TEST(load_gpu_profiles(test::gpus_dir()).size() == 14u);  // 12 from gpus.md, the H20 of the Qwen3 speed benchmark, the GH200 of an SGLang benchmark
+    // 12 from gpus.md, the H20 of the Qwen3 speed benchmark, the GH200 of an SGLang benchmark, and
+    // the A6000, RTX 3090 and T4 of the corpus's logs (secondary sources, docs/gpu-profiles.md).
+    BOOST_TEST(load_gpu_profiles(test::gpus_dir()).size() == 17u);
+    for (const char* id : {"a6000", "rtx-3090", "t4"}) BOOST_TEST(test::bundled_gpu(id).sources.count("provenance") == 1u, id);
+    // GeForce Ampere at half rate with fp32 accumulate; the T4 has no bf16: its models run in fp16 at the fp16 rate.
+    const GpuProfile ampere = test::bundled_gpu("rtx-3090");
+    BOOST_TEST(matmul_peak_flop_per_s(ampere, MatmulType::Fp16, Accumulate::Fp16) == 2 * matmul_peak_flop_per_s(ampere, MatmulType::Fp16, Accumulate::Fp32),
+               tt::tolerance(1e-9));
+    BOOST_TEST(test::bundled_gpu("t4").peak.bf16_fp32acc_flop_per_s == test::bundled_gpu("t4").peak.fp16_fp32acc_flop_per_s);
     // GeForce: fp16/fp8 with fp32 accumulate at half the fp16-accumulate rate (gpus.md table B).
     const GpuProfile g = test::bundled_gpu("rtx-4090");
     BOOST_TEST(matmul_peak_flop_per_s(g, MatmulType::Fp16, Accumulate::Fp16) == 2 * matmul_peak_flop_per_s(g, MatmulType::Fp16, Accumulate::Fp32),

@@ -294,7 +294,10 @@ BOOST_AUTO_TEST_CASE(devices_match_bundled_profiles) {
     BOOST_TEST(match(device("NVIDIA RTX 6000 Ada Generation", "sm_89", 142, 47.5)) == "rtx-6000-ada");
     BOOST_TEST(match(device("NVIDIA GeForce RTX 4090", "sm_89", 128, 23.6)) == "rtx-4090");
     BOOST_TEST(match(device("NVIDIA L4", "sm_89", 58, 22.0)) == "l4");
-    BOOST_TEST(match(device("Tesla T4", "sm_75", 40, 15.0)) == "none");
+    BOOST_TEST(match(device("Tesla T4", "sm_75", 40, 14.75)) == "t4");
+    BOOST_TEST(match(device("NVIDIA GeForce RTX 3090", "sm_86", 82, 23.7)) == "rtx-3090");
+    BOOST_TEST(match(device("NVIDIA RTX A6000", "sm_86", 84, 47.5)) == "a6000");
+    BOOST_TEST(match(device("NVIDIA Tesla V100-SXM2-16GB", "sm_70", 80, 15.8)) == "none");
 }
 
 BOOST_AUTO_TEST_CASE(model_shapes_are_the_engine_projections) {
