@@ -83,6 +83,18 @@ BOOST_AUTO_TEST_CASE(published_modern_architectures_are_refused_naming_their_fie
     }
 }
 
+// Llama 2 7B (multi-head attention: 32 KV heads) and 70B (grouped-query: 8 KV heads), vocab 32,000,
+// for the corpus's old vLLM logs. The Llama 2 paper (arXiv:2307.09288, Table 1) names them 7B and 70B.
+BOOST_AUTO_TEST_CASE(llama2_counts) {
+    const ModelConfig small = test::bundled_model("meta-llama/Llama-2-7b-hf");
+    BOOST_TEST(small.num_kv_heads == 32);
+    BOOST_TEST(count_parameters(small).total == 6'738'415'616);
+    const ModelConfig large = test::bundled_model("llama-2-70b");
+    BOOST_TEST(large.num_kv_heads == 8);
+    BOOST_TEST(count_parameters(large).total == 68'976'648'192);
+    BOOST_TEST(std::abs(static_cast<double>(count_parameters(large).total) / 70e9 - 1) < 0.02);
+}
+
 // DeepSeek-R1-Distill-Qwen-32B keeps Qwen2.5-32B's architecture: the same count as the bundled
 // Qwen2.5-32B-Instruct.
 BOOST_AUTO_TEST_CASE(r1_distill_qwen_32b_has_the_qwen2_5_32b_architecture) {
