@@ -95,6 +95,12 @@ void run_one_input(const std::uint8_t* data, std::size_t size) {
     in.files.push_back(std::move(f));
     const InspectReport r = inspect_checkpoint(in);  // never throws for bad input
     (void)r;
+    // The input as the checkpoint's own config.json (the modern architectures' parsers and inventories).
+    CheckpointInput own;
+    own.path = "fuzz";
+    own.config_json = std::string(text);
+    const InspectReport o = inspect_checkpoint(own);
+    (void)o;
 }
 
 std::vector<std::string> seed_corpus() {
@@ -128,6 +134,24 @@ std::vector<std::string> seed_corpus() {
                        "offering": "o", "source": "s", "date": "2026-05-07"}]})");
     seeds.push_back(R"({"backend": "vllm", "num_prompts": 2, "request_rate": "inf", "completed": 2, "mean_ttft_ms": 50.0,
                        "output_throughput": 100.0, "input_lens": [13, 25], "output_lens": [120, 0]})");
+    // The modern architectures' config.json files, small.
+    seeds.push_back(R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128,
+                       "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
+                       "sliding_window": 32}, "vision_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                       "image_size": 28, "patch_size": 14, "vision_use_head": false}})");
+    seeds.push_back(R"({"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+                       "num_key_value_heads": 2, "vocab_size": 100, "intermediate_size": 128, "mamba_num_heads": 4, "mamba_head_dim": 16,
+                       "ssm_state_size": 8, "n_groups": 2, "conv_kernel": 4, "hybrid_override_pattern": "M*-M",
+                       "time_step_limit": [0.0, Infinity]})");
+    seeds.push_back(R"({"model_type": "llama4", "text_config": {"model_type": "llama4_text", "hidden_size": 64, "intermediate_size": 32,
+                       "intermediate_size_mlp": 96, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+                       "head_dim": 16, "vocab_size": 128, "num_local_experts": 4, "interleave_moe_layer_step": 2,
+                       "no_rope_layers": [1, 1, 1, 0], "attention_chunk_size": 8}})");
+    seeds.push_back(R"({"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+                       "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100, "intermediate_size": 64, "num_experts": 4,
+                       "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32,
+                       "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
+                       "full_attention_interval": 4})");
     seeds.push_back(R"({"metadata": {"total_size": 1234}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}})");
     seeds.push_back(R"(model\.layers\.\d+\.self_attn\.(q|k|v)_proj$)");
     // Startup-log lines and a benchmark result, as vLLM and SGLang print them (tests/data/logs/).
