@@ -234,6 +234,12 @@ struct Point {
     double free_bytes = 0, activation_bytes = 0, measured_budget_bytes = 0;
     double kv_bytes_per_token = 0;
     std::int64_t block_tokens = 16;
+    // vLLM's hybrid allocator (sliding windows, Mamba state): num_blocks = budget / kv_divisor_bytes
+    // (a page x group_size), logged as num_blocks / kv_groups x kv_logged_block tokens. Without it
+    // the divisor is one block of every layer, one group, the block.
+    double kv_divisor_bytes = 0;
+    std::int64_t kv_groups = 1;
+    std::int64_t kv_logged_block = 16;
     // One run of one setup: its mean and median, its TPOT and ITL are one measurement for
     // leave-one-out, which holds them out together.
     std::string run_key;
@@ -394,15 +400,28 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         p.activation_bytes = d(a.activation_workspace_bytes);
         p.free_bytes = d(a.engine_memory_bytes) - d(a.weight_bytes) - d(a.sampler_workspace_bytes) - d(a.runtime_overhead_bytes);
         p.kv_bytes_per_token = d(a.kv_bytes_per_token);
-        p.block_tokens = res->profile->defaults.block_size_tokens;
+        p.block_tokens = a.kv_block_tokens > 0 ? a.kv_block_tokens : res->profile->defaults.block_size_tokens;  // as paged (MLA: 64; a Mamba state: raised)
         if (res->profile->memory.rule == engine::BudgetRule::StaticFraction) p.activation_bytes = 0;  // not part of SGLang's rule
         double tokens = r.value;
         // vLLM's hybrid allocator (sliding-window layers) counts num_gpu_blocks over all its KV
         // groups and logs num_blocks / groups x block tokens (kv_cache_utils.py).
         const HybridKvGroups groups = hybrid_kv_groups(res->costs);
-        const double block_groups = (res->costs.sliding_layers > 0 || res->costs.state_layers > 0) && engine::hybrid_kv_allocator(*res->profile) ? d(std::max<std::int64_t>(groups.groups(), 1)) : 1.0;
-        if (r.metric == Metric::GpuBlocks) tokens = r.value * d(p.block_tokens) / block_groups;
-        p.measured_budget_bytes = r.metric == Metric::KvCacheBytes ? r.value : tokens * p.kv_bytes_per_token;
+        const bool hybrid = (res->costs.sliding_layers > 0 || res->costs.state_layers > 0) && engine::hybrid_kv_allocator(*res->profile);
+        const double block_groups = hybrid ? d(std::max<std::int64_t>(groups.groups(), 1)) : 1.0;
+        p.kv_divisor_bytes = p.kv_bytes_per_token * d(p.block_tokens);
+        p.kv_logged_block = p.block_tokens;
+        if (hybrid) {
+            const std::int64_t attention_layers = std::max<std::int64_t>(res->costs.sliding_layers + res->costs.full_layers, 1);
+            const double page = d(a.kv_bytes_per_token / static_cast<std::uint64_t>(attention_layers)) * d(p.block_tokens);
+            p.kv_divisor_bytes = page * d(std::max<std::int64_t>(groups.group_size, 1));
+            p.kv_groups = std::max<std::int64_t>(groups.groups(), 1);
+            if (res->costs.state_layers > 0) p.kv_logged_block = std::min(p.block_tokens, w.context_tokens);
+        }
+        if (r.metric == Metric::GpuBlocks) tokens = r.value * d(p.kv_logged_block) / block_groups;
+        // The budget the logged size stands for (through the same division, inverted).
+        const double budget_of_tokens =
+            hybrid ? tokens / d(p.kv_logged_block) * d(p.kv_groups) * p.kv_divisor_bytes : tokens * p.kv_bytes_per_token;
+        p.measured_budget_bytes = r.metric == Metric::KvCacheBytes ? r.value : budget_of_tokens;
         o.measured = r.metric == Metric::KvCacheBytes ? r.value / p.kv_bytes_per_token : tokens;  // compared as tokens
         o.usable = p.measured_budget_bytes > 0 && p.kv_bytes_per_token > 0;
         if (!o.usable) o.skip_reason = "no KV budget to compare";
@@ -650,6 +669,7 @@ double predict(const Point& p, const Terms& t) {
         const double non_torch = m == t.memory.end() ? 0.0 : d(m->second.non_torch_bytes);
         const double budget = p.free_bytes - scale * p.activation_bytes - non_torch;
         if (budget <= 0) return 0.0;
+        if (p.kv_groups > 1) return std::floor(std::floor(budget / p.kv_divisor_bytes) / d(p.kv_groups)) * d(p.kv_logged_block);
         const double block_bytes = p.kv_bytes_per_token * d(p.block_tokens);
         return std::floor(budget / block_bytes) * d(p.block_tokens);
     }
