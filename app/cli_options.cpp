@@ -105,6 +105,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--fit-engines", [&] { o.fit_engines = true; }},
         {"--reasoning", [&] { o.reasoning = true; }},
         {"--enforce-eager", [&] { o.enforce_eager = true; }},
+        {"--mxfp4-mxfp8", [&] { o.mxfp4_mxfp8 = true; }},
         {"--tensors", [&] { o.per_tensor = true; }},
         {"--timestamp", [&] { o.timestamp = true; }},
         {"--errorsim", [&] { o.errorsim = true; }},
@@ -197,6 +198,10 @@ Workload:
   --enforce-eager          the engine runs without CUDA graphs (vLLM's --enforce-eager, SGLang's
                            --disable-cuda-graph): with --profile engine each decode step pays the
                            fitted eager launch cost per layer
+  --mxfp4-mxfp8            MXFP4 experts (gpt-oss) with MXFP8 activations: on GPUs with block-scaled
+                           FP4/FP8 tensor cores (B200, RTX 5090) their matmuls at the FP8 rate (vLLM:
+                           VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 on sm_100); default W4A16, as vLLM
+                           runs them; the fitted engine profiles price the default
 Model of the hardware:
   --profile NAME           ideal, realistic, measured (needs --calibration FILE), or engine: the
                            engine profile's step model fitted to published measurements, with

@@ -49,6 +49,7 @@ struct CliOptions {
     std::string accuracy = "moderate";
     bool reasoning = false;
     bool enforce_eager = false;  // the engine runs without CUDA graphs (vLLM --enforce-eager)
+    bool mxfp4_mxfp8 = false;    // MXFP4 experts with MXFP8 activations on block-scaled tensor cores (B200, RTX 5090)
     bool per_tensor = false;                // --tensors : list every tensor's budget
     bool timestamp = false;                 // --timestamp : record the generation time in report.json
     std::int64_t max_num_batched_tokens = 8192;

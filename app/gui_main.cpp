@@ -54,6 +54,8 @@ void apply_command_line(const CliOptions& o, ui::PlannerSetup& s) {
     if (o.goal != d.goal) s.goal = qs(o.goal);
     if (o.accuracy != d.accuracy) s.accuracy = qs(o.accuracy);
     if (o.reasoning) s.reasoning_heavy = true;
+    if (o.enforce_eager) s.enforce_eager = true;
+    if (o.mxfp4_mxfp8) s.mxfp4_mxfp8 = true;
     if (o.max_num_batched_tokens != d.max_num_batched_tokens) s.max_num_batched_tokens = o.max_num_batched_tokens;
     if (o.max_num_seqs != d.max_num_seqs) s.max_num_seqs = o.max_num_seqs;
     if (o.errorsim_formats) s.error_lab.weight_formats = qs(*o.errorsim_formats).split(QLatin1Char(','), Qt::SkipEmptyParts);

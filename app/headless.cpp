@@ -169,6 +169,7 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.data_parallel = o.dp;
     r.workload.nodes = o.nodes;
     r.workload.kernel = parse_kernel_quality(o.kernel);
+    r.workload.mxfp4_mxfp8 = o.mxfp4_mxfp8;
     r.workload.engine.gpu_memory_utilization = o.gpu_mem_util;
     r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;
     r.workload.engine.max_num_seqs = o.max_num_seqs;

@@ -38,6 +38,7 @@ nlohmann::json inputs_json(const CliOptions& o) {
                         {"max_num_batched_tokens", o.max_num_batched_tokens},
                         {"max_num_seqs", o.max_num_seqs},
                         {"enforce_eager", o.enforce_eager},
+                        {"mxfp4_mxfp8", o.mxfp4_mxfp8},
                         {"scenario", o.scenario ? nlohmann::json(*o.scenario) : nlohmann::json(nullptr)}};
     nlohmann::json lab = nlohmann::json::object();
     if (o.errorsim_formats) lab["formats"] = *o.errorsim_formats;

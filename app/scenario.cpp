@@ -102,6 +102,9 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
         } else if (key == "enforce_eager") {
             if (!value.is_boolean()) throw Error(at, "expects true or false");
             if (!o.enforce_eager) o.enforce_eager = value.get<bool>();
+        } else if (key == "mxfp4_mxfp8") {
+            if (!value.is_boolean()) throw Error(at, "expects true or false");
+            if (!o.mxfp4_mxfp8) o.mxfp4_mxfp8 = value.get<bool>();
         } else if (key == "max_num_batched_tokens") {
             if (!o.max_num_batched_tokens_given) o.max_num_batched_tokens = integer_value(value, at), o.max_num_batched_tokens_given = true;
         } else if (key == "max_num_seqs") {

@@ -188,6 +188,11 @@ PlanResult plan(PlanRequest request) {
     for (const Scheme& s : request.schemes) {
         SchemeResult r;
         r.costs = scheme_costs(request.model, inventory, s, w.kv, request.gpu);
+        if (w.mxfp4_mxfp8 && r.costs.mxfp4_native_capable)
+            r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "MXFP4 experts with MXFP8 activations at the FP8 rate (--mxfp4-mxfp8)";
+        else if (w.mxfp4_mxfp8 && r.costs.expert_width_pad > 0)
+            r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "--mxfp4-mxfp8: " + request.gpu.id +
+                            " has no block-scaled FP4/FP8 tensor cores: the MXFP4 experts are priced W4A16";
         r.admission = price.admit(r.costs);
         r.requested_batch = w.batch;
         const std::int64_t batch = r.admission.fits ? std::min(w.batch, r.admission.max_sequences) : w.batch;

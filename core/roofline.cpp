@@ -30,6 +30,21 @@ double linear_rate_flop_per_s(const SchemeCosts& c, const GpuProfile& gpu, const
     return rate;
 }
 
+// MXFP4 experts with MXFP8 activations (Workload::mxfp4_mxfp8 on a capable GPU): their matmuls at
+// the FP8 rate, no weight-only kernel factor.
+bool native_mxfp4(const SchemeCosts& c, const Workload& w) { return w.mxfp4_mxfp8 && c.mxfp4_native_capable && c.expert_flop_per_assignment > 0; }
+double native_mxfp4_rate_flop_per_s(const GpuProfile& gpu, const EfficiencyProfile& eff) {
+    return matmul_peak_flop_per_s(gpu, MatmulType::Fp8) * eff.compute_efficiency_for(MatmulType::Fp8);
+}
+
+// Seconds of `linear_flop` linear FLOPs of which `expert_flop` are routed experts' (the same
+// rate for both but under native MXFP4).
+double linear_time_s(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w, double linear_flop,
+                     double expert_flop) {
+    if (!native_mxfp4(c, w)) return linear_flop / linear_rate_flop_per_s(c, gpu, eff, w.kernel);
+    return (linear_flop - expert_flop) / linear_rate_flop_per_s(c, gpu, eff, w.kernel) + expert_flop / native_mxfp4_rate_flop_per_s(gpu, eff);
+}
+
 // Attention runs on bf16 tensor cores whatever the cache format: the cache is dequantized on
 // the way in (kernels.md (d): no direct fp8 -> bf16 instruction, fused into attention).
 double attention_rate_flop_per_s(const GpuProfile& gpu, const EfficiencyProfile& eff) {
@@ -54,7 +69,7 @@ Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfi
     Pieces p{};
     p.m0 = (d(c.streamed_weight_bytes) + d(c.kv_fixed_bytes)) / tp / bw;
     p.m1 = per_b_bytes / bw;
-    p.c1 = c.linear_flop_per_token / tp / linear_rate_flop_per_s(c, gpu, eff, w.kernel) +
+    p.c1 = linear_time_s(c, gpu, eff, w, c.linear_flop_per_token / tp, d(c.experts_per_token) * c.expert_flop_per_assignment / tp) +
            attention_flop_per_token(c, w.context_tokens) / tp / attention_rate_flop_per_s(gpu, eff);
     p.k = allreduce_time_s(d(c.allreduce_bytes_per_token), w, gpu);
     return p;
@@ -479,6 +494,7 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     const bool mxfp4_experts = m.gpt_oss_experts && experts > 0 && scheme.weights.storage == DType::Fp4E2M1 && scheme.weights.scale &&
                                scheme.weights.scale->dtype == DType::Fp8E8M0 && (native || scheme.covers.moe_experts);
     if (mxfp4_experts) {
+        c.mxfp4_native_capable = gpu.peak.fp4_flop_per_s > 0 && matmul_peak_flop_per_s(gpu, MatmulType::Fp8) > 0;
         const std::string& cc = gpu.compute_capability;  // "sm_80", "sm_100"
         const bool marlin = (cc.rfind("sm_", 0) == 0 ? std::atoi(cc.c_str() + 3) : 90) < 90;
         c.expert_width_pad = marlin ? 128 : 64;
@@ -549,6 +565,7 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
     s.context_tokens = context;
     s.weight_bytes = (c.streamed_weight_bytes + b * c.embedding_row_bytes) / tp;
     s.linear_flop = d(batch) * c.linear_flop_per_token / d(w.tensor_parallel);
+    double expert_flop = d(batch) * d(c.experts_per_token) * c.expert_flop_per_assignment / d(w.tensor_parallel);
     if (c.expert_bytes_per_layer_expert > 0) {
         // Which experts a batch touches is decided per layer; uniform routing assumed.
         if (w.expert_parallel > 1) {
@@ -557,6 +574,7 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
             const BusiestGpuLoad busiest = busiest_gpu_load(c.num_experts, c.experts_per_token, batch * std::max<std::int64_t>(w.data_parallel, 1), w.expert_parallel);
             s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * busiest.distinct_experts * d(c.expert_bytes_per_layer_expert));
             s.linear_flop += (busiest.assignments - d(batch) * d(c.experts_per_token) / d(w.tensor_parallel)) * c.expert_flop_per_assignment;
+            expert_flop = busiest.assignments * c.expert_flop_per_assignment;
         } else {
             const double touched = expected_distinct_experts(c.num_experts, c.experts_per_token, batch);
             s.weight_bytes += static_cast<std::uint64_t>(d(c.moe_layers) * touched * d(c.expert_bytes_per_layer_expert) / d(tp));
@@ -567,7 +585,7 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
     s.activation_bytes = b * c.activation_bytes_per_token;
     s.attention_flop = d(batch) * attention_flop_per_token(c, context) / d(w.tensor_parallel);
     s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
-    s.compute_time_s = s.linear_flop / linear_rate_flop_per_s(c, gpu, eff, w.kernel) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
+    s.compute_time_s = linear_time_s(c, gpu, eff, w, s.linear_flop, expert_flop) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
     s.communication_time_s = allreduce_time_s(d(batch) * d(c.allreduce_bytes_per_token), w, gpu);
     if (w.data_parallel > 1 && c.expert_bytes_per_layer_expert > 0) {
         const AllToAll a2a = moe_all_to_all(c, gpu, w, batch);
@@ -594,12 +612,14 @@ PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const Efficie
         const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);
         double weights = d(c.streamed_weight_bytes) + d(n) * d(c.embedding_row_bytes);
         double lin = d(n) * c.linear_flop_per_token / tp;
+        double expert_flop = d(n) * d(c.experts_per_token) * c.expert_flop_per_assignment / tp;
         double expert_bytes_per_gpu = 0;  // under expert parallelism: the busiest GPU's, not split by tp
         if (c.expert_bytes_per_layer_expert > 0) {
             if (w.expert_parallel > 1) {
                 const BusiestGpuLoad busiest = busiest_gpu_load(c.num_experts, c.experts_per_token, n, w.expert_parallel);
                 expert_bytes_per_gpu = d(c.moe_layers) * busiest.distinct_experts * d(c.expert_bytes_per_layer_expert);
                 lin += (busiest.assignments - d(n) * d(c.experts_per_token) / tp) * c.expert_flop_per_assignment;
+                expert_flop = busiest.assignments * c.expert_flop_per_assignment;
             } else {
                 weights += d(c.moe_layers) * expected_distinct_experts(c.num_experts, c.experts_per_token, n) * d(c.expert_bytes_per_layer_expert);
             }
@@ -610,7 +630,7 @@ PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const Efficie
         // Causal attention: token i of the chunk attends to start + i + 1 positions (sliding layers: at most their window).
         const double att = prefill_attention_flop(c, start, n) / tp;
         const double mem_t = bytes / bw;
-        const double comp_t = lin / lin_rate + att / att_rate;
+        const double comp_t = (native_mxfp4(c, w) ? linear_time_s(c, gpu, eff, w, lin, expert_flop) : lin / lin_rate) + att / att_rate;
         double comm = allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu);
         if (w.data_parallel > 1 && c.expert_bytes_per_layer_expert > 0) comm += moe_all_to_all(c, gpu, w, n).time_s;
         const double t = std::max(mem_t, comp_t) + comm;

@@ -50,6 +50,11 @@ struct Workload {
     // traffic between nodes runs at the GPU profile's internode_bytes_per_s.
     std::int64_t nodes = 1;
     KernelQuality kernel = KernelQuality::Fused;
+    // MXFP4 experts (gpt-oss) with MXFP8 activations on a GPU with block-scaled FP4/FP8 tensor cores
+    // (B200, RTX 5090: their expert matmuls at the FP8 rate), as vLLM runs them on sm_100 when
+    // VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (0.11.0 quantization/mxfp4.py get_mxfp4_backend).
+    // false: W4A16 on bf16 tensor cores, vLLM's default everywhere.
+    bool mxfp4_mxfp8 = false;
     EngineSettings engine;
 };
 
@@ -118,6 +123,9 @@ struct SchemeCosts {
     std::int64_t expert_hidden_pad = 0;
     std::int64_t expert_width = 0;            // moe_intermediate_size
     std::uint64_t routed_expert_bytes = 0;    // all routed experts' resident bytes (every MoE model; before padding)
+    // MXFP4 experts on a GPU whose tensor cores take MXFP4 x MXFP8 (peak fp4 > 0): with
+    // Workload::mxfp4_mxfp8 their matmuls run at the FP8 rate, the rest at `matmul`'s.
+    bool mxfp4_native_capable = false;
     bool mla = false;                         // the cache is an MLA latent (vLLM pages it in blocks of 64: kv_block_tokens_for)
     std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
     std::uint64_t activation_bytes_per_token = 0;  // residual stream handed between layers

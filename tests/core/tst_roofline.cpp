@@ -501,6 +501,42 @@ BOOST_AUTO_TEST_CASE(sliding_window_layers_and_the_hybrid_allocator) {
     BOOST_TEST(cache_layout_text(types) == "18 full_attention + 18 sliding_attention (window 128)");
 }
 
+// gpt-oss's MXFP4 experts with MXFP8 activations (--mxfp4-mxfp8): on a B200 (block-scaled FP4/FP8
+// tensor cores) the experts' matmuls run at the FP8 rate and the rest as before; on an H100 the
+// option changes nothing (W4A16, as vLLM runs MXFP4 there); without it nothing changes anywhere.
+BOOST_AUTO_TEST_CASE(mxfp4_experts_with_mxfp8_activations_on_blackwell) {
+    for (const char* gpu : {"b200", "h100-sxm"}) {
+        PlanRequest q;
+        q.model = test::bundled_model("gpt-oss-120b");
+        q.gpu = test::bundled_gpu(gpu);
+        q.schemes = {parse_scheme("native")};
+        q.workload.batch = 64;
+        q.workload.context_tokens = 8192;
+        const SchemeResult plain = plan(q).schemes[0];
+        q.workload.mxfp4_mxfp8 = true;
+        const SchemeResult mx = plan(q).schemes[0];
+        const bool blackwell = std::string(gpu) == "b200";
+        BOOST_TEST(mx.costs.mxfp4_native_capable == blackwell, gpu);
+        BOOST_TEST(mx.decode.linear_flop == plain.decode.linear_flop);  // the same work
+        if (!blackwell) {
+            BOOST_TEST(mx.decode.compute_time_s == plain.decode.compute_time_s);
+            BOOST_TEST(mx.prefill.time_s == plain.prefill.time_s);
+            BOOST_TEST(mx.costs.note.find("no block-scaled") != std::string::npos, mx.costs.note);
+            continue;
+        }
+        BOOST_TEST(mx.prefill.time_s < 0.8 * plain.prefill.time_s);
+        // Decode: the experts' FLOPs (64 tokens x 4 experts) at the FP8 rate, the rest at the scheme's.
+        const EfficiencyProfile& eff = q.efficiency;
+        const double expert = 64.0 * 4.0 * mx.costs.expert_flop_per_assignment;
+        const double fp8 = matmul_peak_flop_per_s(q.gpu, MatmulType::Fp8) * eff.compute_efficiency_for(MatmulType::Fp8);
+        const double rest = matmul_peak_flop_per_s(q.gpu, mx.costs.matmul) * eff.compute_efficiency_for(mx.costs.matmul) * eff.fused_kernel_efficiency;
+        const double attention = mx.decode.attention_flop / (matmul_peak_flop_per_s(q.gpu, MatmulType::Bf16) * eff.compute_efficiency_for(MatmulType::Bf16));
+        BOOST_TEST(mx.decode.compute_time_s == (mx.decode.linear_flop - expert) / rest + expert / fp8 + attention, tt::tolerance(1e-9));
+        BOOST_TEST(mx.decode.compute_time_s < plain.decode.compute_time_s);
+        BOOST_TEST(mx.costs.note.find("MXFP8 activations") != std::string::npos, mx.costs.note);
+    }
+}
+
 // Gemma 3 27B: 52 sliding layers (window 1,024) and 10 full; vLLM's hybrid allocator groups them
 // by the smaller count (10: one full group, six sliding ones, the last padded). The SigLIP tower is
 // held in memory but a text decode step does not read it.

@@ -102,6 +102,7 @@ BOOST_AUTO_TEST_CASE(default_setup_is_the_six_serving_schemes_and_round_trips_th
     s.error_lab.outlier_magnitude = 100;
     s.error_lab.activation = QStringLiteral("fp8");
     s.enforce_eager = true;
+    s.mxfp4_mxfp8 = true;
     const PlannerSetup back = setup_from_json(setup_to_json(s), PlannerSetup{}, QStringLiteral("test"));
     BOOST_TEST((back == s));
 }
@@ -132,6 +133,7 @@ const RefusedCase kRefused[] = {
     {R"({"goal": "fastest"})", "goal"},
     {R"({"reasoning": "yes"})", "reasoning"},
     {R"({"enforce_eager": 1})", "enforce_eager"},
+    {R"({"mxfp4_mxfp8": "on"})", "mxfp4_mxfp8"},
     {R"({"errorsim_methods": "awq,smoothquant"})", "errorsim_methods"},
     {R"({"errorsim_methods": "magic"})", "errorsim_methods"},
     {R"({"errorsim_outlier": 0.5})", "errorsim_outlier"},

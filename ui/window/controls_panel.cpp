@@ -204,6 +204,10 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     eager_->setObjectName(QStringLiteral("enforce_eager"));
     eager_->setToolTip(glossary("enforce_eager"));
     engine_form->addRow(eager_);
+    mxfp8_ = new QCheckBox(tr("MXFP4 experts with MXFP8 activations"), this);
+    mxfp8_->setObjectName(QStringLiteral("mxfp4_mxfp8"));
+    mxfp8_->setToolTip(glossary("mxfp4_mxfp8"));
+    engine_form->addRow(mxfp8_);
     for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_, dp_, nodes_})
         qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
 
@@ -236,6 +240,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     connect(nodes_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(reasoning_, &QCheckBox::toggled, this, [this] { emit changed(); });
     connect(eager_, &QCheckBox::toggled, this, [this] { emit changed(); });
+    connect(mxfp8_, &QCheckBox::toggled, this, [this] { emit changed(); });
 
     setSetup(default_setup());
 }
@@ -311,7 +316,7 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label, bo
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {
-    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, goal_, accuracy_, reasoning_, eager_};
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, goal_, accuracy_, reasoning_, eager_, mxfp8_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
@@ -358,6 +363,7 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     select_data(accuracy_, s.accuracy);
     reasoning_->setChecked(s.reasoning_heavy);
     eager_->setChecked(s.enforce_eager);
+    mxfp8_->setChecked(s.mxfp4_mxfp8);
 }
 
 PlannerSetup ControlsPanel::setup() const {
@@ -383,6 +389,7 @@ PlannerSetup ControlsPanel::setup() const {
     s.accuracy = accuracy_->currentData().toString();
     s.reasoning_heavy = reasoning_->isChecked();
     s.enforce_eager = eager_->isChecked();
+    s.mxfp4_mxfp8 = mxfp8_->isChecked();
     return s;
 }
 

@@ -116,6 +116,7 @@ private:
     QComboBox* accuracy_ = nullptr;
     QCheckBox* reasoning_ = nullptr;
     QCheckBox* eager_ = nullptr;
+    QCheckBox* mxfp8_ = nullptr;
     PlannerSetup hidden_;  // fields without a control here (engine limits), kept from setSetup()
 };
 

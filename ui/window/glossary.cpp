@@ -49,6 +49,7 @@ constexpr Entry kEntries[] = {
              "decode step (latency)."},
     {"accuracy", "How much published accuracy loss you accept; schemes beyond it are vetoed after the ranking."},
     {"reasoning", "Long chains of thought lose accuracy first under quantization: tightens the veto."},
+    {"mxfp4_mxfp8", "MXFP4 experts (gpt-oss) with MXFP8 activations: on GPUs with block-scaled FP4/FP8 tensor cores (B200, RTX 5090) their matmuls at the FP8 rate, as vLLM runs them on sm_100 with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1. Off: W4A16, vLLM's default. The fitted engine profiles price the default."},
     {"enforce_eager", "The engine runs without CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph): under the engine profile each decode step pays the fitted launch cost per layer."},
     {"effective_bits", "Bits per weight including scales and zero points: bytes of the quantized linears x 8 / their weights. "
                        "INT4 g128 with a 16-bit scale and a 4-bit zero point is 4 + 16/128 + 4/128 = 4.156."},

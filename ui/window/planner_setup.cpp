@@ -28,6 +28,7 @@ const std::set<QString>& setup_keys() {
         QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"), QStringLiteral("engine"),
         QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("dp"), QStringLiteral("nodes"), QStringLiteral("goal"), QStringLiteral("accuracy"),
         QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"), QStringLiteral("enforce_eager"),
+        QStringLiteral("mxfp4_mxfp8"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
         QStringLiteral("errorsim_outlier"), QStringLiteral("errorsim_seed")};
     return keys;
@@ -125,6 +126,7 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("max_num_batched_tokens"), static_cast<double>(s.max_num_batched_tokens));
     o.insert(QStringLiteral("max_num_seqs"), static_cast<double>(s.max_num_seqs));
     o.insert(QStringLiteral("enforce_eager"), s.enforce_eager);
+    o.insert(QStringLiteral("mxfp4_mxfp8"), s.mxfp4_mxfp8);
     o.insert(QStringLiteral("errorsim_formats"), s.error_lab.weight_formats.join(QLatin1Char(',')));
     o.insert(QStringLiteral("errorsim_methods"), methods_of(s.error_lab).join(QLatin1Char(',')));
     o.insert(QStringLiteral("errorsim_activation"), s.error_lab.activation);
@@ -169,6 +171,11 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
     if (has("max_num_batched_tokens"))
         s.max_num_batched_tokens = integer_value(json, QStringLiteral("max_num_batched_tokens"), where);
     if (has("max_num_seqs")) s.max_num_seqs = integer_value(json, QStringLiteral("max_num_seqs"), where);
+    if (has("mxfp4_mxfp8")) {
+        if (!json.value(QStringLiteral("mxfp4_mxfp8")).isBool())
+            throw Error(field_name(where, QStringLiteral("mxfp4_mxfp8")), "must be true or false");
+        s.mxfp4_mxfp8 = json.value(QStringLiteral("mxfp4_mxfp8")).toBool();
+    }
     if (has("enforce_eager")) {
         if (!json.value(QStringLiteral("enforce_eager")).isBool())
             throw Error(field_name(where, QStringLiteral("enforce_eager")), "must be true or false");
@@ -270,6 +277,7 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     if (ep && s.tensor_parallel * r.workload.data_parallel > 1) r.workload.expert_parallel = s.tensor_parallel * r.workload.data_parallel;
     r.workload.nodes = s.nodes;
     r.workload.kernel = parse_kernel_quality(s.kernel.toStdString());
+    r.workload.mxfp4_mxfp8 = s.mxfp4_mxfp8;
     r.workload.engine.gpu_memory_utilization = s.gpu_memory_utilization;
     r.workload.engine.max_num_batched_tokens = s.max_num_batched_tokens;
     r.workload.engine.max_num_seqs = s.max_num_seqs;

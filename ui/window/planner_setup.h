@@ -64,6 +64,7 @@ struct PlannerSetup {
     std::int64_t max_num_batched_tokens = 8192;   // engine: tokens in one forward pass
     std::int64_t max_num_seqs = 256;              // engine: sequences the sampler is sized for
     bool enforce_eager = false;                   // engine: CUDA graphs off (--enforce-eager)
+    bool mxfp4_mxfp8 = false;                     // MXFP4 experts with MXFP8 activations (--mxfp4-mxfp8)
     ErrorLabSetup error_lab;
 
     friend bool operator==(const PlannerSetup&, const PlannerSetup&) = default;
