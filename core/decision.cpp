@@ -97,6 +97,10 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
         if (scheme_name(r.costs.scheme) == "bf16") base = &r;
     const DecodeStep& bd = base->decode;
     const std::string base_name = scheme_name(base->costs.scheme);
+    // Whether a weight-only scheme of at most about 4 bits per weight is among those priced.
+    const bool four_bit_offered = std::any_of(results.begin(), results.end(), [](const SchemeResult& r) {
+        return r.costs.weight_only_path && r.costs.budget.effective_bits <= 5.0;
+    });
     if (bd.bound == Bound::Compute) {
         out.regime = "compute-bound";
         out.reasons.push_back("At batch " + std::to_string(bd.batch) + " and " + std::to_string(bd.context_tokens) +
@@ -112,7 +116,8 @@ Decision decide(const std::vector<SchemeResult>& results, const WorkloadGoal& go
         out.regime = "memory-bound (weights)";
         out.reasons.push_back("At batch " + std::to_string(bd.batch) + " the weights are " +
                               fixed(100.0 * static_cast<double>(bd.weight_bytes) / static_cast<double>(bd.total_bytes()), 1) +
-                              "% of the bytes a decode step moves: fewer weight bytes buy time nearly in proportion, so weight-only 4-bit leads.");
+                              "% of the bytes a decode step moves: fewer weight bytes buy time nearly in proportion, so " +
+                              (four_bit_offered ? std::string("weight-only 4-bit leads.") : std::string("the scheme with the fewest weight bytes leads (no 4-bit scheme is in the set).")));
     }
 
     for (const SchemeResult& r : results) {

@@ -41,6 +41,17 @@ BOOST_AUTO_TEST_CASE(low_batch_is_weight_bound_and_picks_4bit_weight_only) {
     BOOST_TEST(d.ranking.size() == 6u);
 }
 
+// The weight-bound reason names 4-bit only when a 4-bit weight-only scheme is priced.
+BOOST_AUTO_TEST_CASE(weight_bound_reason_names_what_is_offered) {
+    const Decision with = decide_for(1, 4096);
+    BOOST_TEST_REQUIRE(!with.reasons.empty());
+    BOOST_TEST(with.reasons.front().find("weight-only 4-bit leads") != std::string::npos, with.reasons.front());
+    const Decision without = decide_for(1, 4096, AccuracyTolerance::Moderate, false, "bf16,w8a16-int8,w8a8-fp8");
+    BOOST_TEST_REQUIRE(!without.reasons.empty());
+    BOOST_TEST(without.reasons.front().find("4-bit leads") == std::string::npos, without.reasons.front());
+    BOOST_TEST(without.reasons.front().find("fewest weight bytes") != std::string::npos, without.reasons.front());
+}
+
 BOOST_AUTO_TEST_CASE(high_batch_short_context_is_compute_bound_and_picks_w8a8) {
     const Decision d = decide_for(1024, 128);
     BOOST_TEST(d.regime == "compute-bound");
