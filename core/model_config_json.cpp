@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -83,6 +84,31 @@ bool deepseek_v3_type(const std::string& model_type) { return model_type == "dee
 // The architectures whose sliding-window layers are priced (layer_types' sliding_attention).
 bool sliding_types_priced(const std::string& model_type) { return model_type == "gpt_oss" || model_type == "gemma3_text"; }
 
+// The fields of architectures quantplan prices only for the model types whose parser reads them
+// (elsewhere they mark an architecture it would misprice).
+const std::map<std::string, std::set<std::string>>& priced_fields() {
+    static const std::set<std::string> deepseek = {"kv_lora_rank", "q_lora_rank", "n_routed_experts", "n_shared_experts", "first_k_dense_replace"};
+    static const std::map<std::string, std::set<std::string>> m = {
+        {"deepseek_v3", deepseek},
+        {"kimi_k2", deepseek},
+        {"gemma3_text", {"sliding_window_pattern"}},
+        {"llama4_text", {"attention_chunk_size", "interleave_moe_layer_step"}},
+        {"qwen3_next", {"linear_num_value_heads", "linear_num_key_heads", "full_attention_interval"}},
+        {"nemotron_h", {"hybrid_override_pattern", "ssm_state_size"}},
+    };
+    return m;
+}
+
+// The layer_types values a model type's parser prices: full attention everywhere (newer
+// transformers write layer_types for plain models too), sliding windows for gpt-oss and Gemma 3,
+// gated DeltaNet layers for Qwen3-Next.
+bool layer_type_priced(const std::string& model_type, const std::string& type) {
+    if (type == "full_attention") return true;
+    if (type == "sliding_attention") return sliding_types_priced(model_type);
+    if (type == "linear_attention") return model_type == "qwen3_next";
+    return false;
+}
+
 // Refuses, in one line naming the fields, a config whose architecture quantplan does not model
 // (MLA, DeepSeek-style routed and shared experts, per-layer attention types, sliding windows,
 // chunked attention, linear attention and state-space layers) instead of pricing it as a simpler
@@ -92,34 +118,15 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
                                   "layer_types", "linear_num_value_heads", "linear_num_key_heads", "full_attention_interval",
                                   "ssm_state_size", "mamba_d_state", "mamba_n_heads", "hybrid_override_pattern", "attention_chunk_size",
                                   "interleave_moe_layer_step", "sliding_window_pattern"};
-    // The fields DeepSeek-V3's architecture reads (parse_model_config prices them).
-    static const std::set<std::string> kDeepseekKeys = {"kv_lora_rank", "q_lora_rank", "n_routed_experts", "n_shared_experts", "first_k_dense_replace"};
+    const auto priced = priced_fields().find(model_type);
     std::vector<std::string> fields;
     for (const char* k : kKeys) {
         const auto it = j.find(k);
         if (it == j.end() || it->is_null()) continue;
-        if (deepseek_v3_type(model_type) && kDeepseekKeys.count(k) != 0) continue;
-        // Newer transformers write layer_types for plain models too: only other types than full
-        // attention count (gpt-oss's and Gemma 3's sliding_attention layers are priced).
-        const bool sliding_priced = sliding_types_priced(model_type);
-        if (std::string(k) == "layer_types" && it->is_array() && std::all_of(it->begin(), it->end(), [&](const json& t) {
-                return t.is_string() && (t.get<std::string>() == "full_attention" || (sliding_priced && t.get<std::string>() == "sliding_attention"));
-            }))
+        if (priced != priced_fields().end() && priced->second.count(k) != 0) continue;
+        if (std::string(k) == "layer_types" && it->is_array() &&
+            std::all_of(it->begin(), it->end(), [&](const json& t) { return t.is_string() && layer_type_priced(model_type, t.get<std::string>()); }))
             continue;
-        if (std::string(k) == "sliding_window_pattern" && model_type == "gemma3_text") continue;
-        // Qwen3-Next's gated DeltaNet layers (parse_qwen3_next prices them).
-        if (model_type == "qwen3_next") {
-            const std::string key(k);
-            if (key == "linear_num_value_heads" || key == "linear_num_key_heads" || key == "full_attention_interval") continue;
-            if (key == "layer_types" && it->is_array() && std::all_of(it->begin(), it->end(), [](const json& t) {
-                    return t.is_string() && (t.get<std::string>() == "full_attention" || t.get<std::string>() == "linear_attention");
-                }))
-                continue;
-        }
-        // Llama 4's chunked attention and interleaved MoE (parse_llama4 prices them).
-        if (model_type == "llama4_text" && (std::string(k) == "attention_chunk_size" || std::string(k) == "interleave_moe_layer_step")) continue;
-        // Nemotron-H's Mamba2 fields (parse_nemotron_h prices them).
-        if (model_type == "nemotron_h" && (std::string(k) == "hybrid_override_pattern" || std::string(k) == "ssm_state_size")) continue;
         fields.push_back(k);
     }
     // A sliding window that applies (Mistral's, or use_sliding_window: true); Qwen's configs carry
