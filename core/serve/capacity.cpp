@@ -291,6 +291,8 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
         p.limits.full_groups = groups.full_groups;
         p.limits.sliding_groups = groups.sliding_groups;
         p.limits.state_groups = groups.state_groups;
+        // vLLM 0.11.0 disables prefix caching for Mamba and gated DeltaNet hybrids.
+        if (costs.state_layers > 0) p.limits.prefix_caching = false;
         p.limits.sliding_window = costs.sliding_window;
     }
     // The scheduler the engine runs: SGLang and vLLM V0 without chunked prefill run a step of new

@@ -30,6 +30,10 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                           std::int64_t closed_loop_users, std::size_t timeline_points) {
     // Closed loop: the first users' requests arrive at once, each later one when a request finishes.
     std::vector<Request> requests = given;
+    // An engine without prefix caching (vLLM 0.11.0 for Mamba and gated DeltaNet hybrids) prefills
+    // every prompt whole.
+    if (!limits.prefix_caching)
+        for (Request& r : requests) r.shared_prefix_tokens = 0;
     if (closed_loop_users > 0)
         for (std::size_t i = 0; i < requests.size(); ++i)
             requests[i].arrival_s = static_cast<std::int64_t>(i) < closed_loop_users ? 0.0 : std::numeric_limits<double>::infinity();

@@ -64,6 +64,9 @@ struct EngineLimits {
     // Mamba groups (Nemotron-H): one block each per request, its state, for the request's lifetime
     // (MambaSpec.max_memory_usage_bytes).
     std::int64_t state_groups = 0;
+    // Prefix caching (a request's shared prefix is prefilled once). vLLM 0.11.0 turns it off for
+    // hybrid Mamba / gated DeltaNet models (model_executor/models/config.py MambaModelConfig).
+    bool prefix_caching = true;
     // The scheduler. false: vLLM V1's, decodes first and prefill chunks mixed into the same step.
     // true: a step prefills or decodes, never both, prefills first when any can run (vLLM V0
     // without chunked prefill, vllm/core/scheduler.py _schedule_default; SGLang's default without

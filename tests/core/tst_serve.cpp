@@ -204,6 +204,15 @@ BOOST_AUTO_TEST_CASE(mamba_groups_hold_one_block_per_request) {
     BOOST_TEST(test::throws_naming([&] { simulate({{0, 1570, 10}}, mamba, synthetic_cost); }, "does not fit in a KV cache"));
     BOOST_TEST(simulate({{0, 1500, 10}}, plain, synthetic_cost).requests.size() == 1u);
     BOOST_CHECK_THROW(simulate(small, [&] { EngineLimits bad = mamba; bad.state_groups = -1; return bad; }(), synthetic_cost), Error);
+    // vLLM 0.11.0 runs these models without prefix caching: a shared prefix is prefilled every time.
+    std::vector<Request> shared;
+    for (int i = 0; i < 8; ++i) shared.push_back({0.1 * i, 96, 4, 64});
+    const SimulationResult cached = simulate(shared, plain, synthetic_cost);
+    EngineLimits uncached_limits = mamba;
+    uncached_limits.prefix_caching = false;
+    const SimulationResult uncached = simulate(shared, uncached_limits, synthetic_cost);
+    BOOST_TEST(cached.prefix_hit_tokens > 0);
+    BOOST_TEST(uncached.prefix_hit_tokens == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
