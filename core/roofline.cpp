@@ -85,32 +85,22 @@ std::uint64_t kv_bytes_per_token_per_gpu(const SchemeCosts& c, std::int64_t tp) 
     return c.kv_bytes_per_token / static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(cdiv(heads, ranks));
 }
 
-std::uint64_t mamba_state_bytes_per_layer(const SchemeCosts& c, std::int64_t tp) {
-    if (c.mamba_layers == 0) return 0;
+std::uint64_t RecurrentState::bytes_per_layer(std::int64_t tp) const {
+    if (layers == 0) return 0;
     const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
-    const std::int64_t groups = c.mamba_n_groups + (c.mamba_n_groups % ranks == 0 ? 0 : ranks - c.mamba_n_groups);
-    const std::int64_t conv_dim = c.mamba_heads * c.mamba_head_dim + 2 * groups * c.ssm_state_size;
-    const std::int64_t conv = (c.mamba_conv_kernel - 1) * cdiv(conv_dim, ranks);
-    const std::int64_t ssm = cdiv(c.mamba_heads, ranks) * c.mamba_head_dim * c.ssm_state_size;
-    return static_cast<std::uint64_t>(conv + ssm) * c.state_dtype_bytes;
-}
-
-std::uint64_t gdn_state_bytes_per_layer(const SchemeCosts& c, std::int64_t tp) {
-    if (c.gdn_layers == 0) return 0;
-    const std::int64_t ranks = std::max<std::int64_t>(tp, 1);
-    const std::int64_t conv_dim = 2 * c.gdn_key_heads * c.gdn_key_head_dim + c.gdn_value_heads * c.gdn_value_head_dim;
-    const std::int64_t conv = (c.gdn_conv_kernel - 1) * cdiv(conv_dim, ranks);
-    const std::int64_t recurrent = cdiv(c.gdn_value_heads, ranks) * c.gdn_key_head_dim * c.gdn_value_head_dim;
-    return static_cast<std::uint64_t>(conv + recurrent) * c.state_dtype_bytes;
+    const std::int64_t widened = groups + (groups == 0 || groups % ranks == 0 ? 0 : ranks - groups);
+    const std::int64_t conv = (conv_kernel - 1) * cdiv(conv_fixed_channels + 2 * widened * group_channels, ranks);
+    const std::int64_t recurrent = cdiv(heads, ranks) * values_per_head;
+    return static_cast<std::uint64_t>(conv + recurrent) * dtype_bytes;
 }
 
 std::uint64_t state_bytes_per_sequence_per_gpu(const SchemeCosts& c, std::int64_t tp) {
-    return mamba_state_bytes_per_layer(c, tp) * static_cast<std::uint64_t>(c.mamba_layers) +
-           gdn_state_bytes_per_layer(c, tp) * static_cast<std::uint64_t>(c.gdn_layers);
+    return c.mamba.bytes_per_layer(tp) * static_cast<std::uint64_t>(c.mamba.layers) +
+           c.gdn.bytes_per_layer(tp) * static_cast<std::uint64_t>(c.gdn.layers);
 }
 
 std::uint64_t state_page_bytes(const SchemeCosts& c, std::int64_t tp) {
-    return std::max(mamba_state_bytes_per_layer(c, tp), gdn_state_bytes_per_layer(c, tp));
+    return std::max(c.mamba.bytes_per_layer(tp), c.gdn.bytes_per_layer(tp));
 }
 
 std::int64_t mamba_aligned_block_tokens(const SchemeCosts& c, std::int64_t configured, std::int64_t tp) {
@@ -142,7 +132,7 @@ std::vector<CacheLayerType> cache_by_layer_type(const SchemeCosts& c, std::uint6
         if (c.full_layers > 0) out.push_back({"full_attention", c.full_layers, per_layer * static_cast<std::uint64_t>(c.full_layers), 0});
         out.push_back({"sliding_attention", c.sliding_layers, per_layer * static_cast<std::uint64_t>(c.sliding_layers), c.sliding_window});
     }
-    if (c.state_layers > 0) out.push_back({c.gdn_layers > 0 ? "linear_attention_state" : "mamba_state", c.state_layers, 0, 0, state_per_sequence});
+    if (c.state_layers > 0) out.push_back({c.gdn.layers > 0 ? "linear_attention_state" : "mamba_state", c.state_layers, 0, 0, state_per_sequence});
     return out;
 }
 
@@ -510,33 +500,32 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     // of a hybrid stack, whose layers hold one mixer each.
     const std::int64_t reduced = m.is_hybrid_stack() ? m.num_layers : 2 * m.num_layers;
     c.allreduce_bytes_per_token = static_cast<std::uint64_t>(reduced * m.hidden_size) * 2;
-    c.mamba_layers = m.mamba_layer_count();
-    c.gdn_layers = m.linear_attention_layer_count();
-    c.state_layers = c.mamba_layers + c.gdn_layers;
-    if (c.gdn_layers > 0) {
-        c.gdn_key_heads = m.linear_num_key_heads;
-        c.gdn_value_heads = m.linear_num_value_heads;
-        c.gdn_key_head_dim = m.linear_key_head_dim;
-        c.gdn_value_head_dim = m.linear_value_head_dim;
-        c.gdn_conv_kernel = m.linear_conv_kernel;
-        c.state_dtype_bytes = 2;  // the model dtype (bf16): vLLM 0.11.0 gated_delta_net_state_dtype, mamba_cache_dtype "auto"
-        // Per token and recurrent value (the delta rule): the decay, the S k product and the rank-1
-        // update (5 FLOPs), the readout S q (2); the conv1d's taps per channel beside it.
-        const double state_values = d(m.linear_num_value_heads) * d(m.linear_key_head_dim) * d(m.linear_value_head_dim);
-        c.state_flop_per_token = d(c.gdn_layers) * (7.0 * state_values + 2.0 * d(m.linear_conv_kernel) * d(m.linear_conv_dim()));
+    // The state layers' shapes (the model dtype, bf16), and their FLOPs per token: the recurrence
+    // per state value (Mamba2: the decay and the B x input update, 3, and the C readout, 2; the
+    // gated delta rule: the decay, the S k product and the rank-1 update, 5, and the readout, 2)
+    // and the conv1d's taps per channel.
+    c.mamba.layers = m.mamba_layer_count();
+    if (c.mamba.layers > 0) {
+        c.mamba.conv_kernel = m.mamba_conv_kernel;
+        c.mamba.conv_fixed_channels = m.mamba_intermediate_size();
+        c.mamba.groups = m.mamba_n_groups;
+        c.mamba.group_channels = m.ssm_state_size;
+        c.mamba.heads = m.mamba_num_heads;
+        c.mamba.values_per_head = m.mamba_head_dim * m.ssm_state_size;
     }
-    if (c.mamba_layers > 0) {
-        c.mamba_heads = m.mamba_num_heads;
-        c.mamba_head_dim = m.mamba_head_dim;
-        c.ssm_state_size = m.ssm_state_size;
-        c.mamba_n_groups = m.mamba_n_groups;
-        c.mamba_conv_kernel = m.mamba_conv_kernel;
-        c.state_dtype_bytes = 2;  // the model dtype (bf16): vLLM 0.11.0 mamba_cache_dtype "auto"
-        // Per token and state value: the decay and the B x input update (3 FLOPs) and the C readout
-        // (2); the conv1d's taps per channel (2 x kernel) beside it.
-        const double state_values = d(m.mamba_num_heads) * d(m.mamba_head_dim) * d(m.ssm_state_size);
-        c.state_flop_per_token = d(c.state_layers) * (5.0 * state_values + 2.0 * d(m.mamba_conv_kernel) * d(m.mamba_conv_dim()));
+    c.gdn.layers = m.linear_attention_layer_count();
+    if (c.gdn.layers > 0) {
+        c.gdn.conv_kernel = m.linear_conv_kernel;
+        c.gdn.conv_fixed_channels = m.linear_conv_dim();
+        c.gdn.heads = m.linear_num_value_heads;
+        c.gdn.values_per_head = m.linear_key_head_dim * m.linear_value_head_dim;
     }
+    c.state_layers = c.mamba.layers + c.gdn.layers;
+    const auto state_flop = [](const RecurrentState& r, double per_value) {
+        const double channels = d(r.conv_fixed_channels + 2 * r.groups * r.group_channels);
+        return d(r.layers) * (per_value * d(r.heads) * d(r.values_per_head) + 2.0 * d(r.conv_kernel) * channels);
+    };
+    c.state_flop_per_token = state_flop(c.mamba, 5.0) + state_flop(c.gdn, 7.0);
 
     c.num_experts = m.num_experts;
     c.experts_per_token = m.experts_per_token;

@@ -58,6 +58,27 @@ struct Workload {
     EngineSettings engine;
 };
 
+// The state one kind of recurrent layer keeps per sequence, in the shape vLLM 0.11.0 gives it
+// over TP ranks (model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator): a conv
+// window of (conv_kernel - 1) x conv channels, the channels conv_fixed_channels + 2 x groups x
+// group_channels with `groups` widened to TP when TP does not divide it
+// (extra_groups_for_head_shards; Mamba2's B and C), split over ranks; and heads x values_per_head
+// recurrent values, heads split over ranks. Mamba2: channels I + 2 x n_groups x state, heads x
+// (head_dim x state). Gated DeltaNet: channels 2 x key_dim + value_dim, value heads x (key_head_dim x
+// value_head_dim).
+struct RecurrentState {
+    std::int64_t layers = 0;
+    std::int64_t conv_kernel = 0;
+    std::int64_t conv_fixed_channels = 0;
+    std::int64_t groups = 0;
+    std::int64_t group_channels = 0;
+    std::int64_t heads = 0;
+    std::int64_t values_per_head = 0;
+    std::uint64_t dtype_bytes = 2;
+    // One layer's state for one sequence on one GPU of a `tp`-way group; 0 without layers.
+    std::uint64_t bytes_per_layer(std::int64_t tp) const;
+};
+
 // Per-scheme constants of a model, computed once; decode_step() then prices any (B, L) in O(1).
 struct SchemeCosts {
     Scheme scheme;
@@ -95,26 +116,12 @@ struct SchemeCosts {
     std::int64_t attention_chunk_size = 0;
     std::uint64_t chunked_kv_bytes_per_token = 0;
     double chunked_attention_flop_per_token_per_context = 0;
-    // Mamba2 layers (Nemotron-H): each holds a constant state per sequence, read and written once
-    // a step, in the model dtype whatever the KV format (vLLM 0.11.0 mamba_cache_dtype "auto").
-    // Its shape over TP ranks is vLLM's (mamba_utils.py MambaStateShapeCalculator.mamba2_state_shape).
-    std::int64_t state_layers = 0;            // mamba_layers + gdn_layers
-    std::int64_t mamba_layers = 0;
-    std::int64_t mamba_heads = 0;
-    std::int64_t mamba_head_dim = 0;
-    std::int64_t ssm_state_size = 0;
-    std::int64_t mamba_n_groups = 0;
-    std::int64_t mamba_conv_kernel = 0;
-    // Gated DeltaNet layers (Qwen3-Next's linear attention): the same kind of state, shaped as vLLM
-    // 0.11.0 gated_delta_net_state_shape gives it: (kernel - 1) x conv_dim / tp conv values and
-    // value heads / tp x key_head_dim x value_head_dim recurrent values.
-    std::int64_t gdn_layers = 0;
-    std::int64_t gdn_key_heads = 0;
-    std::int64_t gdn_value_heads = 0;
-    std::int64_t gdn_key_head_dim = 0;
-    std::int64_t gdn_value_head_dim = 0;
-    std::int64_t gdn_conv_kernel = 0;
-    std::uint64_t state_dtype_bytes = 2;
+    // Layers with a constant state per sequence (Mamba2: Nemotron-H; gated DeltaNet: Qwen3-Next),
+    // read and written once a step, in the model dtype whatever the KV format (vLLM 0.11.0
+    // mamba_cache_dtype "auto"): one RecurrentState per kind.
+    RecurrentState mamba;
+    RecurrentState gdn;
+    std::int64_t state_layers = 0;            // mamba.layers + gdn.layers
     double state_flop_per_token = 0;          // the recurrences' FLOPs per token over every state layer
     // vLLM pads MXFP4 expert weights for its kernels (vllm 0.10.1 quantization/mxfp4.py
     // Mxfp4MoEMethod.create_weights): Marlin, below sm_90, rounds each rank's expert width up to 128
@@ -175,13 +182,6 @@ std::string cache_layout_text(const std::vector<CacheLayerType>& types);
 // for MXFP4 (expert_width_pad).
 std::uint64_t resident_weight_bytes_per_gpu(const SchemeCosts& costs, const Workload& w);
 
-// One Mamba2 layer's state for one sequence on one GPU of a `tp`-way group, as vLLM 0.11.0 shapes
-// it: (conv_kernel - 1) x conv_dim / tp conv values (n_groups widened to tp when tp does not divide
-// it, extra_groups_for_head_shards) and heads / tp x head_dim x ssm_state_size SSM values. 0: none.
-std::uint64_t mamba_state_bytes_per_layer(const SchemeCosts& costs, std::int64_t tp);
-// One gated DeltaNet layer's state for one sequence on one GPU (vLLM 0.11.0 mamba_utils.py
-// gated_delta_net_state_shape). 0: none.
-std::uint64_t gdn_state_bytes_per_layer(const SchemeCosts& costs, std::int64_t tp);
 // Every state layer's (Mamba and gated DeltaNet) state for one sequence on one GPU.
 std::uint64_t state_bytes_per_sequence_per_gpu(const SchemeCosts& costs, std::int64_t tp);
 // The page one state layer takes in vLLM's hybrid allocator, before padding: the largest state

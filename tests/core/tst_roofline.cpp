@@ -634,11 +634,11 @@ BOOST_AUTO_TEST_CASE(mamba_layers_hold_a_constant_state_per_sequence) {
     BOOST_TEST(c.full_layers == 10);
     BOOST_TEST(c.kv_bytes_per_token == 10u * 2u * 8u * 128u * 2u);
     const std::uint64_t state_layer = 3u * 20480u * 2u + 256u * 64u * 256u * 2u;
-    BOOST_TEST(mamba_state_bytes_per_layer(c, 1) == state_layer);
+    BOOST_TEST(c.mamba.bytes_per_layer(1) == state_layer);
     BOOST_TEST(state_bytes_per_sequence_per_gpu(c, 1) == 54 * state_layer);
-    BOOST_TEST(mamba_state_bytes_per_layer(c, 2) == state_layer / 2);  // heads and conv channels split over TP
+    BOOST_TEST(c.mamba.bytes_per_layer(2) == state_layer / 2);  // heads and conv channels split over TP
     // n_groups 8 does not divide over TP 16: vLLM widens it to 16 groups per shard set.
-    BOOST_TEST(mamba_state_bytes_per_layer(c, 16) == 3u * ((16384u + 2u * 16u * 256u) / 16u) * 2u + 16u * 64u * 256u * 2u);
+    BOOST_TEST(c.mamba.bytes_per_layer(16) == 3u * ((16384u + 2u * 16u * 256u) / 16u) * 2u + 16u * 64u * 256u * 2u);
     BOOST_TEST(mamba_aligned_block_tokens(c, 16, 1) == 2080);
     BOOST_TEST(mamba_aligned_block_tokens(c, 4096, 1) == 4096);  // a larger configured block stays
     const HybridKvGroups g = hybrid_kv_groups(c);
@@ -691,10 +691,10 @@ BOOST_AUTO_TEST_CASE(gated_deltanet_state_reproduces_published_vllm_logs) {
     q.workload.context_tokens = 262144;
     const SchemeResult r = plan(q).schemes[0];
     const SchemeCosts& c = r.costs;
-    BOOST_TEST(c.gdn_layers == 36);
+    BOOST_TEST(c.gdn.layers == 36);
     BOOST_TEST(c.full_layers == 12);
-    BOOST_TEST(gdn_state_bytes_per_layer(c, 2) == 548'864u);
-    BOOST_TEST(gdn_state_bytes_per_layer(c, 1) == 2u * 548'864u);
+    BOOST_TEST(c.gdn.bytes_per_layer(2) == 548'864u);
+    BOOST_TEST(c.gdn.bytes_per_layer(1) == 2u * 548'864u);
     BOOST_TEST(mamba_aligned_block_tokens(c, 16, 2) == 544);
     const double padding = (544.0 * 1024.0 - 548864.0) / 548864.0 * 100.0;
     BOOST_TEST(std::round(padding * 100) / 100 == 1.49);
