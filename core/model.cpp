@@ -30,9 +30,7 @@ bool ModelConfig::layer_is_moe(std::int64_t layer) const {
     return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
 }
 
-std::int64_t ModelConfig::linear_attention_layer_count() const {
-    return static_cast<std::int64_t>(std::count(linear_attention_layers.begin(), linear_attention_layers.end(), true));
-}
+std::int64_t ModelConfig::linear_attention_layer_count() const { return static_cast<std::int64_t>(std::count(linear_attention_layers.begin(), linear_attention_layers.end(), true)); }
 
 std::int64_t ModelConfig::attention_layer_count() const {
     if (layer_kinds.empty()) return num_layers - linear_attention_layer_count();
@@ -48,13 +46,9 @@ std::int64_t ModelConfig::mlp_layer_count() const {
     return static_cast<std::int64_t>(std::count(layer_kinds.begin(), layer_kinds.end(), LayerKind::Mlp));
 }
 
-std::int64_t ModelConfig::chunked_layer_count() const {
-    return static_cast<std::int64_t>(std::count(chunked_layers.begin(), chunked_layers.end(), true));
-}
+std::int64_t ModelConfig::chunked_layer_count() const { return static_cast<std::int64_t>(std::count(chunked_layers.begin(), chunked_layers.end(), true)); }
 
-std::int64_t ModelConfig::sliding_layer_count() const {
-    return static_cast<std::int64_t>(std::count(sliding_layers.begin(), sliding_layers.end(), true));
-}
+std::int64_t ModelConfig::sliding_layer_count() const { return static_cast<std::int64_t>(std::count(sliding_layers.begin(), sliding_layers.end(), true)); }
 
 std::int64_t TensorInfo::elements() const {
     std::int64_t n = 1;
@@ -71,6 +65,11 @@ void validate_model(const ModelConfig& c) {
     const auto need = [](std::int64_t v, std::int64_t max, const char* field) {
         if (v <= 0) throw Error(std::string("config.json: ") + field, "must be a positive integer, got " + std::to_string(v));
         if (v > max) throw Error(std::string("config.json: ") + field, std::to_string(v) + " is larger than any supported model (max " + std::to_string(max) + ")");
+    };
+    // A per-layer list (layer_types, no_rope_layers, hybrid_override_pattern) names every layer once.
+    const auto one_per_layer = [&](std::size_t listed, const char* field) {
+        if (static_cast<std::int64_t>(listed) != c.num_layers)
+            throw Error(std::string("config.json: ") + field, "lists " + std::to_string(listed) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
     };
     need(c.hidden_size, kMaxDim, "hidden_size");
     need(c.num_layers, kMaxLayers, "num_hidden_layers");
@@ -107,13 +106,11 @@ void validate_model(const ModelConfig& c) {
             throw Error("config.json: num_attention_heads", "num_attention_heads x head dims is too large");
     }
     if (!c.sliding_layers.empty()) {
-        if (static_cast<std::int64_t>(c.sliding_layers.size()) != c.num_layers)
-            throw Error("config.json: layer_types", "lists " + std::to_string(c.sliding_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        one_per_layer(c.sliding_layers.size(), "layer_types");
         if (c.sliding_layer_count() > 0) need(c.sliding_window, kMaxDim, "sliding_window");
     }
     if (!c.linear_attention_layers.empty()) {
-        if (static_cast<std::int64_t>(c.linear_attention_layers.size()) != c.num_layers)
-            throw Error("config.json: layer_types", "lists " + std::to_string(c.linear_attention_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        one_per_layer(c.linear_attention_layers.size(), "layer_types");
         if (c.attention_layer_count() == 0) throw Error("config.json: layer_types", "has no full_attention layer: a stack of linear attention only is not modelled");
         if (c.linear_attention_layer_count() > 0) {
             need(c.linear_num_key_heads, kMaxDim, "linear_num_key_heads");
@@ -127,15 +124,13 @@ void validate_model(const ModelConfig& c) {
         }
     }
     if (!c.chunked_layers.empty()) {
-        if (static_cast<std::int64_t>(c.chunked_layers.size()) != c.num_layers)
-            throw Error("config.json: no_rope_layers", "lists " + std::to_string(c.chunked_layers.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        one_per_layer(c.chunked_layers.size(), "no_rope_layers");
         if (c.chunked_layer_count() > 0) need(c.attention_chunk_size, kMaxDim, "attention_chunk_size");
         for (std::int64_t l = 0; l < c.num_layers; ++l)
             if (c.layer_is_chunked(l) && c.layer_is_sliding(l)) throw Error("config.json: no_rope_layers", "a layer both chunked and sliding is not modelled");
     }
     if (c.is_hybrid_stack()) {
-        if (static_cast<std::int64_t>(c.layer_kinds.size()) != c.num_layers)
-            throw Error("config.json: hybrid_override_pattern", "has " + std::to_string(c.layer_kinds.size()) + " layers for num_hidden_layers " + std::to_string(c.num_layers));
+        one_per_layer(c.layer_kinds.size(), "hybrid_override_pattern");
         if (c.attention_layer_count() == 0)
             throw Error("config.json: hybrid_override_pattern", "has no attention layer ('*'): a stack without attention is not modelled");
         if (c.is_moe()) throw Error("config.json: hybrid_override_pattern", "a hybrid stack with experts is not modelled");

@@ -167,9 +167,7 @@ struct ModelConfig {
     std::int64_t mamba_layer_count() const;
     // Layers with an MLP (or MoE): every layer, or a hybrid stack's '-' layers.
     std::int64_t mlp_layer_count() const;
-    bool layer_is_linear_attention(std::int64_t layer) const {
-        return layer >= 0 && static_cast<std::size_t>(layer) < linear_attention_layers.size() && linear_attention_layers[static_cast<std::size_t>(layer)];
-    }
+    bool layer_is_linear_attention(std::int64_t layer) const { return flag_of(linear_attention_layers, layer); }
     std::int64_t linear_attention_layer_count() const;
     std::int64_t linear_key_dim() const { return linear_num_key_heads * linear_key_head_dim; }
     std::int64_t linear_value_dim() const { return linear_num_value_heads * linear_value_head_dim; }
@@ -179,13 +177,9 @@ struct ModelConfig {
     // True when layer `layer` routes its MLP through experts.
     bool layer_is_moe(std::int64_t layer) const;
     bool is_mla() const { return attention == AttentionKind::Mla; }
-    bool layer_is_sliding(std::int64_t layer) const {
-        return layer >= 0 && static_cast<std::size_t>(layer) < sliding_layers.size() && sliding_layers[static_cast<std::size_t>(layer)];
-    }
+    bool layer_is_sliding(std::int64_t layer) const { return flag_of(sliding_layers, layer); }
     std::int64_t sliding_layer_count() const;
-    bool layer_is_chunked(std::int64_t layer) const {
-        return layer >= 0 && static_cast<std::size_t>(layer) < chunked_layers.size() && chunked_layers[static_cast<std::size_t>(layer)];
-    }
+    bool layer_is_chunked(std::int64_t layer) const { return flag_of(chunked_layers, layer); }
     std::int64_t chunked_layer_count() const;
     // Query projection width: num_attention_heads * head_dim (MLA: heads x (qk_nope + qk_rope)).
     std::int64_t q_dim() const { return num_attention_heads * head_dim; }
@@ -201,6 +195,12 @@ struct ModelConfig {
     std::int64_t cache_split_heads() const { return is_mla() ? 1 : num_kv_heads; }
 
     friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
+
+private:
+    // A per-layer flag (sliding, chunked, linear attention); false past the list (an empty list: none).
+    static bool flag_of(const std::vector<bool>& flags, std::int64_t layer) {
+        return layer >= 0 && static_cast<std::size_t>(layer) < flags.size() && flags[static_cast<std::size_t>(layer)];
+    }
 };
 
 // What a tensor is for; decides whether a scheme covers it.

@@ -233,7 +233,7 @@ BOOST_AUTO_TEST_CASE(nemotron_h_hybrid_stack_counts_and_names) {
     const std::string base = R"({"model_type":"nemotron_h","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"intermediate_size":128,"mamba_num_heads":4,"mamba_head_dim":16,"ssm_state_size":8,"n_groups":2,"conv_kernel":4,)";
     BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("hybrid_override_pattern":"ME*"})", "n.json"); }, "layers of kind 'E' are not modelled"));
     BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("hybrid_override_pattern":"M-M"})", "n.json"); }, "no attention layer"));
-    BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("hybrid_override_pattern":"M*"})", "n.json"); }, "has 2 layers for num_hidden_layers 3"));
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("hybrid_override_pattern":"M*"})", "n.json"); }, "lists 2 layers for num_hidden_layers 3"));
     BOOST_TEST(parse_model_config(base + R"("hybrid_override_pattern":"M*-"})", "n.json").mamba_layer_count() == 1);
 }
 
