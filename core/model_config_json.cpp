@@ -202,6 +202,26 @@ void parse_deepseek_v3(const json& j, ModelConfig& c, const std::string& source)
     }
 }
 
+// Every layer but each period-th ((layer + 1) % period != 0), the period from `period_key`
+// (default `period`): Gemma 3's global layers, Qwen3-Next's full-attention ones, Llama 4's NoPE ones.
+std::vector<bool> all_but_each_nth(const json& j, const char* period_key, std::int64_t period, std::int64_t num_layers, const std::string& source) {
+    const std::int64_t n = int_field(j, period_key, period, source, false);
+    if (n < 1) throw Error(source + ": " + period_key, "must be at least 1");
+    std::vector<bool> out;
+    for (std::int64_t l = 0; l < num_layers && l < 4096; ++l) out.push_back((l + 1) % n != 0);
+    return out;
+}
+
+// The layers layer_types names `type` (transformers 4.53 on write it), else all_but_each_nth.
+std::vector<bool> layers_of_type(const json& j, const char* type, const char* period_key, std::int64_t period, std::int64_t num_layers,
+                                 const std::string& source) {
+    const auto types = j.find("layer_types");
+    if (types == j.end() || !types->is_array()) return all_but_each_nth(j, period_key, period, num_layers, source);
+    std::vector<bool> out;
+    for (const json& t : *types) out.push_back(t.is_string() && t.get<std::string>() == type);
+    return out;
+}
+
 // Gemma3TextConfig's defaults for the fields quantplan reads (transformers 4.50.0
 // src/transformers/models/gemma3/configuration_gemma3.py): Google's config.json files leave most of
 // them out (gemma-3-27b-it's text_config gives no vocab_size).
@@ -236,14 +256,7 @@ json with_defaults(const json& defaults, const json& j) {
 void parse_gemma3(const json& j, const json* root, ModelConfig& c, const std::string& source) {
     c.qk_norm = true;
     c.sandwich_norms = true;
-    const auto types = j.find("layer_types");
-    if (types != j.end() && types->is_array()) {
-        for (const json& t : *types) c.sliding_layers.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
-    } else {
-        const std::int64_t pattern = int_field(j, "sliding_window_pattern", 6, source, false);
-        if (pattern < 1) throw Error(source + ": sliding_window_pattern", "must be at least 1");
-        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.sliding_layers.push_back((l + 1) % pattern != 0);
-    }
+    c.sliding_layers = layers_of_type(j, "sliding_attention", "sliding_window_pattern", 6, c.num_layers, source);
     c.sliding_window = int_field(j, "sliding_window", 0, source, c.sliding_layer_count() > 0);
     if (root == nullptr) return;  // a text-only Gemma3ForCausalLM
     c.text_prefix = "language_model.model.";
@@ -310,9 +323,7 @@ void parse_llama4(const json& j, bool multimodal, ModelConfig& c, const std::str
             c.chunked_layers.push_back(v.get<std::int64_t>() == 1);
         }
     } else {
-        const std::int64_t interval = int_field(j, "no_rope_layer_interval", 4, source, false);
-        if (interval < 1) throw Error(source + ": no_rope_layer_interval", "must be at least 1");
-        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.chunked_layers.push_back((l + 1) % interval != 0);
+        c.chunked_layers = all_but_each_nth(j, "no_rope_layer_interval", 4, c.num_layers, source);
     }
     c.attention_chunk_size = int_field(j, "attention_chunk_size", 0, source, false);
     if (c.attention_chunk_size == 0) c.chunked_layers.assign(c.chunked_layers.size(), false);  // null: every layer global
@@ -335,14 +346,7 @@ void parse_qwen3_next(const json& j, ModelConfig& c, const std::string& source) 
     c.qk_norm = true;
     c.attention_bias = bool_field(j, "attention_bias", false, source);
     c.attn_output_gate = bool_field(j, "attn_output_gate", true, source);
-    const auto types = j.find("layer_types");
-    if (types != j.end() && types->is_array()) {
-        for (const json& t : *types) c.linear_attention_layers.push_back(t.is_string() && t.get<std::string>() == "linear_attention");
-    } else {
-        const std::int64_t interval = int_field(j, "full_attention_interval", 4, source, false);
-        if (interval < 1) throw Error(source + ": full_attention_interval", "must be at least 1");
-        for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.linear_attention_layers.push_back((l + 1) % interval != 0);
-    }
+    c.linear_attention_layers = layers_of_type(j, "linear_attention", "full_attention_interval", 4, c.num_layers, source);
     c.linear_num_key_heads = int_field(j, "linear_num_key_heads", 0, source, true);
     c.linear_num_value_heads = int_field(j, "linear_num_value_heads", 0, source, true);
     c.linear_key_head_dim = int_field(j, "linear_key_head_dim", 0, source, true);
