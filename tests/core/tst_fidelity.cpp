@@ -32,14 +32,28 @@ std::string read(const std::filesystem::path& p) {
     return s.str();
 }
 
+FitInputs fit_inputs() {
+    FitInputs in;
+    in.models_dir = test::models_dir();
+    in.gpus = load_gpu_profiles(test::gpus_dir());
+    in.catalog = engine::load_engine_catalog(test::source_dir() / "assets" / "engines" / "profiles", "");
+    return in;
+}
+
 const FidelityReport& bundled_report() {
-    static const FidelityReport r = [] {
-        FitInputs in;
-        in.models_dir = test::models_dir();
-        in.gpus = load_gpu_profiles(test::gpus_dir());
-        in.catalog = engine::load_engine_catalog(test::source_dir() / "assets" / "engines" / "profiles", "");
-        return evaluate_fidelity(load_corpus(test::source_dir() / "assets" / "measurements"), in);
-    }();
+    static const FidelityReport r = evaluate_fidelity(load_corpus(test::source_dir() / "assets" / "measurements"), fit_inputs());
+    return r;
+}
+
+// The bundled corpus with one more file of `records` (a corpus file's text), fitted and evaluated.
+FidelityReport report_with_extra_file(const std::string& name, const std::string& text) {
+    const std::filesystem::path extra = std::filesystem::temp_directory_path() / name;
+    {
+        std::ofstream f(extra);
+        f << text;
+    }
+    const FidelityReport r = evaluate_fidelity(load_corpus(test::source_dir() / "assets" / "measurements", {extra}), fit_inputs());
+    std::filesystem::remove(extra);
     return r;
 }
 
@@ -178,10 +192,7 @@ BOOST_AUTO_TEST_CASE(the_committed_fit_file_is_the_fit_of_the_committed_corpus) 
 // timed alone; a tail statistic is not a step; a stated median input length stands for the input;
 // an in-process TTFT carries no API-server overhead, a served one carries the fitted overhead.
 BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
-    const std::filesystem::path extra = std::filesystem::temp_directory_path() / "quantplan_tst_fidelity_single.json";
-    {
-        std::ofstream f(extra);
-        f << R"({"format": "quantplan-measurements/1", "source": {"repository": "test/single"},
+    const FidelityReport r = report_with_extra_file("quantplan_tst_fidelity_single.json", R"({"format": "quantplan-measurements/1", "source": {"repository": "test/single"},
   "defaults": {"setup": {"engine": "vllm", "engine_version": "0.11.0", "gpu": "h100-sxm", "model": "qwen3-8b", "scheme": "bf16",
                          "concurrency": 1, "input_tokens": 1000, "output_tokens": 100}},
   "records": [
@@ -192,14 +203,7 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
     {"id": "t/tail", "metric": "ttft_s", "value": 95, "unit": "ms", "stat": "p99"},
     {"id": "t/median-length", "metric": "ttft_s", "value": 300, "unit": "ms", "stat": "p50", "setup": {"input_tokens": null, "input_tokens_p50": 6000}},
     {"id": "t/median-output", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "p50", "setup": {"output_tokens": null, "output_tokens_p50": 300}}
-  ]})";
-    }
-    FitInputs in;
-    in.models_dir = test::models_dir();
-    in.gpus = load_gpu_profiles(test::gpus_dir());
-    in.catalog = engine::load_engine_catalog(test::source_dir() / "assets" / "engines" / "profiles", "");
-    const FidelityReport r = evaluate_fidelity(load_corpus(test::source_dir() / "assets" / "measurements", {extra}), in);
-    std::filesystem::remove(extra);
+  ]})");
     std::map<std::string, const PricedPoint*> by_id;
     for (const PricedPoint& p : r.points) by_id[p.id] = &p;
     for (const char* id : {"t/served", "t/in-process", "t/at-a-rate", "t/open-loop", "t/tail", "t/median-length", "t/median-output"})
@@ -232,22 +236,12 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
 // id 7292846353) is predicted in whole 544-token steps and within the 14% the check shows, where
 // the plain division would be four times off.
 BOOST_AUTO_TEST_CASE(hybrid_kv_points_are_divided_as_vllm_divides_them) {
-    const std::filesystem::path extra = std::filesystem::temp_directory_path() / "quantplan_tst_fidelity_hybrid.json";
-    {
-        std::ofstream f(extra);
-        f << R"({"format": "quantplan-measurements/1", "source": {"repository": "test/hybrid"},
+    const FidelityReport r = report_with_extra_file("quantplan_tst_fidelity_hybrid.json", R"({"format": "quantplan-measurements/1", "source": {"repository": "test/hybrid"},
   "records": [
     {"id": "t/qwen3-next", "metric": "kv_cache_tokens", "value": 973760, "unit": "tokens",
      "setup": {"engine": "vllm", "engine_version": "0.10.2", "gpu": "h200", "tp": 2, "model": "qwen3-next-80b-a3b-thinking",
                "scheme": "bf16", "max_model_len": 262144, "max_num_batched_tokens": 8192, "kv_cache_dtype": "auto"}}
-  ]})";
-    }
-    FitInputs in;
-    in.models_dir = test::models_dir();
-    in.gpus = load_gpu_profiles(test::gpus_dir());
-    in.catalog = engine::load_engine_catalog(test::source_dir() / "assets" / "engines" / "profiles", "");
-    const FidelityReport r = evaluate_fidelity(load_corpus(test::source_dir() / "assets" / "measurements", {extra}), in);
-    std::filesystem::remove(extra);
+  ]})");
     const auto it = std::find_if(r.points.begin(), r.points.end(), [](const PricedPoint& p) { return p.id == "t/qwen3-next"; });
     BOOST_TEST_REQUIRE((it != r.points.end()));
     BOOST_TEST_REQUIRE(it->usable, it->skip_reason);
