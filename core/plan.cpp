@@ -190,7 +190,7 @@ PlanResult plan(PlanRequest request) {
         r.costs = scheme_costs(request.model, inventory, s, w.kv, request.gpu);
         if (w.mxfp4_mxfp8 && r.costs.mxfp4_native_capable)
             r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "MXFP4 experts with MXFP8 activations at the FP8 rate (--mxfp4-mxfp8)";
-        else if (w.mxfp4_mxfp8 && r.costs.expert_width_pad > 0)
+        else if (w.mxfp4_mxfp8 && r.costs.mxfp4_experts)
             r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "--mxfp4-mxfp8: " + request.gpu.id +
                             " has no block-scaled FP4/FP8 tensor cores: the MXFP4 experts are priced W4A16";
         r.admission = price.admit(r.costs);

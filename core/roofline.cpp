@@ -484,6 +484,7 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     const bool mxfp4_experts = m.gpt_oss_experts && experts > 0 && scheme.weights.storage == DType::Fp4E2M1 && scheme.weights.scale &&
                                scheme.weights.scale->dtype == DType::Fp8E8M0 && (native || scheme.covers.moe_experts);
     if (mxfp4_experts) {
+        c.mxfp4_experts = true;
         c.mxfp4_native_capable = gpu.peak.fp4_flop_per_s > 0 && matmul_peak_flop_per_s(gpu, MatmulType::Fp8) > 0;
         const std::string& cc = gpu.compute_capability;  // "sm_80", "sm_100"
         const bool marlin = (cc.rfind("sm_", 0) == 0 ? std::atoi(cc.c_str() + 3) : 90) < 90;

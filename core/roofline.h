@@ -130,8 +130,10 @@ struct SchemeCosts {
     std::int64_t expert_hidden_pad = 0;
     std::int64_t expert_width = 0;            // moe_intermediate_size
     std::uint64_t routed_expert_bytes = 0;    // all routed experts' resident bytes (every MoE model; before padding)
-    // MXFP4 experts on a GPU whose tensor cores take MXFP4 x MXFP8 (peak fp4 > 0): with
-    // Workload::mxfp4_mxfp8 their matmuls run at the FP8 rate, the rest at `matmul`'s.
+    // The routed experts are MXFP4 (gpt-oss as shipped); on a GPU whose tensor cores take MXFP4 x
+    // MXFP8 (peak fp4 > 0) Workload::mxfp4_mxfp8 runs their matmuls at the FP8 rate, the rest at
+    // `matmul`'s.
+    bool mxfp4_experts = false;
     bool mxfp4_native_capable = false;
     bool mla = false;                         // the cache is an MLA latent (vLLM pages it in blocks of 64: kv_block_tokens_for)
     std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
