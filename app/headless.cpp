@@ -78,8 +78,7 @@ void print_table(const PlanResult& p, std::ostream& out) {
                 << r.admission.reason << "\n";
         if (!r.costs.note.empty()) out << "    note: " << r.costs.note << "\n";
     }
-    if (!p.schemes.empty() && (p.schemes.front().costs.mla || p.schemes.front().costs.sliding_layers > 0 || p.schemes.front().costs.state_layers > 0 ||
-                                  p.schemes.front().costs.chunked_layers > 0)) {
+    if (!p.schemes.empty() && !cache_is_uniform(p.schemes.front().costs)) {
         const SchemeResult& r = p.schemes.front();
         out << "\nKV cache by layer type (" << kv_format_name(q.workload.kv) << ", per GPU): "
             << cache_layout_text(cache_by_layer_type(r.costs, r.admission.kv_bytes_per_token, r.admission.state_bytes_per_sequence)) << ", " << r.admission.kv_bytes_per_token

@@ -199,7 +199,7 @@ json scheme_json(const SchemeResult& r) {
     json roles = std::move(checkpoint["by_role"]);  // the per-role split, once, at the scheme's top level
     checkpoint.erase("by_role");
     json admission = to_json(r.admission);
-    if (r.costs.mla || r.costs.sliding_layers > 0 || r.costs.state_layers > 0 || r.costs.chunked_layers > 0) {  // the cache by layer type, per GPU
+    if (!cache_is_uniform(r.costs)) {  // the cache by layer type, per GPU
         json types = json::array();
         for (const CacheLayerType& t : cache_by_layer_type(r.costs, r.admission.kv_bytes_per_token, r.admission.state_bytes_per_sequence))
         {

@@ -230,7 +230,7 @@ void divide_kv_budget(Admission& a, const SchemeCosts& c, std::int64_t block, st
     a.state_bytes_per_sequence = state_bytes_per_sequence_per_gpu(c, tp);
     const auto budget = static_cast<std::uint64_t>(std::max<std::int64_t>(a.budget_bytes, 0));
     const std::uint64_t block_bytes = a.kv_bytes_per_token * static_cast<std::uint64_t>(block);
-    if (!hybrid || (c.sliding_layers == 0 && c.state_layers == 0) || block_bytes == 0) {
+    if (!hybrid || !has_hybrid_kv_groups(c) || block_bytes == 0) {
         a.kv_cache_blocks = block_bytes > 0 ? static_cast<std::int64_t>(budget / block_bytes) : 0;
         a.kv_cache_tokens = a.kv_cache_blocks * block;
         a.max_concurrency = d(a.kv_cache_tokens) / d(context);

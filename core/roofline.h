@@ -162,6 +162,13 @@ NativeScheme resolve_native_scheme(const ModelConfig& model, const std::vector<T
 SchemeCosts scheme_costs(const ModelConfig& model, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
                          const KvFormat& kv, const GpuProfile& gpu);
 
+// Layers vLLM's hybrid allocator groups by type (sliding windows, Mamba / gated DeltaNet state);
+// without them every layer holds every token in one group.
+inline bool has_hybrid_kv_groups(const SchemeCosts& c) { return c.sliding_layers > 0 || c.state_layers > 0; }
+// The cache is one full-attention K/V per token in every layer (no MLA latent, windows, chunks or
+// state): its split by layer type says nothing more.
+inline bool cache_is_uniform(const SchemeCosts& c) { return !c.mla && c.sliding_layers == 0 && c.chunked_layers == 0 && c.state_layers == 0; }
+
 // The cache split by layer type, per GPU: what each kind of layer keeps per token.
 struct CacheLayerType {
     std::string type;                 // "full_attention", "sliding_attention", "chunked_attention", "mla_latent", "mamba_state" or "linear_attention_state"

@@ -230,7 +230,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             const bool hybrid = engine::hybrid_kv_allocator(setup->profile);
             divide_kv_budget(at, c, a->kv_block_tokens, std::max<std::int64_t>(length, 1), w.engine.max_num_batched_tokens, hybrid, id.tp);
             predicted_concurrency = at.max_concurrency;
-            if (hybrid && (c.sliding_layers > 0 || c.state_layers > 0)) block_groups = std::max<std::int64_t>(hybrid_kv_groups(c).groups(), 1);
+            if (hybrid && has_hybrid_kv_groups(c)) block_groups = std::max<std::int64_t>(hybrid_kv_groups(c).groups(), 1);
         }
     }
     const auto p = [&](double v) -> std::optional<double> { return a ? std::optional<double>(v) : std::nullopt; };

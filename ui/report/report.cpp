@@ -205,7 +205,7 @@ std::vector<Block> build_blocks(const ReportContent& c) {
                                 " GB); the KV-cache budget is what is left after the weights, the activation and sampler "
                                 "workspaces and the runtime overhead."));
         const SchemeCosts& costs = p.schemes.front().costs;
-        if (costs.mla || costs.sliding_layers > 0 || costs.chunked_layers > 0 || costs.state_layers > 0)
+        if (!cache_is_uniform(costs))
             out.push_back(paragraph("The cache by layer type (" + kv_format_name(q.workload.kv) + ", per GPU): " +
                                     cache_layout_text(cache_by_layer_type(costs, a.kv_bytes_per_token, a.state_bytes_per_sequence)) + ", " +
                                     integer(static_cast<std::int64_t>(a.kv_bytes_per_token)) + " bytes per token" +
