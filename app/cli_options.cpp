@@ -184,7 +184,9 @@ Model and hardware:
 Workload:
   --batch N                concurrent sequences [1]
   --context N              tokens of context per sequence [4096]
-  --kv FMT                 KV-cache format: bf16, fp16, fp8, fp8_e5m2, int8, int4 [bf16]
+  --kv FMT                 KV-cache format: auto, bf16, fp16, fp8, fp8_e5m2, int8, int4 [auto]
+                           (auto: as the engine's --kv-cache-dtype auto, bf16 except that `native`
+                           takes a ModelOpt checkpoint's declared FP8 KV on vLLM >= 0.14, SGLang >= 0.5.3)
   --tp N                   tensor-parallel degree 1..8 [1]
   --ep N                   MoE: place whole experts over the N GPUs (expert parallel; N = --dp x --tp)
                            instead of slicing each; the step waits for the busiest GPU [1]

@@ -29,7 +29,7 @@ struct CliOptions {
     std::string gpu = "h100-sxm";
     std::int64_t batch = 1;
     std::int64_t context = 4096;
-    std::string kv = "bf16";
+    std::string kv = "auto";
     std::string profile = "realistic";
     // --engine NAME[@VERSION]: the engine profile (memory rules, defaults, step terms; docs/fidelity.md).
     std::string engine = "vllm";

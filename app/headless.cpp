@@ -31,7 +31,7 @@ std::string fixed(double v, int digits) {
 void print_table(const PlanResult& p, std::ostream& out) {
     const auto& q = p.request;
     out << q.model.name << " on " << q.gpu.name << " (" << q.efficiency.name << " profile), batch " << q.workload.batch
-        << ", context " << q.workload.context_tokens << ", KV " << kv_format_name(q.workload.kv) << ", TP "
+        << ", context " << q.workload.context_tokens << ", KV " << (q.workload.kv_auto ? "auto (" + kv_format_name(q.workload.kv) + ")" : kv_format_name(q.workload.kv)) << ", TP "
         << q.workload.tensor_parallel << (q.workload.expert_parallel > 1 ? ", experts whole per GPU (EP " + std::to_string(q.workload.expert_parallel) + ")" : std::string())
         << (q.workload.data_parallel > 1 ? ", " + std::to_string(q.workload.data_parallel) + " data-parallel engines (batch each)" : std::string())
         << (q.workload.nodes > 1 ? ", " + std::to_string(q.workload.nodes) + " nodes" : std::string())
@@ -163,6 +163,7 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.batch = o.batch;
     r.workload.context_tokens = o.context;
     r.workload.kv = parse_kv_format(o.kv);
+    r.workload.kv_auto = kv_name_is_auto(o.kv);
     r.workload.tensor_parallel = o.tp;
     r.workload.expert_parallel = o.ep;
     r.workload.data_parallel = o.dp;

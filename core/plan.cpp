@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/checkpoint/quant_config.h"
 #include "core/engines/engine_registry.h"
 #include "core/error.h"
 
@@ -136,6 +137,19 @@ Admission priced_admission(const PlanRequest& r, const SchemeCosts& c, const Wor
     return engine::engine_admission(c, r.model, r.gpu, *r.engine, w);
 }
 
+KvFormat scheme_kv_format(const ModelConfig& m, const Scheme& s, const Workload& w, const engine::EngineSetup* e, std::string* note) {
+    if (note) note->clear();
+    if (!w.kv_auto || !s.native || !e || !m.declared_quantization) return w.kv;
+    const QuantizationConfig& q = *m.declared_quantization;
+    if (q.method != QuantMethod::ModelOpt || !q.kv_cache || !q.kv_cache->format || q.kv_cache->dynamic) return w.kv;
+    if (!engine::kv_auto_follows_modelopt(e->profile.defaults, e->choice.version_asked)) return w.kv;
+    if (note)
+        *note = "KV cache " + kv_format_name(*q.kv_cache->format) + " as the checkpoint declares it (" + q.source + "): " +
+                e->profile.engine + " " + (e->choice.version_asked.empty() ? "" : e->choice.version_asked + " ") +
+                "resolves --kv-cache-dtype auto to it (from " + e->profile.defaults.modelopt_kv_auto_from_version + "); --kv bf16 overrides";
+    return *q.kv_cache->format;
+}
+
 PlanResult plan(PlanRequest request) {
     validate_workload(request.workload);
     validate_model(request.model);
@@ -187,7 +201,10 @@ PlanResult plan(PlanRequest request) {
 
     for (const Scheme& s : request.schemes) {
         SchemeResult r;
-        r.costs = scheme_costs(request.model, inventory, s, w.kv, request.gpu);
+        std::string kv_note;
+        const KvFormat kv = scheme_kv_format(request.model, s, w, request.engine ? &*request.engine : nullptr, &kv_note);
+        r.costs = scheme_costs(request.model, inventory, s, kv, request.gpu);
+        if (!kv_note.empty()) r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + kv_note;
         if (w.mxfp4_mxfp8 && r.costs.mxfp4_native_capable)
             r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "MXFP4 experts with MXFP8 activations at the FP8 rate (--mxfp4-mxfp8)";
         else if (w.mxfp4_mxfp8 && r.costs.mxfp4_experts)

@@ -62,6 +62,13 @@ struct PlanResult {
 DecodeStep priced_decode_step(const PlanRequest& request, const SchemeCosts& costs, std::int64_t batch, std::int64_t context);
 Admission priced_admission(const PlanRequest& request, const SchemeCosts& costs, const Workload& workload);
 
+// The KV format `scheme` is cached in: workload.kv, except under --kv auto (workload.kv_auto) for
+// the checkpoint as it ships (`native`) whose quantization config declares a KV format the engine
+// resolves auto to (a ModelOpt FP8 KV cache: engine::kv_auto_follows_modelopt at the engine version
+// asked). `note`, when given, receives the line that says so (empty otherwise).
+KvFormat scheme_kv_format(const ModelConfig& model, const Scheme& scheme, const Workload& workload, const engine::EngineSetup* engine,
+                          std::string* note = nullptr);
+
 // Validates the request (batch, context, utilisation, TP) and prices every scheme. Throws Error
 // naming the option for impossible inputs. A model that fits at no scheme is an answer: each
 // scheme's admission says why and fits_from_tp from which TP it fits.

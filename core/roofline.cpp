@@ -413,6 +413,7 @@ NativeScheme resolve_native_scheme(const ModelConfig& m, const std::vector<Tenso
 SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& inventory, const Scheme& asked,
                          const KvFormat& kv, const GpuProfile& gpu) {
     SchemeCosts c;
+    c.kv = kv;
     Scheme scheme = asked;
     std::optional<NativeScheme> native;
     if (asked.native) {

@@ -32,6 +32,10 @@ struct Workload {
     std::int64_t batch = 1;                 // concurrent sequences requested
     std::int64_t context_tokens = 4096;     // tokens in each sequence's KV cache at this step
     KvFormat kv;                            // KV-cache format
+    // --kv auto (the engines' --kv-cache-dtype default): `kv` is the 16-bit model dtype, except that
+    // the checkpoint as it ships (`native`) is cached in the KV format its quantization config
+    // declares where the engine resolves auto to it (plan.h scheme_kv_format).
+    bool kv_auto = false;
     std::int64_t tensor_parallel = 1;       // GPUs the model is split over (1..8)
     // Expert parallelism of an MoE model over the tensor-parallel group (vLLM's
     // --enable-expert-parallel at data-parallel size 1): each GPU holds num_experts / ep whole
@@ -82,6 +86,7 @@ struct RecurrentState {
 // Per-scheme constants of a model, computed once; decode_step() then prices any (B, L) in O(1).
 struct SchemeCosts {
     Scheme scheme;
+    KvFormat kv;                             // the KV-cache format the costs are priced with
     CheckpointBudget budget;                 // whole-checkpoint bytes
     std::uint64_t resident_weight_bytes = 0;  // bytes in GPU memory (whole checkpoint)
     std::uint64_t streamed_weight_bytes = 0;  // read every decode step: all but the embedding table and routed experts

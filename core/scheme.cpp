@@ -390,6 +390,8 @@ std::uint64_t kv_fixed_bytes_per_layer(const KvFormat& kv) {
     return 0;
 }
 
+bool kv_name_is_auto(std::string_view name) { return lower(name) == "auto"; }
+
 const std::vector<std::string>& kv_format_names() {
     static const std::vector<std::string> names{"bf16", "fp16", "fp8", "fp8_e5m2", "int8", "int4"};
     return names;

@@ -154,6 +154,10 @@ struct KvFormat {
 // Parses a KV format name ("bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "int4").
 KvFormat parse_kv_format(std::string_view name);
 
+// Whether a KV format name is "auto" (the engines' --kv-cache-dtype default: the model dtype, or
+// the format a checkpoint declares where the engine follows it; Workload::kv_auto).
+bool kv_name_is_auto(std::string_view name);
+
 // The canonical name of a KV format.
 std::string kv_format_name(const KvFormat& kv);
 

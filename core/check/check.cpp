@@ -8,6 +8,7 @@
 #include "core/engine/step_model.h"
 #include "core/error.h"
 #include "core/model_config_json.h"
+#include "core/plan.h"
 #include "core/roofline.h"
 #include "core/serve/capacity.h"
 
@@ -220,6 +221,15 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         id.from["gpu_memory_utilization"] = (log.gpu_memory_utilization || log.mem_fraction_static) ? "log" : "engine default";
         if (model->num_attention_heads % id.tp != 0) throw Error("--check", "TP " + std::to_string(id.tp) + " does not divide the model's heads");
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
+        // --kv-cache-dtype auto (or not logged): the engine may cache in the format the checkpoint declares.
+        w.kv_auto = !log.kv_cache_dtype || kv_name_is_auto(*log.kv_cache_dtype);
+        std::string kv_note;
+        w.kv = scheme_kv_format(*model, parse_scheme(*scheme), w, &*setup, &kv_note);
+        if (!kv_note.empty()) {
+            id.kv_cache_dtype = kv_format_name(w.kv);
+            id.from["kv_cache_dtype"] = "checkpoint";
+            r.notes.push_back(kv_note);
+        }
         const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
         a = engine::engine_admission(c, *model, *gpu, *setup, w, id.max_model_len);
         // Concurrency as the engine computes it (sliding windows and Mamba state included), at the

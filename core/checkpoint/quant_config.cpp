@@ -412,6 +412,19 @@ std::string ct_description(const Scheme& s, const std::string& format, const CtA
     return d + ", " + format;
 }
 
+// A compressed-tensors style kv_cache_scheme (llm-compressor; ModelOpt's config.json form too).
+KvCacheDeclaration kv_cache_scheme_of(const Fields& k, DType model_dtype) {
+    KvCacheDeclaration d;
+    d.type = k.text("type", "int");
+    d.num_bits = static_cast<int>(k.integer("num_bits", 8));
+    d.strategy = k.text("strategy", "tensor");
+    d.symmetric = k.boolean("symmetric", true);
+    if (const Json* dyn = k.find("dynamic"); dyn && dyn->is_boolean()) d.dynamic = dyn->get<bool>();
+    d.scale_dtype = model_dtype;  // k_scale / v_scale follow the layer dtype
+    if (d.type == "float" && d.num_bits == 8) d.format = parse_kv_format("fp8");
+    return d;
+}
+
 void parse_compressed_tensors(QuantizationConfig& c, const Fields& f) {
     const std::string global_format = f.text("format", "dense");
     set_eligible(c, {TensorRole::AttentionLinear, TensorRole::MlpLinear, TensorRole::ExpertLinear, TensorRole::SharedExpertLinear,
@@ -463,18 +476,7 @@ void parse_compressed_tensors(QuantizationConfig& c, const Fields& f) {
         }
     }
     if (c.rules.empty()) c.notes.push_back("compressed-tensors config without weight groups: every module is predicted unquantized");
-    if (const Json* kv = f.find("kv_cache_scheme")) {
-        const Fields k(*kv, f.path("kv_cache_scheme"));
-        KvCacheDeclaration d;
-        d.type = k.text("type", "int");
-        d.num_bits = static_cast<int>(k.integer("num_bits", 8));
-        d.strategy = k.text("strategy", "tensor");
-        d.symmetric = k.boolean("symmetric", true);
-        if (const Json* dyn = k.find("dynamic"); dyn && dyn->is_boolean()) d.dynamic = dyn->get<bool>();
-        d.scale_dtype = c.model_dtype;  // k_scale / v_scale follow the layer dtype
-        if (d.type == "float" && d.num_bits == 8) d.format = parse_kv_format("fp8");
-        c.kv_cache = d;
-    }
+    if (const Json* kv = f.find("kv_cache_scheme")) c.kv_cache = kv_cache_scheme_of(Fields(*kv, f.path("kv_cache_scheme")), c.model_dtype);
 }
 
 // ---------------------------------------------------------------- fp8 (reference §4)
@@ -589,7 +591,10 @@ void parse_modelopt(QuantizationConfig& c, const Json& root, const std::string& 
     r.description = algo == "fp8" ? "fp8_e4m3 weights per tensor, static fp8 activations, ModelOpt FP8" : "NVFP4 weights and activations (e4m3 per 16, fp32 global), ModelOpt NVFP4";
     c.rules.push_back(std::move(r));
     const std::string kv = f.text("kv_cache_quant_algo", "");
-    if (kv == "fp8") {
+    if (kv.empty() && f.has("kv_cache_scheme")) {
+        // ModelOpt's config.json form may state the KV cache as a kv_cache_scheme instead.
+        c.kv_cache = kv_cache_scheme_of(Fields(*f.find("kv_cache_scheme"), f.path("kv_cache_scheme")), DType::Fp32);
+    } else if (kv == "fp8") {
         KvCacheDeclaration d;
         d.type = "float";
         d.num_bits = 8;

@@ -298,6 +298,10 @@ std::string kernel_scale_key(const Scheme& scheme, bool moe, bool generic) {
 
 bool awq_without_marlin(const EngineDefaults& d, std::string_view version) { return version_below(version, d.awq_marlin_from_version); }
 
+bool kv_auto_follows_modelopt(const EngineDefaults& d, std::string_view version) {
+    return !d.modelopt_kv_auto_from_version.empty() && !version_below(version, d.modelopt_kv_auto_from_version);
+}
+
 double EfficiencyCurve::at(std::int64_t rows) const {
     if (m.empty()) return 0.0;
     if (rows <= m.front()) return fraction.front();
@@ -351,6 +355,9 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
     p.defaults.awq_marlin_from_version = text_of(d, "awq_marlin_from_version", dp, false);
     if (!p.defaults.awq_marlin_from_version.empty()) parse_engine_version(p.defaults.awq_marlin_from_version, dp + ".awq_marlin_from_version");
+    p.defaults.modelopt_kv_auto_from_version = text_of(d, "modelopt_kv_auto_from_version", dp, false);
+    if (!p.defaults.modelopt_kv_auto_from_version.empty())
+        parse_engine_version(p.defaults.modelopt_kv_auto_from_version, dp + ".modelopt_kv_auto_from_version");
     if (const auto c = d.find("auto_chunked_prefill"); c != d.end() && !c->is_null()) {
         const std::string cp = dp + ".auto_chunked_prefill";
         p.defaults.auto_chunked_above_max_model_len = count_of(*c, "above_max_model_len", cp, 0);

@@ -96,6 +96,11 @@ struct EngineDefaults {
     // vLLM runs AWQ checkpoints with its Marlin kernel from this version on (awq_marlin); before
     // it, with its own AWQ GEMM kernel, priced as the generic dequant family. Empty: always Marlin.
     std::string awq_marlin_from_version;
+    // From this version on, --kv-cache-dtype auto (the default) caches in the FP8 a ModelOpt
+    // checkpoint declares (kv_cache_quant_algo FP8, or a float 8-bit kv_cache_scheme) instead of
+    // the model dtype: vLLM's resolve_kv_cache_dtype_string (0.14.0), SGLang's
+    // ModelRunner.init_memory_pool (0.5.3). Empty: never.
+    std::string modelopt_kv_auto_from_version;
 };
 
 // The defaults a profile runs with on a GPU of `memory_bytes` named `gpu_id` (large-GPU values applied).
@@ -109,6 +114,9 @@ EngineDefaults defaults_for_run(const EngineProfile& profile, const std::string&
                                 std::int64_t max_model_len);
 // Whether this engine version runs an AWQ checkpoint without its Marlin kernel (an empty version: no).
 bool awq_without_marlin(const EngineDefaults& d, std::string_view version);
+// Whether this engine version resolves --kv-cache-dtype auto to a ModelOpt checkpoint's declared
+// KV format (an empty version: the profile's newest).
+bool kv_auto_follows_modelopt(const EngineDefaults& d, std::string_view version);
 
 // The terms of the memory budget that the engine source fixes (rules) and the corpus fits (values).
 struct MemoryRules {

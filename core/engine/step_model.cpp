@@ -104,7 +104,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop);
     s.linear_s = kernel_time_s(linear_bytes, linear_flop, batch, s.family, gpu, setup, &s.linear_coverage);
     s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
-    s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, attention_family(w.kv), gpu, setup,
+    s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, attention_family(c.kv), gpu, setup,
                                   &s.attention_coverage, m.num_layers);
     s.communication_s = s.roofline.communication_time_s;
     // The profile's end-to-end kernel scale for this scheme family (1 when not fitted).

@@ -326,6 +326,37 @@ BOOST_AUTO_TEST_CASE(a_users_own_gpu_profile_file) {
     std::remove(path.c_str());
 }
 
+// --kv auto (the default): a ModelOpt export's declared FP8 KV cache prices `native` as vLLM 0.14 on
+// runs it; --kv bf16 keeps 16 bits; the other schemes stay 16-bit either way.
+BOOST_AUTO_TEST_CASE(kv_auto_takes_a_modelopt_checkpoints_fp8_kv_for_native) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "quantplan_tst_cli_modelopt";
+    std::filesystem::create_directories(dir);
+    {
+        std::ifstream in(test::models_dir() / "qwen3-8b" / "config.json");
+        nlohmann::json j = nlohmann::json::parse(in);
+        j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}};
+        std::ofstream(dir / "config.json") << j.dump(2);
+    }
+    const auto schemes = [&](const std::vector<std::string>& extra) {
+        std::vector<std::string> args = {"--model", dir.string(), "--schemes", "bf16,native", "--json", "-"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const RunResult r = run_headless(args);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        return nlohmann::json::parse(r.out);
+    };
+    const nlohmann::json a = schemes({});
+    BOOST_TEST(a["workload"]["kv_auto"].get<bool>());
+    BOOST_TEST(a["schemes"][0]["kv"] == "bf16");
+    BOOST_TEST(a["schemes"][1]["kv"] == "fp8");
+    BOOST_TEST(a["schemes"][1]["admission"]["kv_bytes_per_token"].get<double>() * 2 == a["schemes"][0]["admission"]["kv_bytes_per_token"].get<double>());
+    const nlohmann::json old = schemes({"--engine", "vllm@0.13.0"});
+    BOOST_TEST(old["schemes"][1]["kv"] == "bf16");
+    const nlohmann::json b = schemes({"--kv", "bf16"});
+    BOOST_TEST(!b["workload"]["kv_auto"].get<bool>());
+    BOOST_TEST(b["schemes"][1]["kv"] == "bf16");
+    std::filesystem::remove_all(dir);
+}
+
 // --calibration FILE adds the measured decode steps: a table after the plan, a `measured` section
 // in the JSON, and with --profile measured the fitted profile prices the plan.
 BOOST_AUTO_TEST_CASE(calibration_adds_measured_steps) {

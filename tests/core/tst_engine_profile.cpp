@@ -6,13 +6,16 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/engine/engine_profile.h"
 #include "core/engine/step_model.h"
 #include "core/error.h"
 #include "core/plan.h"
+#include "core/model_config_json.h"
 #include "tests/core/test_support.h"
+#include "tests/core/tst_inspect_fixtures.h"
 
 using namespace quantplan;
 using namespace quantplan::engine;
@@ -314,6 +317,68 @@ BOOST_AUTO_TEST_CASE(bands_fall_back_from_group_to_engine_to_class) {
     BOOST_TEST(find_band(bands, "vllm", "4bit", FigureClass::Step)->basis == "engine");  // 3 points: too few
     BOOST_TEST(find_band(bands, "sglang", "4bit", FigureClass::Step)->basis == "class");
     BOOST_TEST(!find_band(bands, "vllm", "bf16", FigureClass::Ttft).has_value());
+}
+
+// A ModelOpt export that declares an FP8 KV cache: under --kv auto, `native` is cached in FP8 on the
+// engine versions that resolve auto to it (vLLM 0.14.0 torch_utils.resolve_kv_cache_dtype_string,
+// SGLang 0.5.3 ModelRunner.init_memory_pool), in the model dtype before them, and always when --kv
+// names a format. Compressed-tensors' kv_cache_scheme is not followed by vLLM's auto.
+BOOST_AUTO_TEST_CASE(kv_auto_follows_a_modelopt_checkpoints_declared_kv_format) {
+    std::ifstream in(test::models_dir() / "qwen3-8b" / "config.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto with_quantization = [&](const nlohmann::json& q) {
+        nlohmann::json j = nlohmann::json::parse(text.str());
+        j["quantization_config"] = q;
+        return parse_model_config(j.dump(), "qwen3-8b-modelopt");
+    };
+    PlanRequest r;
+    r.model = with_quantization({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}});
+    r.gpu = test::bundled_gpu("h100-sxm");
+    r.efficiency = builtin_efficiency_profile("realistic");
+    r.schemes = {parse_scheme("bf16"), parse_scheme("native")};
+    r.workload.kv_auto = true;
+    const auto priced = [&](const std::string& engine) {
+        PlanRequest q = r;
+        q.engine = make_engine_setup(catalog(), engine, true);
+        return plan(q);
+    };
+    const PlanResult newest = priced("vllm");
+    const SchemeResult& bf16 = newest.schemes[0];
+    const SchemeResult& native = newest.schemes[1];
+    BOOST_TEST(kv_format_name(bf16.costs.kv) == "bf16");
+    BOOST_TEST(kv_format_name(native.costs.kv) == "fp8");
+    BOOST_TEST(native.costs.note.find("as the checkpoint declares it") != std::string::npos, native.costs.note);
+    // One byte per cached value instead of two: half the bytes per token, about twice the tokens.
+    BOOST_TEST(2 * native.costs.kv_bytes_per_token == bf16.costs.kv_bytes_per_token);
+    BOOST_TEST(native.admission.kv_cache_tokens > bf16.admission.kv_cache_tokens * 19 / 10);
+    BOOST_TEST(2.0 * static_cast<double>(native.decode.kv_bytes) == static_cast<double>(bf16.decode.kv_bytes), boost::test_tools::tolerance(0.01));
+    for (const auto& [engine, fp8] : std::vector<std::pair<std::string, bool>>{
+             {"vllm@0.13.0", false}, {"vllm@0.14.0", true}, {"vllm@0.6.3", false}, {"sglang@0.5.2", false}, {"sglang@0.5.3", true}, {"sglang", true}})
+        BOOST_TEST(kv_format_name(priced(engine).schemes[1].costs.kv) == (fp8 ? "fp8" : "bf16"), engine);
+    // A format named on the command line wins.
+    r.workload.kv_auto = false;
+    BOOST_TEST(kv_format_name(priced("vllm").schemes[1].costs.kv) == "bf16");
+    r.workload.kv_auto = true;
+    // No engine profile: the workload's format.
+    BOOST_TEST(kv_format_name(plan(r).schemes[1].costs.kv) == "bf16");
+    // ModelOpt's config.json form may state a kv_cache_scheme instead; vLLM wants it static.
+    r.model = with_quantization({{"quant_method", "modelopt"}, {"quant_algo", "FP8"},
+                                 {"kv_cache_scheme", {{"type", "float"}, {"num_bits", 8}, {"dynamic", false}}}});
+    BOOST_TEST(kv_format_name(priced("vllm").schemes[1].costs.kv) == "fp8");
+    // llm-compressor's kv_cache_scheme: vLLM's auto keeps the model dtype.
+    r.model = with_quantization({{"quant_method", "compressed-tensors"}, {"format", "float-quantized"},
+                                 {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}, {"dynamic", false}}}}}}},
+                                 {"kv_cache_scheme", {{"type", "float"}, {"num_bits", 8}, {"strategy", "tensor"}, {"dynamic", false}, {"symmetric", true}}}});
+    BOOST_TEST(kv_format_name(priced("vllm").schemes[1].costs.kv) == "bf16");
+    // ModelOpt 0.29's hf_quant_config.json beside config.json (vLLM gives it quant_method modelopt_fp4).
+    test::TempDir dir;
+    std::ofstream(dir.path() / "config.json") << text.str();
+    std::ofstream(dir.path() / "hf_quant_config.json")
+        << R"({"producer": {"name": "modelopt", "version": "0.29.0"}, "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16, "exclude_modules": ["lm_head"]}})";
+    r.model = load_model_config(dir.path());
+    r.gpu = test::bundled_gpu("b200");
+    BOOST_TEST(kv_format_name(priced("vllm").schemes[1].costs.kv) == "fp8");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -126,7 +126,10 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     context_ = new LogSlider(kMinContextTokens, kMaxContextTokens, this);
     context_->setToolTip(glossary("context"));
     context_->setObjectName(QStringLiteral("context"));
-    kv_ = combo_of(kv_format_names(), "kv", this);
+    std::vector<std::string> kv_names{"auto"};
+    kv_names.insert(kv_names.end(), kv_format_names().begin(), kv_format_names().end());
+    kv_ = combo_of(kv_names, "kv", this);
+    kv_->setItemText(0, tr("auto (engine default)"));
     kernel_ = combo_of({"fused", "generic"}, "kernel", this);
     kernel_->setItemText(0, tr("fused (Marlin class)"));
     kernel_->setItemText(1, tr("generic (dequantize, then GEMM)"));
@@ -344,7 +347,8 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     // Aliases ("fp8_e4m3") select their canonical entry; a name no entry has leaves the box as is
     // (validate_setup refuses it before a setup gets here).
     try {
-        select_data(kv_, QString::fromStdString(kv_format_name(parse_kv_format(s.kv.toStdString()))));
+        select_data(kv_, kv_name_is_auto(s.kv.toStdString()) ? QStringLiteral("auto")
+                                                               : QString::fromStdString(kv_format_name(parse_kv_format(s.kv.toStdString()))));
     } catch (const Error&) {
         select_data(kv_, s.kv);
     }

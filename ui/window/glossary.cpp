@@ -21,7 +21,9 @@ constexpr Entry kEntries[] = {
               "KV cache admits."},
     {"context", "Tokens already in each sequence's KV cache at this step (prompt plus generated tokens)."},
     {"kv", "Number format of the KV cache (the keys and values kept for every past token), set separately from the "
-           "weights, as engines do with --kv-cache-dtype."},
+           "weights, as engines do with --kv-cache-dtype. auto is the engines' default: 16-bit, except that the "
+           "checkpoint as it ships (native) keeps the FP8 KV cache a ModelOpt export declares on the engine "
+           "versions that follow it (vLLM 0.14 on, SGLang 0.5.3 on)."},
     {"kernel", "Weight-only kernel quality: fused dequantizes in registers (Marlin class); generic dequantizes to 16-bit "
                "first and runs an ordinary GEMM. Matters only when compute-bound."},
     {"profile", "Efficiency applied to the datasheet peaks: ideal (100%), realistic (80% of bandwidth, 55% of tensor-core "

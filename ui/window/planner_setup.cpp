@@ -270,6 +270,7 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     r.workload.batch = s.batch;
     r.workload.context_tokens = s.context_tokens;
     r.workload.kv = parse_kv_format(s.kv.toStdString());
+    r.workload.kv_auto = kv_name_is_auto(s.kv.toStdString());
     r.workload.tensor_parallel = s.tensor_parallel;
     // Data-parallel engines only share experts (a dense model's engines are replicas): ignored otherwise.
     const bool ep = s.expert_parallel && model.is_moe();

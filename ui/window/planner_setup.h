@@ -48,7 +48,7 @@ struct PlannerSetup {
     QStringList schemes;                          // scheme names; default_setup() fills the six serving ones
     std::int64_t batch = 1;                       // sequences decoded together
     std::int64_t context_tokens = 4096;           // tokens in each sequence's KV cache
-    QString kv = QStringLiteral("bf16");          // KV-cache dtype (kv_format_names())
+    QString kv = QStringLiteral("auto");          // KV-cache dtype: "auto" or one of kv_format_names()
     QString kernel = QStringLiteral("fused");     // weight-only kernel quality: fused | generic
     QString profile = QStringLiteral("realistic");  // efficiency profile: ideal | realistic | measured (needs `calibration`) | engine
     QString engine = QStringLiteral("vllm");       // engine profile, as --engine: NAME[@VERSION]
