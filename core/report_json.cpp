@@ -267,7 +267,9 @@ json engine_json(const engine::EngineSetup& e) {
               {"max_num_batched_tokens", d.max_num_batched_tokens},
               {"chunked_prefill", d.chunked_prefill},
               {"cuda_graphs", d.cuda_graphs},
-              {"block_size_tokens", d.block_size_tokens}}}};
+              {"block_size_tokens", d.block_size_tokens},
+              {"cuda_graph_max_seq_len", d.cuda_graph_max_seq_len},
+              {"modelopt_kv_auto_from_version", d.modelopt_kv_auto_from_version}}}};
     if (e.price_steps) {  // what the fit gave, only where it prices the plan (a roofline plan does not depend on the corpus)
         out["fitted"] = e.profile.fitted;
         out["corpus_checksum"] = e.corpus_checksum;

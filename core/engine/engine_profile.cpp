@@ -298,6 +298,10 @@ std::string kernel_scale_key(const Scheme& scheme, bool moe, bool generic) {
 
 bool awq_without_marlin(const EngineDefaults& d, std::string_view version) { return version_below(version, d.awq_marlin_from_version); }
 
+bool decode_uses_cuda_graphs(const EngineDefaults& d, std::int64_t seq_len) {
+    return d.cuda_graphs && (d.cuda_graph_max_seq_len <= 0 || seq_len <= d.cuda_graph_max_seq_len);
+}
+
 bool kv_auto_follows_modelopt(const EngineDefaults& d, std::string_view version) {
     return !d.modelopt_kv_auto_from_version.empty() && !version_below(version, d.modelopt_kv_auto_from_version);
 }
@@ -353,6 +357,7 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.cuda_graphs = flag_of(d, "cuda_graphs", dp, true);
     p.defaults.block_size_tokens = count_of(d, "block_size_tokens", dp, 16);
     p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
+    p.defaults.cuda_graph_max_seq_len = count_of(d, "cuda_graph_max_seq_len", dp, 0);
     p.defaults.awq_marlin_from_version = text_of(d, "awq_marlin_from_version", dp, false);
     if (!p.defaults.awq_marlin_from_version.empty()) parse_engine_version(p.defaults.awq_marlin_from_version, dp + ".awq_marlin_from_version");
     p.defaults.modelopt_kv_auto_from_version = text_of(d, "modelopt_kv_auto_from_version", dp, false);

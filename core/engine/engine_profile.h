@@ -65,6 +65,10 @@ struct EngineDefaults {
     bool cuda_graphs = true;
     std::int64_t block_size_tokens = 16;
     std::int64_t cuda_graph_max_batch = 512;    // the largest captured decode batch
+    // vLLM V0 replays a captured graph only for decode steps whose longest sequence is at most this
+    // (max_seq_len_to_capture, 8192 by default, capped at max_model_len); longer ones run eager.
+    // 0: no limit (V1 and SGLang capture by batch size only).
+    std::int64_t cuda_graph_max_seq_len = 0;
     // vLLM V1 raises max_num_seqs and max_num_batched_tokens on large GPUs (EngineArgs defaults:
     // total memory >= large_gpu_min_bytes and the GPU id not containing an excluded name).
     std::uint64_t large_gpu_min_bytes = 0;      // 0: no large-GPU defaults
@@ -112,6 +116,8 @@ EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view ver
 // Both: the defaults a run of this engine version gets on this GPU at this max_model_len.
 EngineDefaults defaults_for_run(const EngineProfile& profile, const std::string& gpu_id, std::uint64_t memory_bytes, std::string_view version,
                                 std::int64_t max_model_len);
+// Whether a decode step over sequences of at most `seq_len` tokens replays a CUDA graph.
+bool decode_uses_cuda_graphs(const EngineDefaults& d, std::int64_t seq_len);
 // Whether this engine version runs an AWQ checkpoint without its Marlin kernel (an empty version: no).
 bool awq_without_marlin(const EngineDefaults& d, std::string_view version);
 // Whether this engine version resolves --kv-cache-dtype auto to a ModelOpt checkpoint's declared

@@ -113,7 +113,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     s.lm_head_s *= scale;
     s.attention_s *= scale;
     s.fixed_s = setup.profile.step.fixed_step_s;
-    s.layers_s = d(m.num_layers) * (setup.profile.step.per_layer_s + (setup.profile.defaults.cuda_graphs ? 0.0 : setup.profile.step.eager_per_layer_s));
+    s.layers_s = d(m.num_layers) * (setup.profile.step.per_layer_s + (engine::decode_uses_cuda_graphs(setup.profile.defaults, context) ? 0.0 : setup.profile.step.eager_per_layer_s));
     s.time_s = s.fixed_s + s.layers_s + s.linear_s + s.lm_head_s + s.attention_s + s.communication_s;
     return s;
 }

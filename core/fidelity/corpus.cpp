@@ -232,6 +232,9 @@ std::vector<Record> parse_corpus_file(std::string_view text, const std::string& 
         if (rec.id.empty()) throw Error(path + ".id", "missing");
         rec.metric = parse_metric(opt_text(r, "metric", path), path + ".metric");
         rec.stat = opt_text(r, "stat", path);
+        rec.component = opt_text(r, "component", path);
+        if (!rec.component.empty() && rec.component != "K" && rec.component != "V")
+            throw Error(path + ".component", "must be \"K\" or \"V\", got '" + clip_text(rec.component, 40) + "'");
         // A value as published may be negative ("Graph capturing ... took -0.41 GiB"): only finite.
         const auto vi = r.find("value");
         if (vi == r.end() || vi->is_null()) throw Error(path + ".value", "missing");

@@ -86,6 +86,9 @@ struct Record {
     std::string source_key;         // what leave-one-source-out holds out together (file + issue/URL)
     Metric metric = Metric::DecodeTokensPerS;
     std::string stat;               // "mean", "p50", "p99" or "" (a single run)
+    // "K" or "V": the record measures that half of a KV pool (SGLang logs "K size" and "V size"
+    // apart); empty: the whole of what the metric names.
+    std::string component;
     double value = 0;               // in SI units: s, bytes, tokens, tokens/s, blocks, x
     double value_as_published = 0;
     std::string unit;               // as published

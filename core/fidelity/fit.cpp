@@ -390,6 +390,9 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         // A KV connector (vLLM's kv_transfer_config: LMCache, NIXL, ...) runs in the same process
         // and may hold GPU memory of its own that no profile term models: its budget is not fitted.
         if (!s.kv_transfer_config.empty()) return skip("a KV connector (" + s.kv_transfer_config + ") shares the GPU: its memory is not modelled");
+        // SGLang's "K size" and "V size" are each half of the pool whose "#tokens" the same line
+        // gives (and the corpus records): fitted once, as that token count.
+        if (!r.component.empty()) return skip("the K or V half of a KV pool is not fitted (the same line's kv_cache_tokens is)");
         const std::int64_t max_model_len = s.max_model_len.value_or(res->model.max_position_embeddings);
         w.context_tokens = std::max<std::int64_t>(1, max_model_len);
         engine::EngineSetup unscaled = setup;
@@ -501,11 +504,21 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
             break;
     }
     p.layer_count = p.fixed_count * layers;
-    // Decode steps with CUDA graphs off pay the eager launch cost per layer. Prefill chunks are
-    // not charged it: they run beyond the captured sizes in every engine, so the fitted prefill
-    // scales and per-layer cost already hold their launches.
-    if (!setup.profile.defaults.cuda_graphs && r.metric != Metric::TtftS && r.metric != Metric::PrefillS)
-        p.eager_layer_count = (r.metric == Metric::TpotS || r.metric == Metric::ItlS ? 1.0 : decode_steps) * layers;
+    // Decode steps with CUDA graphs off, or (vLLM V0) over a sequence longer than the captured
+    // length, pay the eager launch cost per layer. Prefill chunks are not charged it: they run
+    // beyond the captured sizes in every engine, so the fitted prefill scales and per-layer cost
+    // already hold their launches.
+    if (r.metric == Metric::TpotS || r.metric == Metric::ItlS) {
+        if (!engine::decode_uses_cuda_graphs(setup.profile.defaults, mid_context)) p.eager_layer_count = layers;
+    } else if (r.metric != Metric::TtftS && r.metric != Metric::PrefillS) {
+        // Decode step j (1 .. out - 1) runs over in + j tokens.
+        double eager_steps = decode_steps;
+        if (engine::decode_uses_cuda_graphs(setup.profile.defaults, in_tokens + 1))
+            eager_steps = engine::decode_uses_cuda_graphs(setup.profile.defaults, in_tokens + out_tokens - 1)
+                              ? 0.0
+                              : d(in_tokens + out_tokens - 1 - setup.profile.defaults.cuda_graph_max_seq_len);
+        p.eager_layer_count = eager_steps * layers;
+    }
     o.usable = p.measured_s > 0;
     if (!o.usable) o.skip_reason = "measured value is zero";
     return p;

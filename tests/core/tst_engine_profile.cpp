@@ -232,6 +232,26 @@ BOOST_AUTO_TEST_CASE(eager_decode_steps_pay_the_fitted_launch_cost) {
     BOOST_TEST(std::abs(extra - static_cast<double>(m.num_layers) * graphs.profile.step.eager_per_layer_s) < 1e-12);
 }
 
+// vLLM V0 replays a captured graph only while the sequence is at most max_seq_len_to_capture
+// (8192): a longer decode step pays the eager cost (vllm/worker/model_runner.py, v0.4.2 and v0.6.3).
+// V1 captures by batch size only.
+BOOST_AUTO_TEST_CASE(vllm_v0_decodes_past_8192_tokens_eager) {
+    const ModelConfig m = test::bundled_model("qwen3-8b");
+    const GpuProfile gpu = test::bundled_gpu("a100-80gb");
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    const EngineSetup v0 = make_engine_setup(catalog(), "vllm@0.6.3", true);
+    BOOST_TEST(v0.profile.defaults.cuda_graph_max_seq_len == 8192);
+    BOOST_TEST(decode_uses_cuda_graphs(v0.profile.defaults, 8192));
+    BOOST_TEST(!decode_uses_cuda_graphs(v0.profile.defaults, 8193));
+    const EngineSetup v1 = make_engine_setup(catalog(), "vllm", true);
+    BOOST_TEST(decode_uses_cuda_graphs(v1.profile.defaults, 1 << 20));
+    BOOST_TEST_REQUIRE(v0.profile.step.eager_per_layer_s > 0.0);
+    const Workload w;
+    const EngineStep below = engine_decode_step(c, m, gpu, v0, w, 1, 8192), above = engine_decode_step(c, m, gpu, v0, w, 1, 8193);
+    BOOST_TEST(std::abs(above.layers_s - below.layers_s - static_cast<double>(m.num_layers) * v0.profile.step.eager_per_layer_s) < 1e-12);
+    BOOST_TEST(engine_decode_step(c, m, gpu, v1, w, 1, 8193).layers_s == engine_decode_step(c, m, gpu, v1, w, 1, 8192).layers_s);
+}
+
 BOOST_AUTO_TEST_CASE(step_model_adds_its_terms_and_grows_with_batch_and_context) {
     const ModelConfig m = test::bundled_model("qwen3-8b");
     const GpuProfile gpu = test::bundled_gpu("h100-sxm");

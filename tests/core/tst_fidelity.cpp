@@ -105,6 +105,7 @@ BOOST_AUTO_TEST_CASE(bad_records_name_the_field) {
         {with("\"tp\": 2", "\"tp\": \"two\""), "records[0].setup.tp"},
         {with("quantplan-measurements/1", "other"), "t.json.format"},
         {with("\"id\": \"x/2\"", "\"id\": null"), "records[1].id"},
+        {with("\"metric\": \"ttft_s\"", "\"component\": \"Q\", \"metric\": \"ttft_s\""), "records[0].component"},
     };
     for (const auto& b : bad) BOOST_TEST(test::throws_naming([&] { parse_corpus_file(b.text, "t.json"); }, b.fragment), b.fragment);
 }

@@ -36,6 +36,14 @@ const ParamCase kParams[] = {
     {"llama-3.1-70b", 70'553'706'496, 68'451'041'280},
     // The mlx_lm conversion's model.safetensors.index.json (bf16, unquantized): total_parameters.
     {"qwen2-7b-instruct", 7'615'616'512, 6'525'288'448},
+    // Qwen3-4B: 4022468096 in a table of the code index pinned to revision 1cfa9a72 (id 61249037944);
+    // twice it is total_size 8044936192 of sophgo/LLM-TPU's copy of model.safetensors.index.json (2b82db5).
+    {"qwen3-4b", 4'022'468'096, 3'633'315'840},
+    // DeepSeek-R1-Distill-Llama-8B: Hugging Face's API, "safetensors": {"total": 8030261248}, as
+    // daniel-p-green/alain-ai-learning-platform saved it (522537b, sources/huggingface/model.json).
+    {"deepseek-r1-distill-llama-8b", 8'030'261'248, 6'979'321'856},
+    // Qwen2-72B-Instruct: "Qwen2_72B_Instruct | ... | 72706203648" in a table of the code index (id 4618468238).
+    {"qwen2-72b-instruct", 72'706'203'648, 70'212'648'960},
 };
 
 BOOST_DATA_TEST_CASE(bundled_models_match_published_parameter_counts, bdata::make(kParams), c) {
@@ -54,13 +62,20 @@ BOOST_AUTO_TEST_CASE(corpus_models_match_their_model_cards) {
         double total_billion, non_embedding_billion, tolerance;
     };
     for (const Card& c : {Card{"qwen3-14b", 14.8, 13.2, 0.005}, Card{"qwen2.5-1.5b-instruct", 1.54, 1.31, 0.005},
-                          Card{"qwen2.5-3b-instruct", 3.09, 2.77, 0.005}, Card{"qwen2.5-32b-instruct", 32.5, 31.0, 0.01}}) {
+                          Card{"qwen2.5-3b-instruct", 3.09, 2.77, 0.005}, Card{"qwen2.5-32b-instruct", 32.5, 31.0, 0.01},
+                          // QwQ-32B's card: "Number of Parameters: 32.5B. Number of Paramaters (Non-Embedding): 31.0B."
+                          // (as epium.com quotes it; the card's own page was not reachable here).
+                          Card{"qwq-32b", 32.5, 31.0, 0.01}}) {
         const ParameterCounts p = count_parameters(test::bundled_model(c.name));
         const double total = static_cast<double>(p.total) / 1e9;
         const double non_embedding = static_cast<double>(p.total - p.embedding - p.lm_head) / 1e9;
         BOOST_TEST(std::abs(total / c.total_billion - 1) <= c.tolerance, c.name << " total " << total);
         BOOST_TEST(std::abs(non_embedding / c.non_embedding_billion - 1) <= c.tolerance + 0.004, c.name << " non-embedding " << non_embedding);
     }
+    // No published total of Qwen2-1.5B-Instruct was found; its shapes are Qwen2.5-1.5B-Instruct's
+    // (hidden 1536, MLP 8960, 28 layers, 12 heads, 2 KV heads, vocabulary 151936, tied embeddings).
+    BOOST_TEST(count_parameters(test::bundled_model("qwen2-1.5b-instruct")).total ==
+               count_parameters(test::bundled_model("qwen2.5-1.5b-instruct")).total);
     // Qwen2.5-3B-Instruct: 6,171,877,376 bytes of bf16 in its safetensors index (quoted second-hand).
     BOOST_TEST(count_parameters(test::bundled_model("qwen2.5-3b-instruct")).total * 2 == 6'171'877'376);
 }
