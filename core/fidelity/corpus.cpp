@@ -106,8 +106,7 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     r.tp = opt_count(s, "tp", path).value_or(1);
     if (r.tp < 1 || r.tp > 64) throw Error(path + ".tp", "must be 1 to 64");
     r.model = opt_text(s, "model", path);
-    // A fine-tune priced as the architecture it was trained from (the source's own statement).
-    if (const std::string base = opt_text(s, "base_architecture", path); !base.empty()) r.model = base;
+    r.base_architecture = opt_text(s, "base_architecture", path);
     r.checkpoint = opt_text(s, "checkpoint", path);
     r.scheme = opt_text(s, "scheme", path);
     r.quantization = opt_text(s, "quantization_as_stated", path);

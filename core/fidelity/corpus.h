@@ -42,6 +42,9 @@ struct RecordSetup {
     std::string gpu;                        // bundled GPU id (or the source's lower-case id)
     std::int64_t tp = 1;
     std::string model;                      // bundled model name
+    // The architecture a fine-tune was trained from, as the source states it ("llama-3.1-8b" for
+    // DeepSeek-R1-Distill-Llama-8B): priced as that bundled model when `model` itself is not bundled.
+    std::string base_architecture;
     std::string checkpoint;
     std::string scheme;                     // quantplan scheme name
     std::string quantization;               // the quantization as the source states it ("AWQ", "GPTQ-Int4")

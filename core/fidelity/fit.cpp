@@ -261,6 +261,8 @@ public:
         if (s.gpu.empty()) return why = "GPU variant not stated", std::nullopt;
         if (!gpu) return why = "GPU not bundled (" + s.gpu + ")", std::nullopt;
         const ModelConfig* model = model_named(s.model);
+        // A fine-tune whose own config.json is not bundled: the architecture it was trained from.
+        if (!model && !s.base_architecture.empty()) model = model_named(s.base_architecture);
         if (!model) return why = "model config not bundled", std::nullopt;
         Resolved out;
         out.model = *model;

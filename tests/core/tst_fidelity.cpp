@@ -203,12 +203,24 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
     {"id": "t/open-loop", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "mean", "setup": {"request_rate": 2, "concurrency": null}},
     {"id": "t/tail", "metric": "ttft_s", "value": 95, "unit": "ms", "stat": "p99"},
     {"id": "t/median-length", "metric": "ttft_s", "value": 300, "unit": "ms", "stat": "p50", "setup": {"input_tokens": null, "input_tokens_p50": 6000}},
-    {"id": "t/median-output", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "p50", "setup": {"output_tokens": null, "output_tokens_p50": 300}}
+    {"id": "t/median-output", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "p50", "setup": {"output_tokens": null, "output_tokens_p50": 300}},
+    {"id": "t/own-config", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "qwen3-4b", "base_architecture": "qwen3-8b"}},
+    {"id": "t/base", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "no-such-fine-tune", "base_architecture": "qwen3-8b"}},
+    {"id": "t/unbundled", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "no-such-fine-tune"}}
   ]})");
     std::map<std::string, const PricedPoint*> by_id;
     for (const PricedPoint& p : r.points) by_id[p.id] = &p;
-    for (const char* id : {"t/served", "t/in-process", "t/at-a-rate", "t/open-loop", "t/tail", "t/median-length", "t/median-output"})
+    for (const char* id : {"t/served", "t/in-process", "t/at-a-rate", "t/open-loop", "t/tail", "t/median-length", "t/median-output", "t/own-config", "t/base",
+                           "t/unbundled"})
         BOOST_TEST_REQUIRE(by_id.count(id) == 1u, id);
+    // A fine-tune is priced with its own bundled config.json; the architecture it was trained from
+    // stands in only when its own is not bundled.
+    BOOST_TEST_REQUIRE(by_id["t/own-config"]->usable, by_id["t/own-config"]->skip_reason);
+    BOOST_TEST_REQUIRE(by_id["t/base"]->usable, by_id["t/base"]->skip_reason);
+    BOOST_TEST(by_id["t/base"]->fitted == by_id["t/served"]->fitted);
+    BOOST_TEST(by_id["t/own-config"]->fitted < by_id["t/served"]->fitted);
+    BOOST_TEST(!by_id["t/unbundled"]->usable);
+    BOOST_TEST(by_id["t/unbundled"]->skip_reason == "model config not bundled");
     BOOST_TEST(by_id["t/at-a-rate"]->usable, by_id["t/at-a-rate"]->skip_reason);
     BOOST_TEST(!by_id["t/open-loop"]->usable);
     BOOST_TEST(by_id["t/open-loop"]->skip_reason.find("request rate") != std::string::npos, by_id["t/open-loop"]->skip_reason);
