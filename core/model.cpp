@@ -152,11 +152,22 @@ void validate_model(const ModelConfig& c) {
         need(c.vision_intermediate_size, kMaxDim, "vision_config.intermediate_size");
         need(c.vision_channels, 16, "vision_config.num_channels");
         need(c.vision_patch_size, 4096, "vision_config.patch_size");
-        need(c.vision_image_size, 1 << 16, "vision_config.image_size");
-        if (c.vision_image_size % c.vision_patch_size != 0)
-            throw Error("config.json: vision_config.image_size", "is not a multiple of patch_size");
-        const std::int64_t side = c.vision_image_size / c.vision_patch_size;
-        if (side * side > kMaxDim) throw Error("config.json: vision_config.image_size", "too many patches");
+        if (c.vision_qwen3_vl) {
+            need(c.vision_temporal_patch_size, 64, "vision_config.temporal_patch_size");
+            need(c.vision_position_embeddings, kMaxDim, "vision_config.num_position_embeddings");
+            need(c.vision_spatial_merge_size, 64, "vision_config.spatial_merge_size");
+            need(c.vision_out_hidden_size, kMaxDim, "vision_config.out_hidden_size");
+            if (c.vision_deepstack_mergers < 0 || c.vision_deepstack_mergers > c.vision_layers)
+                throw Error("config.json: vision_config.deepstack_visual_indexes", "more mergers than vision layers");
+            if (c.vision_hidden_size * c.vision_spatial_merge_size * c.vision_spatial_merge_size > kMaxDim)
+                throw Error("config.json: vision_config.spatial_merge_size", "spatial_merge_size^2 x hidden_size is too large");
+        } else {
+            need(c.vision_image_size, 1 << 16, "vision_config.image_size");
+            if (c.vision_image_size % c.vision_patch_size != 0)
+                throw Error("config.json: vision_config.image_size", "is not a multiple of patch_size");
+            const std::int64_t side = c.vision_image_size / c.vision_patch_size;
+            if (side * side > kMaxDim) throw Error("config.json: vision_config.image_size", "too many patches");
+        }
     }
     if (c.mtp_layers < 0 || c.mtp_layers > 16) throw Error("config.json: num_nextn_predict_layers", "must be between 0 and 16");
     if (c.mtp_layers > 0 && c.is_moe() && c.num_experts * (c.num_layers + c.mtp_layers) * 3 > 4'000'000)
@@ -189,12 +200,21 @@ void append_attention(std::vector<TensorInfo>& t, const ModelConfig& c, const st
         // linears of a state layer).
         const std::string q = p + "linear_attn.";
         const std::int64_t k = c.linear_key_dim(), v = c.linear_value_dim(), vh = c.linear_num_value_heads;
-        t.push_back({q + "in_proj_qkvz.weight", {2 * k + 2 * v, h}, TensorRole::MambaLinear, l});
-        t.push_back({q + "in_proj_ba.weight", {2 * vh, h}, TensorRole::MambaLinear, l});
+        if (c.linear_split_projections) {
+            t.push_back({q + "in_proj_qkv.weight", {2 * k + v, h}, TensorRole::MambaLinear, l});
+            t.push_back({q + "in_proj_z.weight", {v, h}, TensorRole::MambaLinear, l});
+            t.push_back({q + "in_proj_b.weight", {vh, h}, TensorRole::MambaLinear, l});
+            t.push_back({q + "in_proj_a.weight", {vh, h}, TensorRole::MambaLinear, l});
+        } else {
+            t.push_back({q + "in_proj_qkvz.weight", {2 * k + 2 * v, h}, TensorRole::MambaLinear, l});
+            t.push_back({q + "in_proj_ba.weight", {2 * vh, h}, TensorRole::MambaLinear, l});
+        }
         t.push_back({q + "conv1d.weight", {c.linear_conv_dim(), 1, c.linear_conv_kernel}, TensorRole::Bias, l});
         t.push_back({q + "dt_bias", {vh}, TensorRole::Bias, l});
         t.push_back({q + "A_log", {vh}, TensorRole::Bias, l});
+        if (c.linear_fp32_decay_and_norm) t.back().fixed_dtype = DType::Fp32;
         t.push_back({q + "norm.weight", {c.linear_value_head_dim}, TensorRole::Norm, l});
+        if (c.linear_fp32_decay_and_norm) t.back().fixed_dtype = DType::Fp32;
         t.push_back({q + "out_proj.weight", {h, v}, TensorRole::MambaLinear, l});
         return;
     }
@@ -338,7 +358,46 @@ std::vector<TensorInfo> hybrid_stack_inventory(const ModelConfig& c) {
 // Gemma3MultiModalProjector): a patch embedding, a learned position per patch, num_hidden_layers
 // pre-norm blocks with biased q/k/v/out projections and a biased two-layer MLP, a final LayerNorm,
 // and the projector's [vision hidden, text hidden] matrix and RMSNorm.
+// Qwen3-VL's vision transformer as Qwen3.5 checkpoints store it (model.visual.; vLLM 0.20.1
+// qwen3_vl.py Qwen3_VisionPatchEmbed, Qwen3_VisionBlock, Qwen3_VisionPatchMerger).
+void append_qwen3_vl_vision(std::vector<TensorInfo>& t, const ModelConfig& c) {
+    const std::int64_t v = c.vision_hidden_size, i = c.vision_intermediate_size;
+    const std::int64_t merged = v * c.vision_spatial_merge_size * c.vision_spatial_merge_size, out = c.vision_out_hidden_size;
+    const std::string e = "model.visual.";
+    const auto add = [&](const std::string& name, std::vector<std::int64_t> shape) { t.push_back({name, std::move(shape), TensorRole::Vision, -1}); };
+    add(e + "patch_embed.proj.weight", {v, c.vision_channels, c.vision_temporal_patch_size, c.vision_patch_size, c.vision_patch_size});
+    add(e + "patch_embed.proj.bias", {v});
+    add(e + "pos_embed.weight", {c.vision_position_embeddings, v});
+    for (std::int64_t l = 0; l < c.vision_layers; ++l) {
+        const std::string p = e + "blocks." + std::to_string(l) + ".";
+        for (const char* n : {"norm1", "norm2"}) {
+            add(p + n + ".weight", {v});
+            add(p + n + ".bias", {v});
+        }
+        add(p + "attn.qkv.weight", {3 * v, v});
+        add(p + "attn.qkv.bias", {3 * v});
+        add(p + "attn.proj.weight", {v, v});
+        add(p + "attn.proj.bias", {v});
+        add(p + "mlp.linear_fc1.weight", {i, v});
+        add(p + "mlp.linear_fc1.bias", {i});
+        add(p + "mlp.linear_fc2.weight", {v, i});
+        add(p + "mlp.linear_fc2.bias", {v});
+    }
+    // The merger normalises each patch before the 2 x 2 shuffle; a deepstack merger after it.
+    const auto merger = [&](const std::string& p, std::int64_t norm_width) {
+        add(p + "norm.weight", {norm_width});
+        add(p + "norm.bias", {norm_width});
+        add(p + "linear_fc1.weight", {merged, merged});
+        add(p + "linear_fc1.bias", {merged});
+        add(p + "linear_fc2.weight", {out, merged});
+        add(p + "linear_fc2.bias", {out});
+    };
+    merger(e + "merger.", v);
+    for (std::int64_t k = 0; k < c.vision_deepstack_mergers; ++k) merger(e + "deepstack_merger_list." + std::to_string(k) + ".", merged);
+}
+
 void append_vision(std::vector<TensorInfo>& t, const ModelConfig& c) {
+    if (c.vision_qwen3_vl) return append_qwen3_vl_vision(t, c);
     const std::int64_t v = c.vision_hidden_size, i = c.vision_intermediate_size, side = c.vision_image_size / c.vision_patch_size;
     const std::string e = "vision_tower.vision_model.";
     const auto add = [&](const std::string& name, std::vector<std::int64_t> shape) { t.push_back({name, std::move(shape), TensorRole::Vision, -1}); };
@@ -390,7 +449,8 @@ std::vector<TensorInfo> tensor_inventory(const ModelConfig& c) {
     // The head sits beside the text model's "model." ("language_model.lm_head.weight" in a
     // multimodal checkpoint).
     const std::string head_prefix = m.ends_with("model.") ? m.substr(0, m.size() - 6) : std::string();
-    if (!c.tie_word_embeddings) t.push_back({head_prefix + "lm_head.weight", {c.vocab_size, h}, TensorRole::LmHead, -1});
+    const std::string head = c.lm_head_name.empty() ? head_prefix + "lm_head.weight" : c.lm_head_name;
+    if (!c.tie_word_embeddings) t.push_back({head, {c.vocab_size, h}, TensorRole::LmHead, -1});
     if (c.has_vision()) append_vision(t, c);
     if (c.qwen3_next_mtp) {
         // Qwen3-Next's MTP module (vLLM 0.11.0 qwen3_next_mtp.py): fc [hidden, 2 x hidden] over the

@@ -99,6 +99,9 @@ struct ModelConfig {
     // Where the language model's tensors sit in the checkpoint: "model." for a causal LM,
     // "language_model.model." for Gemma3ForConditionalGeneration as its checkpoints store it.
     std::string text_prefix = "model.";
+    // The output head's tensor name when it does not sit beside text_prefix's "model."
+    // (Qwen3.5's "lm_head.weight" beside "model.language_model."); empty: derived from text_prefix.
+    std::string lm_head_name;
 
     // A vision encoder stored beside the language model (Gemma 3's SigLIP tower and its projector
     // into the text embedding). The engine loads it (resident bytes); a text decode step never reads
@@ -109,6 +112,19 @@ struct ModelConfig {
     std::int64_t vision_image_size = 0;
     std::int64_t vision_patch_size = 0;
     std::int64_t vision_channels = 0;
+    // Qwen3-VL's vision transformer instead of SigLIP (Qwen3.5: vLLM 0.20.1 qwen3_vl.py
+    // Qwen3_VisionTransformer under model.visual.): a Conv3d patch embedding of
+    // vision_temporal_patch_size x patch x patch with a bias, a learned position table of
+    // vision_position_embeddings rows, blocks of LayerNorms, a qkv / proj attention and an
+    // fc1 / fc2 MLP (all with biases), and a patch merger (LayerNorm, then fc1 over
+    // spatial_merge^2 x hidden and fc2 into vision_out_hidden_size), plus one merger per
+    // deepstack index. vision_image_size is 0 for it (images of any size).
+    bool vision_qwen3_vl = false;
+    std::int64_t vision_temporal_patch_size = 0;
+    std::int64_t vision_position_embeddings = 0;
+    std::int64_t vision_spatial_merge_size = 0;
+    std::int64_t vision_out_hidden_size = 0;
+    std::int64_t vision_deepstack_mergers = 0;
 
     // A hybrid stack (Nemotron-H): layer_kinds[l] says what layer l holds. Empty: every layer is
     // attention and an MLP (or MoE).
@@ -141,6 +157,18 @@ struct ModelConfig {
     std::int64_t linear_key_head_dim = 0;
     std::int64_t linear_value_head_dim = 0;
     std::int64_t linear_conv_kernel = 0;
+    // Qwen3.5 stores the gated DeltaNet's input projections apart: in_proj_qkv [2 x key_dim +
+    // value_dim, hidden], in_proj_z [value_dim, hidden], in_proj_b and in_proj_a [value heads,
+    // hidden] (vLLM 0.20.1 qwen3_5.py load_weights); the same parameters as Qwen3-Next's fused pair.
+    bool linear_split_projections = false;
+    // Bytes of one recurrent (temporal) state value: the model dtype's 2, or 4 when the config's
+    // mamba_ssm_dtype is float32 (Qwen3.5: vLLM 0.20.1 models/config.py
+    // Qwen3_5ForConditionalGenerationConfig sets mamba_ssm_cache_dtype from it). The conv state stays
+    // in the model dtype.
+    std::int64_t linear_state_value_bytes = 2;
+    // The DeltaNet's A_log and gated-norm weight are stored in float32 (the Qwen3.5 MoE checkpoints'
+    // headers: 35B-A3B, 122B-A10B and 397B-A17B; models/README.md).
+    bool linear_fp32_decay_and_norm = false;
     // Attention with an output gate (Qwen3-Next attn_output_gate): q_proj also produces a sigmoid
     // gate per head, 2 x heads x head_dim rows.
     bool attn_output_gate = false;

@@ -73,13 +73,16 @@ bool bool_field(const json& j, const char* key, bool fallback, const std::string
 
 // The architectures quantplan prices: dense GQA stacks and simple MoE.
 const std::set<std::string>& modelled_types() {
-    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text", "nemotron_h", "llama4_text", "qwen3_next"};
+    static const std::set<std::string> types = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma3_text", "nemotron_h", "llama4_text", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"};
     return types;
 }
 
 // DeepSeek-V3's architecture (DeepseekV3ForCausalLM): MLA, routed and shared experts after
 // first_k_dense_replace dense layers, MTP modules. Kimi-K2 ships the same architecture.
 bool deepseek_v3_type(const std::string& model_type) { return model_type == "deepseek_v3" || model_type == "kimi_k2"; }
+
+// Qwen3.5's text models: dense (qwen3_5_text) and MoE (qwen3_5_moe_text).
+bool qwen3_5_type(const std::string& model_type) { return model_type == "qwen3_5_text" || model_type == "qwen3_5_moe_text"; }
 
 // The architectures whose sliding-window layers are priced (layer_types' sliding_attention).
 bool sliding_types_priced(const std::string& model_type) { return model_type == "gpt_oss" || model_type == "gemma3_text"; }
@@ -94,6 +97,8 @@ const std::map<std::string, std::set<std::string>>& priced_fields() {
         {"gemma3_text", {"sliding_window_pattern"}},
         {"llama4_text", {"attention_chunk_size", "interleave_moe_layer_step"}},
         {"qwen3_next", {"linear_num_value_heads", "linear_num_key_heads", "full_attention_interval"}},
+        {"qwen3_5_text", {"linear_num_value_heads", "linear_num_key_heads", "full_attention_interval"}},
+        {"qwen3_5_moe_text", {"linear_num_value_heads", "linear_num_key_heads", "full_attention_interval"}},
         {"nemotron_h", {"hybrid_override_pattern", "ssm_state_size"}},
     };
     return m;
@@ -105,7 +110,7 @@ const std::map<std::string, std::set<std::string>>& priced_fields() {
 bool layer_type_priced(const std::string& model_type, const std::string& type) {
     if (type == "full_attention") return true;
     if (type == "sliding_attention") return sliding_types_priced(model_type);
-    if (type == "linear_attention") return model_type == "qwen3_next";
+    if (type == "linear_attention") return model_type == "qwen3_next" || qwen3_5_type(model_type);
     return false;
 }
 
@@ -142,7 +147,7 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
     for (std::size_t i = 0; i < fields.size(); ++i) what += (i == 0 ? (unknown_type ? " with " : " ") : ", ") + fields[i];
     throw Error(source, what + " is not modelled: quantplan prices dense GQA and simple MoE models (llama, mistral, mixtral, qwen2, "
                         "qwen2_moe, qwen3, qwen3_moe), DeepSeek-V3's MLA architecture (deepseek_v3, kimi_k2), gpt-oss, Gemma 3, "
-                        "Llama 4, Qwen3-Next and Nemotron-H (gpt_oss, gemma3, llama4, qwen3_next, nemotron_h), and refuses to price this as a simpler architecture");
+                        "Llama 4, Qwen3-Next, Qwen3.5 and Nemotron-H (gpt_oss, gemma3, llama4, qwen3_next, qwen3_5, qwen3_5_moe, nemotron_h), and refuses to price this as a simpler architecture");
 }
 
 // gpt-oss (transformers modeling_gpt_oss.py; vLLM gpt_oss.py): every layer MoE with biased experts
@@ -356,6 +361,55 @@ void parse_qwen3_next(const json& j, ModelConfig& c, const std::string& source) 
     parse_simple_moe(j, c, source);
 }
 
+// Qwen3.5 (vLLM 0.20.1 qwen3_5.py, qwen3_5_mtp.py, models/config.py; model types qwen3_5_text and
+// qwen3_5_moe_text, inside qwen3_5 / qwen3_5_moe for Qwen3_5(Moe)ForConditionalGeneration):
+// Qwen3-Next's layers, with the gated DeltaNet's input projections stored apart, a dense MLP of
+// intermediate_size (qwen3_5_text) or Qwen3-Next's MoE (qwen3_5_moe_text), an MTP module of
+// mtp_num_hidden_layers (1 when absent, as vLLM reads it) under mtp. that shares the embedding,
+// the recurrent state in mamba_ssm_dtype, and, for the multimodal configs, the text model under
+// model.language_model. beside a Qwen3-VL vision transformer under model.visual. that vLLM loads
+// with it (qwen3_vl.py Qwen3_VisionTransformer).
+void parse_qwen3_5(const json& j, const json* root, ModelConfig& c, const std::string& source) {
+    parse_qwen3_next(j, c, source);
+    c.linear_split_projections = true;
+    c.linear_fp32_decay_and_norm = c.model_type == "qwen3_5_moe_text";
+    const std::int64_t mtp = int_field(j, "mtp_num_hidden_layers", 1, source, false);
+    if (mtp > 1) throw Error(source + ": mtp_num_hidden_layers", "more than one MTP layer is not modelled");
+    c.qwen3_next_mtp = mtp == 1;
+    if (bool_field(j, "mtp_use_dedicated_embeddings", false, source))
+        throw Error(source + ": mtp_use_dedicated_embeddings", "an MTP module with its own embedding is not modelled");
+    if (const auto d = j.find("mamba_ssm_dtype"); d != j.end() && !d->is_null()) {
+        if (!d->is_string()) throw Error(source + ": mamba_ssm_dtype", "must be a dtype name");
+        const std::string t = d->get<std::string>();
+        if (t == "float32") c.linear_state_value_bytes = 4;
+        else if (t != "bfloat16" && t != "float16" && t != "auto")
+            throw Error(source + ": mamba_ssm_dtype", "'" + t + "' is not modelled (float32, bfloat16 or float16)");
+    }
+    if (!root) return;
+    // Qwen3_5ForConditionalGeneration's config.json states tie_word_embeddings beside text_config.
+    if (!j.contains("tie_word_embeddings")) c.tie_word_embeddings = bool_field(*root, "tie_word_embeddings", false, source);
+    c.text_prefix = "model.language_model.";
+    c.lm_head_name = "lm_head.weight";
+    const auto vc = root->find("vision_config");
+    if (vc == root->end() || vc->is_null()) return;
+    if (!vc->is_object()) throw Error(source + ": vision_config", "must be an object");
+    const std::string vs = source + ": vision_config";
+    c.vision_qwen3_vl = true;
+    c.vision_layers = int_field(*vc, "depth", 0, vs, true);
+    c.vision_hidden_size = int_field(*vc, "hidden_size", 0, vs, true);
+    c.vision_intermediate_size = int_field(*vc, "intermediate_size", 0, vs, true);
+    c.vision_channels = int_field(*vc, "in_channels", 0, vs, true);
+    c.vision_patch_size = int_field(*vc, "patch_size", 0, vs, true);
+    c.vision_temporal_patch_size = int_field(*vc, "temporal_patch_size", 0, vs, true);
+    c.vision_spatial_merge_size = int_field(*vc, "spatial_merge_size", 0, vs, true);
+    c.vision_out_hidden_size = int_field(*vc, "out_hidden_size", 0, vs, true);
+    c.vision_position_embeddings = int_field(*vc, "num_position_embeddings", 0, vs, true);
+    if (const auto ds = vc->find("deepstack_visual_indexes"); ds != vc->end() && !ds->is_null()) {
+        if (!ds->is_array()) throw Error(vs + ": deepstack_visual_indexes", "must be a list of layer indexes");
+        c.vision_deepstack_mergers = static_cast<std::int64_t>(ds->size());
+    }
+}
+
 // Nemotron-H (NVIDIA's configuration_nemotron_h.py NemotronHConfig, shipped with the checkpoint;
 // vLLM nemotron_h.py): hybrid_override_pattern gives each layer's mixer ('M' Mamba2, '*'
 // attention, '-' an MLP of intermediate_size with a relu2 activation and no gate), attention of
@@ -486,6 +540,7 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
     else if (c.model_type == "nemotron_h") parse_nemotron_h(j, c, source);
     else if (llama4) parse_llama4(j, llama4_mm, c, source);
     else if (c.model_type == "qwen3_next") parse_qwen3_next(j, c, source);
+    else if (qwen3_5_type(c.model_type)) parse_qwen3_5(j, nested ? &root : nullptr, c, source);
     else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);
     else parse_simple_moe(j, c, source);
     validate_model(c);

@@ -91,7 +91,7 @@ std::uint64_t RecurrentState::bytes_per_layer(std::int64_t tp) const {
     const std::int64_t widened = groups + (groups == 0 || groups % ranks == 0 ? 0 : ranks - groups);
     const std::int64_t conv = (conv_kernel - 1) * cdiv(conv_fixed_channels + 2 * widened * group_channels, ranks);
     const std::int64_t recurrent = cdiv(heads, ranks) * values_per_head;
-    return static_cast<std::uint64_t>(conv + recurrent) * dtype_bytes;
+    return static_cast<std::uint64_t>(conv) * dtype_bytes + static_cast<std::uint64_t>(recurrent) * recurrent_dtype_bytes;
 }
 
 std::uint64_t state_bytes_per_sequence_per_gpu(const SchemeCosts& c, std::int64_t tp) {
@@ -521,6 +521,7 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
         c.gdn.conv_fixed_channels = m.linear_conv_dim();
         c.gdn.heads = m.linear_num_value_heads;
         c.gdn.values_per_head = m.linear_key_head_dim * m.linear_value_head_dim;
+        c.gdn.recurrent_dtype_bytes = static_cast<std::uint64_t>(m.linear_state_value_bytes);
     }
     c.state_layers = c.mamba.layers + c.gdn.layers;
     const auto state_flop = [](const RecurrentState& r, double per_value) {

@@ -78,7 +78,8 @@ struct RecurrentState {
     std::int64_t group_channels = 0;
     std::int64_t heads = 0;
     std::int64_t values_per_head = 0;
-    std::uint64_t dtype_bytes = 2;
+    std::uint64_t dtype_bytes = 2;            // a conv state value (the model dtype)
+    std::uint64_t recurrent_dtype_bytes = 2;  // a recurrent state value (Qwen3.5: float32)
     // One layer's state for one sequence on one GPU of a `tp`-way group; 0 without layers.
     std::uint64_t bytes_per_layer(std::int64_t tp) const;
 };

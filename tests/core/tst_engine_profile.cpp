@@ -232,6 +232,28 @@ BOOST_AUTO_TEST_CASE(eager_decode_steps_pay_the_fitted_launch_cost) {
     BOOST_TEST(std::abs(extra - static_cast<double>(m.num_layers) * graphs.profile.step.eager_per_layer_s) < 1e-12);
 }
 
+// Qwen3.5-27B keeps its DeltaNet state in float32 (mamba_ssm_dtype): 48 layers of 3,145,728
+// state bytes and 61,440 conv bytes per sequence, and vLLM pads the attention block to that page,
+// 784 tokens. vLLM issue #40691 (0.19.0 on an H20, max_model_len 32768) logs "GPU KV cache size:
+// 290,864 tokens", 371 blocks of 784; with a bf16 state the block would be 400.
+BOOST_AUTO_TEST_CASE(qwen3_5_state_in_float32_sets_vllm_s_block) {
+    PlanRequest r;
+    r.model = test::bundled_model("qwen3.5-27b");
+    r.gpu = test::bundled_gpu("h20");
+    r.efficiency = builtin_efficiency_profile("realistic");
+    r.schemes = {parse_scheme("bf16")};
+    r.engine = make_engine_setup(catalog(), "vllm@0.19.0", true);
+    r.workload.context_tokens = 32768;
+    r.workload.engine.max_num_seqs = 16;
+    r.workload.engine.max_num_batched_tokens = 16384;
+    const Admission a = plan(r).schemes[0].admission;
+    BOOST_TEST(a.state_bytes_per_sequence == 48u * (3'145'728u + 61'440u));
+    BOOST_TEST(a.kv_block_tokens == 784);
+    BOOST_TEST(290'864 % a.kv_block_tokens == 0);
+    r.model.linear_state_value_bytes = 2;
+    BOOST_TEST(plan(r).schemes[0].admission.kv_block_tokens == 400);
+}
+
 // vLLM V0 replays a captured graph only while the sequence is at most max_seq_len_to_capture
 // (8192): a longer decode step pays the eager cost (vllm/worker/model_runner.py, v0.4.2 and v0.6.3).
 // V1 captures by batch size only.

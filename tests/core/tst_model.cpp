@@ -4,10 +4,14 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/model.h"
 #include "core/model_config_json.h"
+#include "core/roofline.h"
 #include "test_support.h"
 
 using namespace quantplan;
@@ -203,6 +207,58 @@ BOOST_AUTO_TEST_CASE(qwen3_next_counts_linear_attention_layers_and_mtp) {
     BOOST_TEST(parse_model_config(base + R"("layer_types":["full_attention","linear_attention"]})", "n.json").layer_is_linear_attention(1));
     BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("layer_types":["linear_attention","linear_attention"]})", "n.json"); }, "no full_attention layer"));
     BOOST_TEST(test::throws_naming([&] { parse_model_config(base + R"("layer_types":["linear_attention","sliding_attention"]})", "n.json"); }, "with layer_types"));
+}
+
+// Qwen3.5: Qwen3-Next's layers with the DeltaNet's projections stored apart, a dense MLP (27B) or
+// MoE, one MTP layer and a Qwen3-VL vision transformer under model.visual. The published totals
+// (Hugging Face's safetensors "total", as AlexsJones/llmfit scripts/scrape_hf_models.py at 03c9bc3
+// copies it: 27781427952, 35951822704, 125086497008, 403397928944) include the vision encoder and
+// the MTP module; the vision and MTP splits are those HectorHHZ/Less-is-MoE
+// docs/scaling/verification/model-configs.md (145919b) reads from the checkpoint headers (35B-A3B)
+// and that stored notes give for 27B and 397B (ids 68960515008, 68410177373).
+BOOST_AUTO_TEST_CASE(qwen3_5_counts_match_the_published_totals) {
+    struct Case {
+        const char* name;
+        std::int64_t total, vision, mtp;
+    };
+    for (const Case& c : {Case{"qwen3.5-27b", 27'781'427'952, 460'730'096, 424'699'392}, Case{"qwen3.5-35b-a3b", 35'951'822'704, 446'571'248, 844'640'768},
+                          Case{"qwen3.5-122b-a10b", 125'086'497'008, 451'290'864, 2'523'679'232},
+                          Case{"qwen3.5-397b-a17b", 403'397'928'944, 456'010'480, 6'595'568'128}}) {
+        const ModelConfig m = test::bundled_model(c.name);
+        const ParameterCounts p = count_parameters(m);
+        BOOST_TEST(p.total == c.total, c.name);
+        BOOST_TEST(p.vision == c.vision, c.name);
+        BOOST_TEST(p.speculative == c.mtp, c.name);
+    }
+    const ModelConfig m = test::bundled_model("Qwen/Qwen3.5-27B");
+    BOOST_TEST(m.model_type == "qwen3_5_text");
+    BOOST_TEST(m.linear_attention_layer_count() == 48);
+    BOOST_TEST(!m.is_moe());
+    BOOST_TEST(m.linear_state_value_bytes == 4);  // mamba_ssm_dtype float32
+    const auto inv = tensor_inventory(m);
+    const auto find = [&](const std::string& name) { return std::find_if(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
+    // The checkpoint's names (vLLM 0.20.1 qwen3_5.py load_weights, qwen3_vl.py hf_to_vllm_mapper).
+    for (const char* name : {"model.language_model.layers.0.linear_attn.in_proj_qkv.weight", "model.language_model.layers.0.linear_attn.in_proj_z.weight",
+                             "model.language_model.layers.0.linear_attn.in_proj_b.weight", "model.language_model.layers.0.linear_attn.in_proj_a.weight",
+                             "model.language_model.embed_tokens.weight", "lm_head.weight", "model.visual.patch_embed.proj.weight",
+                             "model.visual.merger.linear_fc2.weight", "mtp.fc.weight", "mtp.layers.0.mlp.down_proj.weight"})
+        BOOST_TEST((find(name) != inv.end()), name);
+    BOOST_TEST((find("model.visual.patch_embed.proj.weight")->shape == std::vector<std::int64_t>{1152, 3, 2, 16, 16}));
+    BOOST_TEST((find("model.language_model.layers.0.linear_attn.in_proj_qkv.weight")->shape == std::vector<std::int64_t>{10240, 5120}));
+    // The MoE checkpoints keep A_log and the DeltaNet's norm in float32: Qwen3.5-122B-A10B's
+    // index total_size is 250,173,007,840 bytes (BF16 125,086,490,096 and F32 6,912 parameters;
+    // stored notes 58492289943, 71308848130).
+    const ModelConfig moe = test::bundled_model("qwen3.5-122b-a10b");
+    BOOST_TEST(scheme_costs(moe, compress_inventory(tensor_inventory(moe)), parse_scheme("bf16"), parse_kv_format("bf16"), test::bundled_gpu("h200"))
+                   .budget.checkpoint_bytes == 250'173'007'840u);
+    // A second MTP layer or an MTP embedding of its own is refused, not priced as one.
+    std::ifstream in(test::models_dir() / "qwen3.5-27b" / "config.json");
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["text_config"]["mtp_num_hidden_layers"] = 2;
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(j.dump(), "q.json"); }, "mtp_num_hidden_layers"));
+    j["text_config"]["mtp_num_hidden_layers"] = 1;
+    j["text_config"]["mamba_ssm_dtype"] = "float8";
+    BOOST_TEST(test::throws_naming([&] { parse_model_config(j.dump(), "q.json"); }, "mamba_ssm_dtype"));
 }
 
 // Nemotron-H 56B (a hybrid stack: 54 Mamba2, 10 attention and 54 MLP layers, one mixer each) as
