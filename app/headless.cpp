@@ -251,9 +251,14 @@ int run_headless(const CliOptions& given, std::ostream& out, std::ostream& err) 
         if (measured) doc["measured"] = measured_json(*calibration, *measured, *o.calibration);
         if (o.per_tensor) {
             const std::vector<TensorInfo> inventory = tensor_inventory(result.request.model);
-            for (std::size_t i = 0; i < result.schemes.size(); ++i)
-                doc["schemes"][i]["checkpoint"]["tensors"] =
-                    to_json(checkpoint_budget(inventory, result.schemes[i].costs.scheme, DType::Bf16, true))["tensors"];
+            for (std::size_t i = 0; i < result.schemes.size(); ++i) {
+                const Scheme& s = result.schemes[i].costs.scheme;
+                // `native`: each tensor as the checkpoint's quantization config stores it.
+                const std::optional<NativeScheme> n = s.native ? std::optional(resolve_native_scheme(result.request.model, inventory)) : std::nullopt;
+                const CheckpointBudget b = n && n->scheme_for ? checkpoint_budget(inventory, n->scheme_for, s, n->model_dtype, true)
+                                                              : checkpoint_budget(inventory, s, n ? n->model_dtype : DType::Bf16, true);
+                doc["schemes"][i]["checkpoint"]["tensors"] = to_json(b)["tensors"];
+            }
         }
         return write_json_text(doc.dump(2) + "\n", *o.json_path, out, err);
     } catch (const Error& e) {

@@ -542,10 +542,17 @@ void parse_modelopt(QuantizationConfig& c, const Json& root, const std::string& 
     const Fields f(nested ? *nested : root, nested ? where + ".quantization" : where);
     std::string algo = f.text("quant_algo", c.declared_method == "modelopt_fp4" ? "nvfp4" : "");
     if (algo.empty()) throw Error(f.path("quant_algo"), "missing (FP8 or NVFP4)");
+    // Routers stay in the model dtype whatever the exclusion list says: ModelOpt's default
+    // configuration disables "*router*" and "*mlp.gate.*" without writing them into the list
+    // (nvidia/Qwen3.5-122B-A10B-NVFP4's names no router, and its published size counts them in
+    // bf16: tests/core/tst_roofline.cpp).
     set_eligible(c, {TensorRole::AttentionLinear, TensorRole::MlpLinear, TensorRole::ExpertLinear, TensorRole::SharedExpertLinear,
-                     TensorRole::Router, TensorRole::LmHead});
-    if (f.has("exclude_modules")) {
-        c.ignore = matchers(f.strings("exclude_modules"), MatchKind::Glob, f.path("exclude_modules"));
+                     TensorRole::LmHead});
+    // hf_quant_config.json names the exclusions exclude_modules; config.json's flat form, ignore
+    // (vLLM 0.20.1 modelopt.py ModelOptQuantConfigBase.from_config).
+    const char* exclusions = nested ? "exclude_modules" : f.has("exclude_modules") ? "exclude_modules" : "ignore";
+    if (f.has(exclusions)) {
+        c.ignore = matchers(f.strings(exclusions), MatchKind::Glob, f.path(exclusions));
     } else {
         for (const char* d : {"*lm_head*", "*proj_out.*", "*block_sparse_moe.gate*", "*router*", "*mlp.gate.*", "*mlp.shared_expert_gate.*", "*output_layer*"})
             c.ignore.push_back(matcher(MatchKind::Glob, d, f.path("exclude_modules")));

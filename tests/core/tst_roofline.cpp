@@ -8,7 +8,9 @@
 #include <random>
 #include <set>
 
+#include "core/engine/step_model.h"
 #include "core/error.h"
+#include "core/model_config_json.h"
 #include "core/plan.h"
 #include "core/sweep.h"
 #include "test_support.h"
@@ -535,6 +537,30 @@ BOOST_AUTO_TEST_CASE(mxfp4_experts_with_mxfp8_activations_on_blackwell) {
         BOOST_TEST(mx.decode.compute_time_s < plain.decode.compute_time_s);
         BOOST_TEST(mx.costs.note.find("MXFP8 activations") != std::string::npos, mx.costs.note);
     }
+}
+
+// NVIDIA's ModelOpt NVFP4 export of Qwen3.5-122B-A10B (tests/data/configs/, the aiconfigurator
+// wheel's copy): config.json's flat form names its exclusions `ignore` and its KV cache as a float
+// 8-bit kv_cache_scheme. Priced as `native`, the checkpoint is 83,474,884,576 bytes against the
+// published 83,474,870,752 (Hugging Face's dtype totals BF16 9,122,380,016, F8_E4M3 7,247,757,312
+// and U8 57,982,058,496, as stored texts of the code index quote them: ids 66477710092,
+// 66550113221): routers stay bf16, and the 13,824 bytes over are A_log and the DeltaNet norm,
+// float32 in Qwen's checkpoint and bf16 in this export. Under --kv auto vLLM caches it in fp8.
+BOOST_AUTO_TEST_CASE(a_published_modelopt_nvfp4_export_of_qwen3_5) {
+    PlanRequest q;
+    q.model = load_model_config(test::source_dir() / "tests" / "data" / "configs" / "nvidia--Qwen3.5-122B-A10B-NVFP4");
+    q.gpu = test::bundled_gpu("b200");
+    q.efficiency = builtin_efficiency_profile("realistic");
+    q.schemes = {parse_scheme("native")};
+    q.workload.kv_auto = true;
+    const engine::EngineCatalog catalog = engine::load_engine_catalog(test::source_dir() / "assets" / "engines" / "profiles",
+                                                                      test::source_dir() / "assets" / "engines" / "fit" / "engine-fit.json");
+    q.engine = engine::make_engine_setup(catalog, "vllm", false);
+    const SchemeResult r = plan(q).schemes[0];
+    BOOST_TEST(r.costs.budget.checkpoint_bytes == 83'474'884'576u);
+    BOOST_TEST(static_cast<double>(r.costs.budget.checkpoint_bytes) / 83'474'870'752.0 - 1.0 < 1e-6);
+    BOOST_TEST(kv_format_name(r.costs.kv) == "fp8");
+    BOOST_TEST(r.admission.fits);
 }
 
 // Gemma 3 27B: 52 sliding layers (window 1,024) and 10 full; vLLM's hybrid allocator groups them
