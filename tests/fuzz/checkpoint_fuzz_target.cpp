@@ -152,6 +152,13 @@ std::vector<std::string> seed_corpus() {
                        "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32,
                        "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
                        "full_attention_interval": 4})");
+    seeds.push_back(R"({"model_type": "qwen3_5", "tie_word_embeddings": false, "text_config": {"model_type": "qwen3_5_text", "hidden_size": 64,
+                       "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100,
+                       "intermediate_size": 64, "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8,
+                       "linear_value_head_dim": 8, "full_attention_interval": 4, "mamba_ssm_dtype": "float32", "mtp_num_hidden_layers": 1},
+                       "vision_config": {"depth": 2, "hidden_size": 16, "intermediate_size": 32, "in_channels": 3, "patch_size": 4,
+                       "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 64, "num_position_embeddings": 16,
+                       "deepstack_visual_indexes": [1]}})");
     seeds.push_back(R"({"metadata": {"total_size": 1234}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}})");
     seeds.push_back(R"(model\.layers\.\d+\.self_attn\.(q|k|v)_proj$)");
     // Startup-log lines and a benchmark result, as vLLM and SGLang print them (tests/data/logs/).
