@@ -197,6 +197,13 @@ struct ModelConfig {
     std::int64_t mlp_layer_count() const;
     bool layer_is_linear_attention(std::int64_t layer) const { return flag_of(linear_attention_layers, layer); }
     std::int64_t linear_attention_layer_count() const;
+    // Decoder layers as the engine step model's per-layer cost counts them (norms, residual adds,
+    // rotary, activation: fitted on layers of a token mixer and an MLP): num_layers, or for a
+    // hybrid stack, whose layers hold one mixer each (Nemotron-H), half of them, rounded up.
+    std::int64_t per_layer_cost_layers() const { return is_hybrid_stack() ? (num_layers + 1) / 2 : num_layers; }
+    // Token-mixer calls in one forward (attention, Mamba or gated DeltaNet): num_layers, or a hybrid
+    // stack's attention and Mamba layers (not its MLP layers).
+    std::int64_t token_mixer_layers() const { return is_hybrid_stack() ? attention_layer_count() + mamba_layer_count() : num_layers; }
     std::int64_t linear_key_dim() const { return linear_num_key_heads * linear_key_head_dim; }
     std::int64_t linear_value_dim() const { return linear_num_value_heads * linear_value_head_dim; }
     std::int64_t linear_conv_dim() const { return 2 * linear_key_dim() + linear_value_dim(); }

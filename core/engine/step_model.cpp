@@ -105,7 +105,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     s.linear_s = kernel_time_s(linear_bytes, linear_flop, batch, s.family, gpu, setup, &s.linear_coverage);
     s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
     s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, attention_family(c.kv), gpu, setup,
-                                  &s.attention_coverage, m.num_layers);
+                                  &s.attention_coverage, m.token_mixer_layers());
     s.communication_s = s.roofline.communication_time_s;
     // The profile's end-to-end kernel scale for this scheme family (1 when not fitted).
     const double scale = setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0, s.family == KernelFamily::GenericDequant));
@@ -113,7 +113,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     s.lm_head_s *= scale;
     s.attention_s *= scale;
     s.fixed_s = setup.profile.step.fixed_step_s;
-    s.layers_s = d(m.num_layers) * (setup.profile.step.per_layer_s + (engine::decode_uses_cuda_graphs(setup.profile.defaults, context) ? 0.0 : setup.profile.step.eager_per_layer_s));
+    s.layers_s = d(m.per_layer_cost_layers()) * (setup.profile.step.per_layer_s + (engine::decode_uses_cuda_graphs(setup.profile.defaults, context) ? 0.0 : setup.profile.step.eager_per_layer_s));
     s.time_s = s.fixed_s + s.layers_s + s.linear_s + s.lm_head_s + s.attention_s + s.communication_s;
     return s;
 }
@@ -141,7 +141,7 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
         const double kernels = kernel_time_s(linear_bytes, linear_flop, n, family, gpu, setup, nullptr) +
                                kernel_time_s(head.bytes, head.flop, 1, KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
                                kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
-        const double t = setup.profile.step.fixed_step_s + d(m.num_layers) * setup.profile.step.per_layer_s +
+        const double t = setup.profile.step.fixed_step_s + d(m.per_layer_cost_layers()) * setup.profile.step.per_layer_s +
                          setup.profile.step.kernel_scale(prefill_key) * kernels +
                          allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
                          (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);

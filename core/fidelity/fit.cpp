@@ -468,7 +468,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     o.input_tokens = in_tokens, o.output_tokens = out_tokens;  // as priced (a dataset's means where so noted)
     const std::int64_t max_model_len = s.max_model_len.value_or(0);
     if (max_model_len > 0 && in_tokens + out_tokens > max_model_len + 64) return skip("lengths beyond the stated max_model_len");
-    const double layers = d(res->model.num_layers);
+    const double layers = d(res->model.per_layer_cost_layers());
     w.batch = batch;
     const PrefillResult pre = engine::engine_prefill(res->costs, res->model, res->gpu, setup, w, in_tokens * batch);
     const std::int64_t mid_context = in_tokens + out_tokens / 2;

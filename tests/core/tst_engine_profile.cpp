@@ -254,6 +254,23 @@ BOOST_AUTO_TEST_CASE(qwen3_5_state_in_float32_sets_vllm_s_block) {
     BOOST_TEST(plan(r).schemes[0].admission.kv_block_tokens == 400);
 }
 
+// The per-layer cost is fitted on decoder layers that hold a token mixer and an MLP; Nemotron-H's
+// 118 layers hold one each (54 Mamba2, 10 attention, 54 MLP), so it pays for 59, and its
+// attention-like kernels are called 64 times a step (its mixers), not 118.
+BOOST_AUTO_TEST_CASE(a_hybrid_stack_pays_the_per_layer_cost_per_pair_of_layers) {
+    const ModelConfig m = test::bundled_model("nemotron-h-56b-base-8k");
+    BOOST_TEST(m.per_layer_cost_layers() == 59);
+    BOOST_TEST(m.token_mixer_layers() == 64);
+    const ModelConfig dense = test::bundled_model("qwen3-8b");
+    BOOST_TEST(dense.per_layer_cost_layers() == dense.num_layers);
+    const GpuProfile gpu = test::bundled_gpu("h200");
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    const EngineSetup s = make_engine_setup(catalog(), "vllm", true);
+    BOOST_TEST_REQUIRE(s.profile.step.per_layer_s > 0.0);
+    const Workload w;
+    BOOST_TEST(std::abs(engine_decode_step(c, m, gpu, s, w, 1, 4096).layers_s - 59.0 * s.profile.step.per_layer_s) < 1e-12);
+}
+
 // vLLM V0 replays a captured graph only while the sequence is at most max_seq_len_to_capture
 // (8192): a longer decode step pays the eager cost (vllm/worker/model_runner.py, v0.4.2 and v0.6.3).
 // V1 captures by batch size only.
