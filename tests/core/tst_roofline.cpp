@@ -539,8 +539,8 @@ BOOST_AUTO_TEST_CASE(mxfp4_experts_with_mxfp8_activations_on_blackwell) {
     }
 }
 
-// NVIDIA's ModelOpt NVFP4 export of Qwen3.5-122B-A10B (tests/data/configs/, the aiconfigurator
-// wheel's copy): config.json's flat form names its exclusions `ignore` and its KV cache as a float
+// NVIDIA's ModelOpt NVFP4 export of Qwen3.5-122B-A10B (models/qwen3.5-122b-a10b-nvfp4, the
+// aiconfigurator wheel's copy): config.json's flat form names its exclusions `ignore` and its KV cache as a float
 // 8-bit kv_cache_scheme. Priced as `native`, the checkpoint is 83,474,884,576 bytes against the
 // published 83,474,870,752 (Hugging Face's dtype totals BF16 9,122,380,016, F8_E4M3 7,247,757,312
 // and U8 57,982,058,496, as stored texts of the code index quote them: ids 66477710092,
@@ -548,7 +548,7 @@ BOOST_AUTO_TEST_CASE(mxfp4_experts_with_mxfp8_activations_on_blackwell) {
 // float32 in Qwen's checkpoint and bf16 in this export. Under --kv auto vLLM caches it in fp8.
 BOOST_AUTO_TEST_CASE(a_published_modelopt_nvfp4_export_of_qwen3_5) {
     PlanRequest q;
-    q.model = load_model_config(test::source_dir() / "tests" / "data" / "configs" / "nvidia--Qwen3.5-122B-A10B-NVFP4");
+    q.model = test::bundled_model("qwen3.5-122b-a10b-nvfp4");
     q.gpu = test::bundled_gpu("b200");
     q.efficiency = builtin_efficiency_profile("realistic");
     q.schemes = {parse_scheme("native")};
