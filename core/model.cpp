@@ -152,7 +152,14 @@ void validate_model(const ModelConfig& c) {
         need(c.vision_intermediate_size, kMaxDim, "vision_config.intermediate_size");
         need(c.vision_channels, 16, "vision_config.num_channels");
         need(c.vision_patch_size, 4096, "vision_config.patch_size");
-        if (c.vision_qwen3_vl) {
+        if (c.vision_llama4) {
+            need(c.vision_image_size, 1 << 16, "vision_config.image_size");
+            need(c.vision_out_hidden_size, kMaxDim, "vision_config.vision_output_dim");
+            need(c.vision_projector_input_dim, kMaxDim, "vision_config.projector_input_dim");
+            need(c.vision_projector_output_dim, kMaxDim, "vision_config.projector_output_dim");
+            const std::int64_t side = c.vision_image_size / c.vision_patch_size;
+            if (side * side > kMaxDim) throw Error("config.json: vision_config.image_size", "too many patches");
+        } else if (c.vision_qwen3_vl) {
             need(c.vision_temporal_patch_size, 64, "vision_config.temporal_patch_size");
             need(c.vision_position_embeddings, kMaxDim, "vision_config.num_position_embeddings");
             need(c.vision_spatial_merge_size, 64, "vision_config.spatial_merge_size");
@@ -396,8 +403,40 @@ void append_qwen3_vl_vision(std::vector<TensorInfo>& t, const ModelConfig& c) {
     for (std::int64_t k = 0; k < c.vision_deepstack_mergers; ++k) merger(e + "deepstack_merger_list." + std::to_string(k) + ".", merged);
 }
 
+void append_llama4_vision(std::vector<TensorInfo>& t, const ModelConfig& c) {
+    const std::int64_t v = c.vision_hidden_size, i = c.vision_intermediate_size, side = c.vision_image_size / c.vision_patch_size;
+    const std::string e = "vision_model.";
+    const auto add = [&](const std::string& name, std::vector<std::int64_t> shape) { t.push_back({name, std::move(shape), TensorRole::Vision, -1}); };
+    add(e + "class_embedding", {v});
+    add(e + "positional_embedding_vlm", {side * side + 1, v});
+    add(e + "patch_embedding.linear.weight", {v, c.vision_channels * c.vision_patch_size * c.vision_patch_size});
+    for (const char* n : {"layernorm_pre", "layernorm_post"}) {
+        add(e + n + ".weight", {v});
+        add(e + n + ".bias", {v});
+    }
+    for (std::int64_t l = 0; l < c.vision_layers; ++l) {
+        const std::string p = e + "model.layers." + std::to_string(l) + ".";
+        for (const char* n : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+            add(p + "self_attn." + n + ".weight", {v, v});
+            add(p + "self_attn." + n + ".bias", {v});
+        }
+        add(p + "mlp.fc1.weight", {i, v});
+        add(p + "mlp.fc1.bias", {i});
+        add(p + "mlp.fc2.weight", {v, i});
+        add(p + "mlp.fc2.bias", {v});
+        for (const char* n : {"input_layernorm", "post_attention_layernorm"}) {
+            add(p + n + ".weight", {v});
+            add(p + n + ".bias", {v});
+        }
+    }
+    add(e + "vision_adapter.mlp.fc1.weight", {c.vision_projector_input_dim, i});
+    add(e + "vision_adapter.mlp.fc2.weight", {c.vision_projector_output_dim, c.vision_projector_output_dim});
+    add("multi_modal_projector.linear_1.weight", {c.hidden_size, c.vision_out_hidden_size});
+}
+
 void append_vision(std::vector<TensorInfo>& t, const ModelConfig& c) {
     if (c.vision_qwen3_vl) return append_qwen3_vl_vision(t, c);
+    if (c.vision_llama4) return append_llama4_vision(t, c);
     const std::int64_t v = c.vision_hidden_size, i = c.vision_intermediate_size, side = c.vision_image_size / c.vision_patch_size;
     const std::string e = "vision_tower.vision_model.";
     const auto add = [&](const std::string& name, std::vector<std::int64_t> shape) { t.push_back({name, std::move(shape), TensorRole::Vision, -1}); };

@@ -120,6 +120,15 @@ struct ModelConfig {
     // spatial_merge^2 x hidden and fc2 into vision_out_hidden_size), plus one merger per
     // deepstack index. vision_image_size is 0 for it (images of any size).
     bool vision_qwen3_vl = false;
+    // Llama 4's vision model (transformers 4.51.0 modeling_llama4.py Llama4VisionModel under
+    // vision_model., Llama4MultiModalProjector): an unfold patch embedding without bias, a class
+    // embedding and a position per patch and one more, pre/post LayerNorms, blocks of biased
+    // q/k/v/o and fc1/fc2 with two LayerNorms, a pixel-shuffle adapter (fc1 from intermediate_size
+    // to projector_input_dim, fc2 of projector_output_dim, no biases) and the projector
+    // [text hidden, vision_output_dim] (vision_out_hidden_size).
+    bool vision_llama4 = false;
+    std::int64_t vision_projector_input_dim = 0;
+    std::int64_t vision_projector_output_dim = 0;
     std::int64_t vision_temporal_patch_size = 0;
     std::int64_t vision_position_embeddings = 0;
     std::int64_t vision_spatial_merge_size = 0;

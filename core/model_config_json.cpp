@@ -289,6 +289,15 @@ const json& llama4_text_defaults() {
     return d;
 }
 
+// transformers 4.51.0 Llama4VisionConfig's defaults, for the keys a vision_config leaves out.
+const json& llama4_vision_defaults() {
+    static const json d = {{"hidden_size", 768},        {"num_hidden_layers", 34},         {"num_attention_heads", 16},
+                           {"num_channels", 3},         {"intermediate_size", 5632},       {"vision_output_dim", 7680},
+                           {"image_size", 448},         {"patch_size", 14},                {"projector_input_dim", 4096},
+                           {"projector_output_dim", 4096}, {"multi_modal_projector_bias", false}};
+    return d;
+}
+
 // Llama 4 (transformers 4.51.0 modeling_llama4.py; vLLM 0.11.0 llama4.py): layer l is MoE when
 // (l + 1) % interleave_moe_layer_step == 0 (or listed in moe_layers), with num_local_experts
 // experts of intermediate_size, top num_experts_per_tok, and a shared expert of the same width;
@@ -296,8 +305,10 @@ const json& llama4_text_defaults() {
 // RoPE and chunked local attention over attention_chunk_size tokens, 0 a global layer without RoPE;
 // absent or empty, every fourth layer is global (layers 3, 7, ...). The q/k norm is an L2 norm
 // without weights. Llama4ForConditionalGeneration (model_type llama4) stores the text model under
-// language_model. beside a vision encoder quantplan does not count.
-void parse_llama4(const json& j, bool multimodal, ModelConfig& c, const std::string& source) {
+// language_model. beside a vision encoder (vision_config: Llama4VisionModel and the
+// multi-modal projector), counted when the config describes it.
+void parse_llama4(const json& j, const json* root, ModelConfig& c, const std::string& source) {
+    const bool multimodal = root != nullptr;
     c.llama4_moe = true;
     c.qk_norm = false;
     c.intermediate_size = int_field(j, "intermediate_size_mlp", 0, source, true);
@@ -332,10 +343,31 @@ void parse_llama4(const json& j, bool multimodal, ModelConfig& c, const std::str
     }
     c.attention_chunk_size = int_field(j, "attention_chunk_size", 0, source, false);
     if (c.attention_chunk_size == 0) c.chunked_layers.assign(c.chunked_layers.size(), false);  // null: every layer global
-    if (multimodal) {
-        c.text_prefix = "language_model.model.";
-        c.not_counted = "the vision encoder of Llama4ForConditionalGeneration (vision_model, multi_modal_projector)";
+    if (!multimodal) return;
+    c.text_prefix = "language_model.model.";
+    const auto vc = root->find("vision_config");
+    if (vc == root->end() || vc->is_null()) {
+        // A copy without vision_config (aiconfigurator's) does not say the encoder's shape; the
+        // published checkpoints hold one.
+        c.not_counted = "the vision encoder of Llama4ForConditionalGeneration (vision_model, multi_modal_projector): the config.json has no vision_config";
+        return;
     }
+    if (!vc->is_object()) throw Error(source + ": vision_config", "must be an object");
+    const json v = with_defaults(llama4_vision_defaults(), *vc);
+    const std::string vs = source + ": vision_config";
+    c.vision_llama4 = true;
+    c.vision_hidden_size = int_field(v, "hidden_size", 0, vs, true);
+    c.vision_layers = int_field(v, "num_hidden_layers", 0, vs, true);
+    c.vision_intermediate_size = int_field(v, "intermediate_size", 0, vs, true);
+    c.vision_channels = int_field(v, "num_channels", 0, vs, true);
+    c.vision_image_size = int_field(v, "image_size", 0, vs, true);
+    c.vision_patch_size = int_field(v, "patch_size", 0, vs, true);
+    c.vision_out_hidden_size = int_field(v, "vision_output_dim", 0, vs, true);
+    c.vision_projector_input_dim = int_field(v, "projector_input_dim", 0, vs, true);
+    c.vision_projector_output_dim = int_field(v, "projector_output_dim", 0, vs, true);
+    const std::int64_t heads = int_field(v, "num_attention_heads", 0, vs, true);
+    if (heads <= 0 || c.vision_hidden_size % heads != 0) throw Error(vs + ": num_attention_heads", "must divide hidden_size");
+    if (bool_field(v, "multi_modal_projector_bias", false, vs)) throw Error(vs + ": multi_modal_projector_bias", "a projector bias is not modelled");
 }
 
 // Qwen3-Next (transformers modeling_qwen3_next.py; vLLM 0.11.0 qwen3_next.py): layer_types
@@ -538,7 +570,7 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
     if (c.model_type == "gpt_oss") parse_gpt_oss(j, c, source);
     else if (gemma3) parse_gemma3(j, gemma3_mm ? &root : nullptr, c, source);
     else if (c.model_type == "nemotron_h") parse_nemotron_h(j, c, source);
-    else if (llama4) parse_llama4(j, llama4_mm, c, source);
+    else if (llama4) parse_llama4(j, llama4_mm ? &root : nullptr, c, source);
     else if (c.model_type == "qwen3_next") parse_qwen3_next(j, c, source);
     else if (qwen3_5_type(c.model_type)) parse_qwen3_5(j, nested ? &root : nullptr, c, source);
     else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);

@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(r1_distill_qwen_32b_has_the_qwen2_5_32b_architecture) {
 // Llama 4 Scout (every layer MoE: 16 experts of 8,192, top 1, and a shared expert of 8,192;
 // chunked local attention over 8,192 tokens on three layers of four). Meta's model card: 17B active,
 // 109B total, the total with the vision encoder, which the bundled copy of the config does not
-// describe and quantplan does not count (it says so).
+// describe and quantplan then does not count (it says so); a config with vision_config counts it.
 BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
     const ModelConfig m = test::bundled_model("meta-llama/Llama-4-Scout-17B-16E-Instruct");
     BOOST_TEST(m.model_type == "llama4_text");
@@ -164,6 +164,27 @@ BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
     BOOST_TEST(d.not_counted.empty());         // a text-only Llama4ForCausalLM config
     BOOST_TEST(test::throws_naming([&] { parse_model_config(R"({"model_type":"llama4_text","num_hidden_layers":2,"no_rope_layers":[1,2]})", "l4.json"); },
                                    "no_rope_layers"));
+    // With the vision_config of Meta's file (as a printed Llama4Config of Llama-4-Scout-17B-16E in
+    // the code index gives it, id 41112263523, with its per-tensor table: class_embedding 1408,
+    // positional_embedding_vlm 812416, patch_embedding 827904, adapter fc1 23068672, projector
+    // 20971520), the vision model and projector add 871,932,416 parameters and the count is
+    // 108,641,793,536: Hugging Face's total for meta-llama/Llama-4-Scout-17B-16E-Instruct as a
+    // test fixture of the code index records it (id 71422969007).
+    std::ifstream in(test::models_dir() / "llama-4-scout-17b-16e-instruct" / "config.json");
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["vision_config"] = {{"hidden_size", 1408}, {"image_size", 336}, {"intermediate_size", 5632}, {"num_attention_heads", 16}, {"num_channels", 3},
+                          {"num_hidden_layers", 34}, {"patch_size", 14}, {"pixel_shuffle_ratio", 0.5}, {"projector_input_dim", 4096},
+                          {"projector_output_dim", 4096}, {"multi_modal_projector_bias", false}, {"vision_output_dim", 4096}};
+    const ModelConfig full = parse_model_config(j.dump(), "scout.json");
+    BOOST_TEST(full.not_counted.empty());
+    const ParameterCounts fp = count_parameters(full);
+    BOOST_TEST(fp.vision == 871'932'416);
+    BOOST_TEST(fp.total == 108'641'793'536);
+    const auto finv = tensor_inventory(full);
+    const auto ffind = [&](const std::string& name) { return std::find_if(finv.begin(), finv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
+    BOOST_TEST((ffind("vision_model.positional_embedding_vlm")->shape == std::vector<std::int64_t>{577, 1408}));
+    BOOST_TEST((ffind("vision_model.vision_adapter.mlp.fc1.weight")->shape == std::vector<std::int64_t>{4096, 5632}));
+    BOOST_TEST((ffind("multi_modal_projector.linear_1.weight")->shape == std::vector<std::int64_t>{5120, 4096}));
 }
 
 // Qwen3-Next 80B-A3B: 36 gated DeltaNet layers and 12 full-attention layers (every fourth), each

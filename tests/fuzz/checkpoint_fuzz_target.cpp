@@ -146,7 +146,10 @@ std::vector<std::string> seed_corpus() {
     seeds.push_back(R"({"model_type": "llama4", "text_config": {"model_type": "llama4_text", "hidden_size": 64, "intermediate_size": 32,
                        "intermediate_size_mlp": 96, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
                        "head_dim": 16, "vocab_size": 128, "num_local_experts": 4, "interleave_moe_layer_step": 2,
-                       "no_rope_layers": [1, 1, 1, 0], "attention_chunk_size": 8}})");
+                       "no_rope_layers": [1, 1, 1, 0], "attention_chunk_size": 8},
+                       "vision_config": {"hidden_size": 16, "image_size": 28, "intermediate_size": 32, "num_attention_heads": 2,
+                       "num_hidden_layers": 2, "patch_size": 14, "projector_input_dim": 16, "projector_output_dim": 16,
+                       "vision_output_dim": 16}})");
     seeds.push_back(R"({"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
                        "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100, "intermediate_size": 64, "num_experts": 4,
                        "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32,
