@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/checkpoint/quant_config.h"
 #include "core/engine/step_model.h"
 #include "core/error.h"
 #include "core/model_config_json.h"
@@ -159,7 +160,11 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     else r.unresolved.push_back("model: '" + (log.model.empty() ? std::string("(not in the log)") : log.model) +
                                 "' is not a bundled model or one of its derivatives; pass --model NAME|PATH (a config.json)");
     id.quantization = log.quantization.value_or("");
-    const std::optional<std::string> scheme = scheme_from_quantization(log.model, id.quantization);
+    std::optional<std::string> scheme = options.scheme ? options.scheme : scheme_from_quantization(log.model, id.quantization);
+    // A ModelOpt export priced as its config declares it, when the model found declares one.
+    if (!scheme && model && model->declared_quantization && model->declared_quantization->method == QuantMethod::ModelOpt &&
+        lower(id.quantization).starts_with("modelopt"))
+        scheme = "native";
     if (scheme) id.scheme = *scheme;
     else r.unresolved.push_back("scheme: quantization '" + id.quantization + "' of '" + log.model + "' is not mapped to a quantplan scheme");
     id.from["quantization"] = log.quantization ? "log" : "model name";

@@ -148,6 +148,30 @@ BOOST_AUTO_TEST_CASE(qwen3_next_log_prices_the_hybrid_concurrency) {
     BOOST_TEST(std::abs(*concurrency->error_fraction - *tokens->error_fraction) < 0.005, *concurrency->error_fraction);
 }
 
+// A log that leaves --kv-cache-dtype at auto, of a ModelOpt checkpoint that declares an FP8 KV
+// cache (the bundled qwen3.5-122b-a10b-nvfp4): vLLM from 0.14.0 caches it in fp8, and the check
+// prices that and says where it came from; before 0.14.0, bf16. (The log lines are made up for
+// the test: only the settings are read.)
+BOOST_AUTO_TEST_CASE(an_auto_kv_dtype_follows_a_modelopt_checkpoint) {
+    const auto log_of = [](const std::string& version) {
+        return "INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version " + version + "\n" +
+               "INFO 01-01 00:00:00 [core.py:1] Initializing a V1 LLM engine (v" + version +
+               ") with config: model='nvidia/Qwen3.5-122B-A10B-NVFP4', dtype=torch.bfloat16, max_seq_len=32768, "
+               "tensor_parallel_size=1, quantization=modelopt_fp4, enforce_eager=False, kv_cache_dtype=auto\n"
+               "INFO 01-01 00:00:00 [gpu_worker.py:1] Available KV cache memory: 60.00 GiB\n"
+               "INFO 01-01 00:00:00 [kv_cache_utils.py:1] GPU KV cache size: 100,000 tokens\n";
+    };
+    CheckOptions o;
+    o.gpu = "b200";
+    o.model = "qwen3.5-122b-a10b-nvfp4";  // quantization=modelopt_fp4 with a model that declares it: scheme native
+    const CheckResult now = check_startup_log(read_startup_log(log_of("0.14.0"), "a.log"), o, inputs());
+    BOOST_TEST(now.identified.scheme == "native");
+    BOOST_TEST(now.identified.kv_cache_dtype == "fp8");
+    BOOST_TEST(now.identified.from.at("kv_cache_dtype") == "checkpoint");
+    const CheckResult before = check_startup_log(read_startup_log(log_of("0.13.0"), "b.log"), o, inputs());
+    BOOST_TEST(before.identified.kv_cache_dtype == "bf16");
+}
+
 // A hard-wrapped log (dennislee22/vLLM-benchmarking): the argument list is joined across lines.
 BOOST_AUTO_TEST_CASE(wrapped_argument_lists_are_joined) {
     const StartupLog log = read_startup_log(fixture("vllm-0.10.1.1-qwen2-7b-a100-80gb-tp1-gmu0.5.log"), "gmu.log");
