@@ -169,7 +169,8 @@ json model_json(const ModelConfig& m, const ParameterCounts& p) {
     }
     if (m.linear_attention_layer_count() > 0) j["linear_attention_layers"] = m.linear_attention_layer_count();
     if (m.has_vision()) {  // a vision encoder beside the language model (Gemma 3's SigLIP tower)
-        j["vision"] = {{"hidden_size", m.vision_hidden_size},
+        j["vision"] = {{"kind", m.vision_qwen3_vl ? "qwen3_vl" : m.vision_llama4 ? "llama4" : "siglip"},
+                       {"hidden_size", m.vision_hidden_size},
                        {"intermediate_size", m.vision_intermediate_size},
                        {"num_layers", m.vision_layers},
                        {"image_size", m.vision_image_size},

@@ -326,6 +326,17 @@ BOOST_AUTO_TEST_CASE(a_users_own_gpu_profile_file) {
     std::remove(path.c_str());
 }
 
+// The JSON names the kind of vision encoder a model holds, with its parameters.
+BOOST_AUTO_TEST_CASE(json_names_the_vision_encoder) {
+    for (const auto& [model, kind] : std::vector<std::pair<std::string, std::string>>{{"qwen3.5-27b", "qwen3_vl"}, {"gemma-3-27b-it", "siglip"}}) {
+        const RunResult r = run_headless({"--model", model, "--schemes", "bf16", "--json", "-"});
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        const nlohmann::json j = nlohmann::json::parse(r.out);
+        BOOST_TEST(j["model"]["vision"]["kind"] == kind, model);
+        BOOST_TEST(j["model"]["parameters"]["vision"].get<std::int64_t>() > 0, model);
+    }
+}
+
 // --kv auto (the default): a ModelOpt export's declared FP8 KV cache prices `native` as vLLM 0.14 on
 // runs it; --kv bf16 keeps 16 bits; the other schemes stay 16-bit either way.
 BOOST_AUTO_TEST_CASE(kv_auto_takes_a_modelopt_checkpoints_fp8_kv_for_native) {
