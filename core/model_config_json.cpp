@@ -252,6 +252,16 @@ json with_defaults(const json& defaults, const json& j) {
     return out;
 }
 
+// The vision_config keys Gemma 3's SigLIP tower and Llama 4's vision model both give.
+void read_vision_tower(const json& v, const std::string& vs, ModelConfig& c) {
+    c.vision_hidden_size = int_field(v, "hidden_size", 0, vs, true);
+    c.vision_intermediate_size = int_field(v, "intermediate_size", 0, vs, true);
+    c.vision_layers = int_field(v, "num_hidden_layers", 0, vs, true);
+    c.vision_channels = int_field(v, "num_channels", 0, vs, true);
+    c.vision_image_size = int_field(v, "image_size", 0, vs, true);
+    c.vision_patch_size = int_field(v, "patch_size", 0, vs, true);
+}
+
 // Gemma 3 (transformers modeling_gemma3.py Gemma3DecoderLayer; vLLM gemma3.py): q/k norms, four
 // norms per layer, tied embeddings, and sliding-window layers: layer_types where the config gives
 // it, else every layer but each sliding_window_pattern-th ((layer + 1) % pattern != 0, as
@@ -269,12 +279,7 @@ void parse_gemma3(const json& j, const json* root, ModelConfig& c, const std::st
     if (vc != root->end() && !vc->is_null() && !vc->is_object()) throw Error(source + ": vision_config", "must be an object");
     const json v = with_defaults(siglip_vision_defaults(), vc != root->end() && vc->is_object() ? *vc : json::object());
     const std::string vs = source + ": vision_config";
-    c.vision_hidden_size = int_field(v, "hidden_size", 0, vs, true);
-    c.vision_intermediate_size = int_field(v, "intermediate_size", 0, vs, true);
-    c.vision_layers = int_field(v, "num_hidden_layers", 0, vs, true);
-    c.vision_channels = int_field(v, "num_channels", 0, vs, true);
-    c.vision_image_size = int_field(v, "image_size", 0, vs, true);
-    c.vision_patch_size = int_field(v, "patch_size", 0, vs, true);
+    read_vision_tower(v, vs, c);
     if (bool_field(v, "vision_use_head", false, vs)) throw Error(vs + ": vision_use_head", "a SigLIP pooling head is not modelled");
 }
 
@@ -356,12 +361,7 @@ void parse_llama4(const json& j, const json* root, ModelConfig& c, const std::st
     const json v = with_defaults(llama4_vision_defaults(), *vc);
     const std::string vs = source + ": vision_config";
     c.vision_llama4 = true;
-    c.vision_hidden_size = int_field(v, "hidden_size", 0, vs, true);
-    c.vision_layers = int_field(v, "num_hidden_layers", 0, vs, true);
-    c.vision_intermediate_size = int_field(v, "intermediate_size", 0, vs, true);
-    c.vision_channels = int_field(v, "num_channels", 0, vs, true);
-    c.vision_image_size = int_field(v, "image_size", 0, vs, true);
-    c.vision_patch_size = int_field(v, "patch_size", 0, vs, true);
+    read_vision_tower(v, vs, c);
     c.vision_out_hidden_size = int_field(v, "vision_output_dim", 0, vs, true);
     c.vision_projector_input_dim = int_field(v, "projector_input_dim", 0, vs, true);
     c.vision_projector_output_dim = int_field(v, "projector_output_dim", 0, vs, true);

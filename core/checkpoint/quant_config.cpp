@@ -550,7 +550,7 @@ void parse_modelopt(QuantizationConfig& c, const Json& root, const std::string& 
                      TensorRole::LmHead});
     // hf_quant_config.json names the exclusions exclude_modules; config.json's flat form, ignore
     // (vLLM 0.20.1 modelopt.py ModelOptQuantConfigBase.from_config).
-    const char* exclusions = nested ? "exclude_modules" : f.has("exclude_modules") ? "exclude_modules" : "ignore";
+    const char* exclusions = nested || f.has("exclude_modules") ? "exclude_modules" : "ignore";
     if (f.has(exclusions)) {
         c.ignore = matchers(f.strings(exclusions), MatchKind::Glob, f.path(exclusions));
     } else {
