@@ -302,6 +302,13 @@ bool decode_uses_cuda_graphs(const EngineDefaults& d, std::int64_t seq_len) {
     return d.cuda_graphs && (d.cuda_graph_max_seq_len <= 0 || seq_len <= d.cuda_graph_max_seq_len);
 }
 
+std::int64_t eager_decode_steps(const EngineDefaults& d, std::int64_t first_seq_len, std::int64_t steps) {
+    if (steps <= 0) return 0;
+    if (!decode_uses_cuda_graphs(d, first_seq_len)) return steps;
+    if (d.cuda_graph_max_seq_len <= 0) return 0;
+    return std::clamp<std::int64_t>(first_seq_len + steps - 1 - d.cuda_graph_max_seq_len, 0, steps);
+}
+
 bool kv_auto_follows_modelopt(const EngineDefaults& d, std::string_view version) {
     return !d.modelopt_kv_auto_from_version.empty() && !version_below(version, d.modelopt_kv_auto_from_version);
 }

@@ -118,6 +118,9 @@ EngineDefaults defaults_for_run(const EngineProfile& profile, const std::string&
                                 std::int64_t max_model_len);
 // Whether a decode step over sequences of at most `seq_len` tokens replays a CUDA graph.
 bool decode_uses_cuda_graphs(const EngineDefaults& d, std::int64_t seq_len);
+// Of `steps` decode steps over sequences of first_seq_len, first_seq_len + 1, ... tokens, how many
+// run without a CUDA graph.
+std::int64_t eager_decode_steps(const EngineDefaults& d, std::int64_t first_seq_len, std::int64_t steps);
 // Whether this engine version runs an AWQ checkpoint without its Marlin kernel (an empty version: no).
 bool awq_without_marlin(const EngineDefaults& d, std::string_view version);
 // Whether this engine version resolves --kv-cache-dtype auto to a ModelOpt checkpoint's declared

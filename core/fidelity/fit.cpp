@@ -514,12 +514,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         if (!engine::decode_uses_cuda_graphs(setup.profile.defaults, mid_context)) p.eager_layer_count = layers;
     } else if (r.metric != Metric::TtftS && r.metric != Metric::PrefillS) {
         // Decode step j (1 .. out - 1) runs over in + j tokens.
-        double eager_steps = decode_steps;
-        if (engine::decode_uses_cuda_graphs(setup.profile.defaults, in_tokens + 1))
-            eager_steps = engine::decode_uses_cuda_graphs(setup.profile.defaults, in_tokens + out_tokens - 1)
-                              ? 0.0
-                              : d(in_tokens + out_tokens - 1 - setup.profile.defaults.cuda_graph_max_seq_len);
-        p.eager_layer_count = eager_steps * layers;
+        p.eager_layer_count = d(engine::eager_decode_steps(setup.profile.defaults, in_tokens + 1, out_tokens - 1)) * layers;
     }
     o.usable = p.measured_s > 0;
     if (!o.usable) o.skip_reason = "measured value is zero";

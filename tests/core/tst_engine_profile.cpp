@@ -284,6 +284,10 @@ BOOST_AUTO_TEST_CASE(vllm_v0_decodes_past_8192_tokens_eager) {
     BOOST_TEST(!decode_uses_cuda_graphs(v0.profile.defaults, 8193));
     const EngineSetup v1 = make_engine_setup(catalog(), "vllm", true);
     BOOST_TEST(decode_uses_cuda_graphs(v1.profile.defaults, 1 << 20));
+    BOOST_TEST(eager_decode_steps(v0.profile.defaults, 8000, 2047) == 8000 + 2047 - 1 - 8192);
+    BOOST_TEST(eager_decode_steps(v0.profile.defaults, 9000, 100) == 100);
+    BOOST_TEST(eager_decode_steps(v0.profile.defaults, 100, 100) == 0);
+    BOOST_TEST(eager_decode_steps(v1.profile.defaults, 9000, 100) == 0);
     BOOST_TEST_REQUIRE(v0.profile.step.eager_per_layer_s > 0.0);
     const Workload w;
     const EngineStep below = engine_decode_step(c, m, gpu, v0, w, 1, 8192), above = engine_decode_step(c, m, gpu, v0, w, 1, 8193);
