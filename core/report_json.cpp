@@ -249,6 +249,12 @@ json evidence_json(const std::vector<engine::EvidencePoint>& points) {
     return out;
 }
 
+// The host cost an eager step of this engine version waits for (null when none was fitted).
+json eager_host_json(const engine::EagerHostCost* h) {
+    if (!h) return nullptr;
+    return {{"version", h->version}, {"per_layer_s", h->per_layer_s}, {"points", h->points}};
+}
+
 json engine_json(const engine::EngineSetup& e) {
     json sources = json::array();
     for (const engine::SourceRef& s : e.profile.sources)
@@ -278,6 +284,8 @@ json engine_json(const engine::EngineSetup& e) {
         for (const auto& [family, v] : e.profile.step.kernel_scale_by_family) scales[family] = v;
         out["step"] = {{"fixed_step_s", e.profile.step.fixed_step_s}, {"per_layer_s", e.profile.step.per_layer_s},
                        {"eager_per_layer_s", e.profile.step.eager_per_layer_s},
+                       {"eager_blend_exponent", e.profile.step.eager_blend_exponent},
+                       {"eager_host", eager_host_json(e.profile.step.eager_host_for(e.choice.version_asked))},
                        {"ttft_overhead_s", e.profile.step.ttft_overhead_s}, {"kernel_scale_by_family", scales},
                        {"fitted_points", e.profile.step.fitted_points}, {"basis", e.profile.step.basis}};
     }

@@ -71,6 +71,21 @@ StepTerms parse_step_terms(const json& j, const std::string& path) {
     s.eager_per_layer_s = number_of(j, "eager_per_layer_s", path, 0, 0, 1);
     s.ttft_overhead_s = number_of(j, "ttft_overhead_s", path, 0, 0, 100);
     s.ttft_overhead_in_process_s = number_of(j, "ttft_overhead_in_process_s", path, 0, 0, 100);
+    s.eager_blend_exponent = number_of(j, "eager_blend_exponent", path, 0, 0, 64);
+    if (const auto h = j.find("eager_host"); h != j.end()) {
+        if (!h->is_array() || h->size() > 256) throw Error(path + ".eager_host", "must be an array of at most 256 versions");
+        for (std::size_t i = 0; i < h->size(); ++i) {
+            const std::string at = path + ".eager_host[" + std::to_string(i) + "]";
+            EagerHostCost c;
+            c.version = text_of((*h)[i], "version", at, true);
+            const EngineVersion v = parse_engine_version(c.version, at + ".version");
+            if (!s.eager_host.empty() && compare_versions(parse_engine_version(s.eager_host.back().version, at), v) >= 0)
+                throw Error(at + ".version", "must be ascending");
+            c.per_layer_s = number_of((*h)[i], "per_layer_s", at, 0, 0, 1);
+            c.points = count_of((*h)[i], "points", at, 0);
+            s.eager_host.push_back(std::move(c));
+        }
+    }
     if (const auto k = j.find("kernel_scale_by_family"); k != j.end()) {
         if (!k->is_object()) throw Error(path + ".kernel_scale_by_family", "must be an object");
         for (const auto& [family, v] : k->items()) s.kernel_scale_by_family[family] = number_of(*k, family.c_str(), path + ".kernel_scale_by_family", 1, 0.01, 100);
@@ -309,6 +324,46 @@ std::int64_t eager_decode_steps(const EngineDefaults& d, std::int64_t first_seq_
     return std::clamp<std::int64_t>(first_seq_len + steps - 1 - d.cuda_graph_max_seq_len, 0, steps);
 }
 
+namespace {
+// x^p for x in [0, 1]; the fit's exponents (1.5, 2, 3, ...) without libm's general pow.
+double unit_power(double x, double p) {
+    if (p == 1.5) return x * std::sqrt(x);
+    if (p == std::floor(p) && p >= 1 && p <= 16) {
+        double r = 1;
+        for (int i = 0; i < static_cast<int>(p); ++i) r *= x;
+        return r;
+    }
+    return std::pow(x, p);
+}
+double unit_root(double x, double p) {
+    if (p == 2) return std::sqrt(x);
+    if (p == 3) return std::cbrt(x);
+    if (p == 4) return std::sqrt(std::sqrt(x));
+    return std::pow(x, 1.0 / p);
+}
+}  // namespace
+
+double eager_step_s(double gpu_s, double host_s, double exponent) {
+    if (!(exponent > 0) || !(host_s > 0)) return gpu_s;
+    const double m = std::max(gpu_s, host_s);
+    if (!(m > 0)) return gpu_s;
+    return m * unit_root(unit_power(gpu_s / m, exponent) + unit_power(host_s / m, exponent), exponent);
+}
+
+const EagerHostCost* StepTerms::eager_host_for(std::string_view version) const {
+    if (eager_host.empty()) return nullptr;
+    if (version.empty()) return &eager_host.back();
+    try {
+        const EngineVersion asked = parse_engine_version(version, "version");
+        const EagerHostCost* best = nullptr;
+        for (const EagerHostCost& c : eager_host)
+            if (compare_versions(parse_engine_version(c.version, "version"), asked) <= 0) best = &c;
+        return best ? best : &eager_host.front();
+    } catch (const Error&) {
+        return &eager_host.back();
+    }
+}
+
 bool kv_auto_follows_modelopt(const EngineDefaults& d, std::string_view version) {
     return !d.modelopt_kv_auto_from_version.empty() && !version_below(version, d.modelopt_kv_auto_from_version);
 }
@@ -519,6 +574,11 @@ std::string fitted_parameters_json(const FittedParameters& f) {
             p["step"]["eager_per_layer_s"] = s->second.eager_per_layer_s;
             p["step"]["ttft_overhead_s"] = s->second.ttft_overhead_s;
             p["step"]["ttft_overhead_in_process_s"] = s->second.ttft_overhead_in_process_s;
+            p["step"]["eager_blend_exponent"] = s->second.eager_blend_exponent;
+            ojson host = ojson::array();
+            for (const EagerHostCost& c : s->second.eager_host)
+                host.push_back(ojson{{"version", c.version}, {"per_layer_s", c.per_layer_s}, {"points", c.points}});
+            p["step"]["eager_host"] = std::move(host);
             ojson scales = ojson::object();
             for (const auto& [family, v] : s->second.kernel_scale_by_family) scales[family] = v;
             p["step"]["kernel_scale_by_family"] = std::move(scales);

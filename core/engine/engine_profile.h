@@ -206,6 +206,17 @@ struct CurveLookup {
 CurveLookup find_curve(const KernelEfficiencies& k, const std::string& gpu_id, const std::string& compute_capability,
                        KernelFamily family);
 
+// The host's launch time per layer of an eager decode step, fitted on one engine version's eager points.
+struct EagerHostCost {
+    std::string version;        // the engine version whose points fitted it ("0.4.2")
+    double per_layer_s = 0.0;   // host seconds per layer and eager decode step
+    std::int64_t points = 0;    // eager points behind it
+};
+
+// An eager step of GPU time `gpu_s` whose kernels the host needs `host_s` to launch:
+// (gpu^p + host^p)^(1/p); `gpu_s` when p or host_s is 0.
+double eager_step_s(double gpu_s, double host_s, double exponent);
+
 // Per-step costs the roofline does not see, fitted on end-to-end points of this profile.
 struct StepTerms {
     double fixed_step_s = 0.0;   // scheduler, sampler, launch: paid once per step
@@ -214,6 +225,17 @@ struct StepTerms {
     // decode step is launched from the host: the extra cost per layer and decode step. Fitted on
     // the engine's eager points; 0 when none.
     double eager_per_layer_s = 0.0;
+    // An eager step also waits on the host: Python launches each kernel while the GPU runs the ones
+    // before it, so the step takes about the longer of the GPU's time G (everything above) and the
+    // host's launch time H = layers x host per layer, blended as (G^p + H^p)^(1/p) with
+    // p = eager_blend_exponent (eager_step_s). H is fitted per engine version on that version's
+    // eager points (the host cost fell between vLLM 0.4 and 0.6); p on every eager point.
+    // Empty or p = 0: no host term.
+    std::vector<EagerHostCost> eager_host;  // ascending by version
+    double eager_blend_exponent = 0.0;
+    // The host cost for engine `version` ("" = the newest): the fitted version at or below it,
+    // else the lowest fitted; null when none.
+    const EagerHostCost* eager_host_for(std::string_view version) const;
     // The kernels' time scaled per kernel_scale_key ("bf16", "8bit", "4bit", "4bit-moe", ...), and at
     // prefill per "<key>/prefill": what
     // the engine's kernels reach end to end beyond the kernel corpus (its quantized and MoE paths,

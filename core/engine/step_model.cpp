@@ -113,8 +113,16 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     s.lm_head_s *= scale;
     s.attention_s *= scale;
     s.fixed_s = setup.profile.step.fixed_step_s;
-    s.layers_s = d(m.per_layer_cost_layers()) * (setup.profile.step.per_layer_s + (engine::decode_uses_cuda_graphs(setup.profile.defaults, context) ? 0.0 : setup.profile.step.eager_per_layer_s));
-    s.time_s = s.fixed_s + s.layers_s + s.linear_s + s.lm_head_s + s.attention_s + s.communication_s;
+    const StepTerms& terms = setup.profile.step;
+    const bool graphs = engine::decode_uses_cuda_graphs(setup.profile.defaults, context);
+    s.layers_s = d(m.per_layer_cost_layers()) * (terms.per_layer_s + (graphs ? 0.0 : terms.eager_per_layer_s));
+    s.gpu_s = s.fixed_s + s.layers_s + s.linear_s + s.lm_head_s + s.attention_s + s.communication_s;
+    s.time_s = s.gpu_s;
+    if (!graphs)
+        if (const EagerHostCost* host = terms.eager_host_for(setup.choice.version_asked)) {
+            s.host_s = d(m.per_layer_cost_layers()) * host->per_layer_s;
+            s.time_s = eager_step_s(s.gpu_s, s.host_s, terms.eager_blend_exponent);
+        }
     return s;
 }
 

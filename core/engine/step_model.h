@@ -6,6 +6,7 @@
 //   + sum over linear groups of roofline(bytes, FLOP) / f_family(B)     (quantized linears, lm_head)
 //   + KV bytes / bandwidth / f_attention(B)
 //   + tensor-parallel all-reduce
+// and, without a CUDA graph, blended with the host's launch time (StepTerms::eager_host).
 // where roofline(bytes, FLOP) = max(bytes / bandwidth, FLOP / peak of the family's matmul type)
 // and f is the kernel family's fitted fraction of its roofline at M = B (EfficiencyCurve). The
 // kernels run one after another, so their times add, where the `realistic` roofline takes one max
@@ -49,7 +50,9 @@ struct EngineStep {
     double lm_head_s = 0;               // lm_head (or the tied embedding) in bf16
     double attention_s = 0;
     double communication_s = 0;
-    double time_s = 0;
+    double gpu_s = 0;                   // the sum of the terms above
+    double host_s = 0;                  // an eager step's host launch time (0 with CUDA graphs)
+    double time_s = 0;                  // gpu_s, or eager_step_s(gpu_s, host_s) without a CUDA graph
     KernelFamily family = KernelFamily::Bf16Gemm;
     std::string linear_coverage;        // "gpu", "architecture" or "none" (find_curve)
     std::string attention_coverage;

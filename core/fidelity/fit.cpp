@@ -39,16 +39,21 @@ double quantile(std::vector<double> v, double q) {
 // a handful of unknowns).
 std::vector<double> nnls(const std::vector<std::vector<double>>& rows, const std::vector<double>& c) {
     const std::size_t n = rows.empty() ? 0 : rows.front().size();
-    Eigen::MatrixXd A(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(n));
-    Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
+    // Lawson-Hanson on the normal equations: the gradient A'(b - Ax) = A'b - A'A x and every
+    // passive-set solve only need the n x n matrix A'A and the vector A'b, formed once.
+    const auto N = static_cast<Eigen::Index>(n);
+    Eigen::MatrixXd AtA = Eigen::MatrixXd::Zero(N, N);
+    Eigen::VectorXd Atb = Eigen::VectorXd::Zero(N);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        for (std::size_t j = 0; j < n; ++j) A(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = rows[i][j];
-        b(static_cast<Eigen::Index>(i)) = c[i];
+        const Eigen::Map<const Eigen::VectorXd> a(rows[i].data(), N);
+        AtA.selfadjointView<Eigen::Lower>().rankUpdate(a);
+        Atb += c[i] * a;
     }
-    Eigen::VectorXd x = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
+    AtA = AtA.selfadjointView<Eigen::Lower>();
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(N);
     std::vector<bool> passive(n, false);
     for (int outer = 0; outer < 3 * static_cast<int>(n) + 10; ++outer) {
-        const Eigen::VectorXd w = A.transpose() * (b - A * x);
+        const Eigen::VectorXd w = Atb - AtA * x;
         Eigen::Index best = -1;
         double best_w = 1e-12;
         for (std::size_t j = 0; j < n; ++j)
@@ -59,10 +64,15 @@ std::vector<double> nnls(const std::vector<std::vector<double>>& rows, const std
             std::vector<Eigen::Index> cols;
             for (std::size_t j = 0; j < n; ++j)
                 if (passive[j]) cols.push_back(static_cast<Eigen::Index>(j));
-            Eigen::MatrixXd Ap(A.rows(), static_cast<Eigen::Index>(cols.size()));
-            for (std::size_t k = 0; k < cols.size(); ++k) Ap.col(static_cast<Eigen::Index>(k)) = A.col(cols[k]);
-            const Eigen::VectorXd zp = Ap.colPivHouseholderQr().solve(b);
-            Eigen::VectorXd z = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n));
+            const auto P = static_cast<Eigen::Index>(cols.size());
+            Eigen::MatrixXd Mp(P, P);
+            Eigen::VectorXd bp(P);
+            for (Eigen::Index r = 0; r < P; ++r) {
+                bp(r) = Atb(cols[static_cast<std::size_t>(r)]);
+                for (Eigen::Index k = 0; k < P; ++k) Mp(r, k) = AtA(cols[static_cast<std::size_t>(r)], cols[static_cast<std::size_t>(k)]);
+            }
+            const Eigen::VectorXd zp = Mp.colPivHouseholderQr().solve(bp);
+            Eigen::VectorXd z = Eigen::VectorXd::Zero(N);
             for (std::size_t k = 0; k < cols.size(); ++k) z(cols[k]) = zp(static_cast<Eigen::Index>(k));
             bool feasible = true;
             for (Eigen::Index j : cols) feasible = feasible && z(j) > 0;
@@ -226,6 +236,9 @@ struct Point {
     // + layer_count x per_layer, with the kernel scales s of kernel_key and kernel_key + "/prefill".
     double decode_s = 0, prefill_s = 0, fixed_count = 0, layer_count = 0, measured_s = 0;
     double eager_layer_count = 0;  // layers x decode steps launched without CUDA graphs
+    // Those steps' host term: how many, their unscaled GPU time each (kernels and communication at
+    // the run's middle context) and the layers the host launches per step.
+    double eager_steps = 0, step_raw_s = 0, layers = 0;
     double served_count = 0;       // 1 for a TTFT through an API server (its request overhead), else 0
     double in_process_count = 0;   // 1 for a TTFT of an engine in the benchmark's process, else 0
     double tokens = 0;   // speed records: tokens the speed counts (prediction = tokens / seconds)
@@ -506,16 +519,19 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
             break;
     }
     p.layer_count = p.fixed_count * layers;
+    p.layers = layers;
+    p.step_raw_s = step.time_s;
     // Decode steps with CUDA graphs off, or (vLLM V0) over a sequence longer than the captured
     // length, pay the eager launch cost per layer. Prefill chunks are not charged it: they run
     // beyond the captured sizes in every engine, so the fitted prefill scales and per-layer cost
     // already hold their launches.
     if (r.metric == Metric::TpotS || r.metric == Metric::ItlS) {
-        if (!engine::decode_uses_cuda_graphs(setup.profile.defaults, mid_context)) p.eager_layer_count = layers;
+        if (!engine::decode_uses_cuda_graphs(setup.profile.defaults, mid_context)) p.eager_steps = 1;
     } else if (r.metric != Metric::TtftS && r.metric != Metric::PrefillS) {
         // Decode step j (1 .. out - 1) runs over in + j tokens.
-        p.eager_layer_count = d(engine::eager_decode_steps(setup.profile.defaults, in_tokens + 1, out_tokens - 1)) * layers;
+        p.eager_steps = d(engine::eager_decode_steps(setup.profile.defaults, in_tokens + 1, out_tokens - 1));
     }
+    p.eager_layer_count = p.eager_steps * layers;
     o.usable = p.measured_s > 0;
     if (!o.usable) o.skip_reason = "measured value is zero";
     return p;
@@ -527,9 +543,46 @@ struct Terms {
     std::map<std::string, engine::MemoryRules> memory;
 };
 
-// Step terms of one group of points: kernel scale per kernel_scale_key, fixed and per-layer costs,
-// fitted on the relative residual (scale_f x base + fixed x a + per_layer x b) / measured - 1.
-engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string& basis) {
+// The kernel part of a point's time under `st` (its decode and prefill scales).
+double scaled_kernels_s(const Point& p, const engine::StepTerms& st) {
+    return st.kernel_scale(p.kernel_key) * p.decode_s + st.kernel_scale(p.kernel_key + "/prefill") * p.prefill_s;
+}
+
+// What the host adds to a point's eager steps under `st`: per step, eager_step_s(G, H) - G with G
+// the step's GPU time and H its layers x the host cost of the point's engine version.
+double eager_host_extra_s(const Point& p, const engine::StepTerms& st) {
+    if (!(p.eager_steps > 0)) return 0.0;
+    const engine::EagerHostCost* host = st.eager_host_for(p.out.engine_version);
+    if (!host || !(st.eager_blend_exponent > 0)) return 0.0;
+    const double g = st.kernel_scale(p.kernel_key) * p.step_raw_s + st.fixed_step_s + p.layers * (st.per_layer_s + st.eager_per_layer_s);
+    return p.eager_steps * (engine::eager_step_s(g, p.layers * host->per_layer_s, st.eager_blend_exponent) - g);
+}
+
+// A time point's predicted seconds under `st`.
+double predicted_seconds(const Point& p, const engine::StepTerms& st) {
+    return scaled_kernels_s(p, st) + p.fixed_count * st.fixed_step_s + p.layer_count * st.per_layer_s + p.eager_layer_count * st.eager_per_layer_s +
+           p.served_count * st.ttft_overhead_s + p.in_process_count * st.ttft_overhead_in_process_s + eager_host_extra_s(p, st);
+}
+
+// An engine version as the host cost keys it: its minor release ("0.19.1rc1.dev339" -> "0.19"),
+// the unit in which an engine's host code changes (one source's rows at 0.6.2 and 0.6.3 share one).
+std::string release_of(const std::string& version) {
+    std::string out;
+    int dots = 0;
+    std::size_t i = (!version.empty() && (version[0] == 'v' || version[0] == 'V')) ? 1 : 0;
+    for (; i < version.size(); ++i) {
+        const char ch = version[i];
+        if (std::isdigit(static_cast<unsigned char>(ch))) out += ch;
+        else if (ch == '.' && dots == 0 && i + 1 < version.size() && std::isdigit(static_cast<unsigned char>(version[i + 1]))) out += ch, ++dots;
+        else break;
+    }
+    return out;
+}
+
+// Step terms of one group of points with the host term held (each point's eager_host_extra_s
+// under `held` taken as known): kernel scale per kernel_scale_key, fixed and per-layer costs,
+// fitted on the relative residual (scale_f x base + fixed x a + per_layer x b + host) / measured - 1.
+engine::StepTerms fit_linear_step(const std::vector<const Point*>& v, const std::string& basis, const engine::StepTerms* held) {
     // One scale per kernel key at decode and one at prefill ("<key>/prefill"): a kernel reaches a
     // different share of its roofline at M = batch than at M = a prefill chunk.
     std::vector<std::string> keys;
@@ -555,7 +608,7 @@ engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string
         row[keys.size() + 3] = p->served_count / p->measured_s;
         row[keys.size() + 4] = p->in_process_count / p->measured_s;
         rows.push_back(std::move(row));
-        c.push_back(1.0);
+        c.push_back(1.0 - (held ? eager_host_extra_s(*p, *held) / p->measured_s : 0.0));
     }
     const std::vector<double> x = nnls(rows, c);
     engine::StepTerms s;
@@ -567,12 +620,88 @@ engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string
     s.ttft_overhead_in_process_s = std::min(x[keys.size() + 4], 100.0);
     s.fitted_points = static_cast<std::int64_t>(v.size());
     s.basis = std::to_string(v.size()) + " end-to-end points " + basis;
+    if (held) s.eager_host = held->eager_host, s.eager_blend_exponent = held->eager_blend_exponent;
     return s;
 }
 
-// The kernel part of a point's time under `st` (its decode and prefill scales).
-double scaled_kernels_s(const Point& p, const engine::StepTerms& st) {
-    return st.kernel_scale(p.kernel_key) * p.decode_s + st.kernel_scale(p.kernel_key + "/prefill") * p.prefill_s;
+double squared_relative_residuals(const std::vector<const Point*>& v, const engine::StepTerms& st) {
+    double sum = 0;
+    for (const Point* p : v) {
+        const double r = predicted_seconds(*p, st) / p->measured_s - 1.0;
+        sum += r * r;
+    }
+    return sum;
+}
+
+// The host cost per layer of one version's eager points `v` that minimises their squared relative
+// residuals with everything else in `st` held (no other point depends on it): a grid over 0 to
+// 2 ms, then golden-section between the best grid point's neighbours.
+double fit_host_per_layer(const std::vector<const Point*>& v, engine::StepTerms st, std::size_t tier) {
+    // Each point's time without its host term and its eager steps' GPU time, which h leaves alone.
+    struct Held {
+        double rest_s, gpu_s, steps, layers, measured_s;
+    };
+    std::vector<Held> held;
+    st.eager_host[tier].per_layer_s = 0;
+    for (const Point* p : v) {
+        const double g = st.kernel_scale(p->kernel_key) * p->step_raw_s + st.fixed_step_s + p->layers * (st.per_layer_s + st.eager_per_layer_s);
+        held.push_back({predicted_seconds(*p, st), g, p->eager_steps, p->layers, p->measured_s});
+    }
+    const double exponent = st.eager_blend_exponent;
+    const auto cost = [&](double h) {
+        double sum = 0;
+        for (const Held& x : held) {
+            const double t = x.rest_s + x.steps * (engine::eager_step_s(x.gpu_s, x.layers * h, exponent) - x.gpu_s);
+            sum += (t / x.measured_s - 1.0) * (t / x.measured_s - 1.0);
+        }
+        return sum;
+    };
+    constexpr double kMax = 2e-3, kStep = 5e-5;
+    double best = 0, best_cost = cost(0);
+    for (double h = kStep; h <= kMax + 1e-12; h += kStep)
+        if (const double c = cost(h); c < best_cost) best = h, best_cost = c;
+    double lo = std::max(0.0, best - kStep), hi = std::min(kMax, best + kStep);
+    const double g = (std::sqrt(5.0) - 1.0) / 2.0;
+    double a = hi - g * (hi - lo), b = lo + g * (hi - lo), ca = cost(a), cb = cost(b);
+    for (int i = 0; i < 30; ++i) {  // the bracket shrinks to 0.618^30 of 0.1 ms
+        if (ca < cb) hi = b, b = a, cb = ca, a = hi - g * (hi - lo), ca = cost(a);
+        else lo = a, a = b, ca = cb, b = lo + g * (hi - lo), cb = cost(b);
+    }
+    const double mid = (lo + hi) / 2.0;
+    return cost(mid) < best_cost ? mid : best;
+}
+
+// The blend exponents tried for an eager step (eager_step_s); the one with the smallest squared
+// relative residuals over the group is kept.
+constexpr double kBlendExponents[] = {1.5, 2.0, 3.0, 4.0, 6.0, 10.0};
+
+// Step terms of one group of points: the linear terms (fit_linear_step) and, when the group has
+// eager points, the host cost per engine version and the blend exponent. For each exponent the
+// linear terms and the host costs are fitted in turn (each with the other held), four rounds.
+engine::StepTerms fit_step(const std::vector<const Point*>& v, const std::string& basis) {
+    std::map<std::string, std::vector<const Point*>> eager;  // by release
+    for (const Point* p : v)
+        if (p->eager_steps > 0 && !p->out.engine_version.empty()) eager[release_of(p->out.engine_version)].push_back(p);
+    if (eager.erase(""); eager.empty()) return fit_linear_step(v, basis, nullptr);
+    std::vector<std::pair<std::string, std::vector<const Point*>>> tiers(eager.begin(), eager.end());
+    std::sort(tiers.begin(), tiers.end(), [](const auto& a, const auto& b) {
+        return engine::compare_versions(engine::parse_engine_version(a.first, "version"), engine::parse_engine_version(b.first, "version")) < 0;
+    });
+    std::optional<engine::StepTerms> best;
+    double best_cost = 0;
+    for (const double exponent : kBlendExponents) {
+        engine::StepTerms st = fit_linear_step(v, basis, nullptr);
+        st.eager_blend_exponent = exponent;
+        st.eager_host.clear();
+        for (const auto& [release, points] : tiers) st.eager_host.push_back({release, 0.0, static_cast<std::int64_t>(points.size())});
+        for (int round = 0; round < 4; ++round) {
+            for (std::size_t t = 0; t < tiers.size(); ++t) st.eager_host[t].per_layer_s = fit_host_per_layer(tiers[t].second, st, t);
+            st = fit_linear_step(v, basis, &st);
+        }
+        const double c = squared_relative_residuals(v, st);
+        if (!best || c < best_cost) best = st, best_cost = c;
+    }
+    return *best;
 }
 
 // Memory terms of one group (budget = free - activation - non_torch, relative to the measured budget).
@@ -597,7 +726,20 @@ engine::MemoryRules fit_memory(const std::vector<const Point*>& v) {
 
 // The catalog's profiles as (id, engine): a profile with no point of its own takes the terms fitted
 // on every point of its engine (then of every engine), and says so in its basis.
-using ProfileList = std::vector<std::pair<std::string, std::string>>;
+struct ProfileRef {
+    std::string id, engine;
+    engine::EngineVersion min_version;
+    std::optional<engine::EngineVersion> below_version;
+    bool covers(const std::string& version) const {
+        try {
+            const engine::EngineVersion v = engine::parse_engine_version(version, "version");
+            return engine::compare_versions(v, min_version) >= 0 && (!below_version || engine::compare_versions(v, *below_version) < 0);
+        } catch (const Error&) {
+            return false;
+        }
+    }
+};
+using ProfileList = std::vector<ProfileRef>;
 
 // A profile fits its own fixed and per-layer costs only on this many step points of at least two
 // models; fewer (one model at several lengths cannot tell a per-layer cost from a kernel scale)
@@ -611,7 +753,8 @@ engine::StepTerms refit_costs(const std::vector<const Point*>& v, const engine::
     std::vector<double> c;
     for (const Point* p : v) {
         rows.push_back({p->fixed_count / p->measured_s, p->layer_count / p->measured_s});
-        c.push_back(1.0 - (scaled_kernels_s(*p, scales) + p->eager_layer_count * scales.eager_per_layer_s) / p->measured_s);
+        c.push_back(1.0 - (scaled_kernels_s(*p, scales) + p->eager_layer_count * scales.eager_per_layer_s + eager_host_extra_s(*p, scales)) /
+                              p->measured_s);
     }
     const std::vector<double> x = nnls(rows, c);
     engine::StepTerms s = scales;
@@ -651,9 +794,17 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
         engine_terms[engine] = fit_step(v, "pooled over every " + engine + " profile (decode speed, TPOT/ITL, E2E and TTFT at batch or concurrency 1)");
     const engine::StepTerms every_engine = step_all.empty() ? engine::StepTerms{} : fit_step(step_all, "pooled over every engine");
     Terms t;
-    for (const auto& [id, engine] : profiles) {
+    for (const ProfileRef& profile : profiles) {
+        const std::string& id = profile.id;
+        const std::string& engine = profile.engine;
         const auto e = engine_terms.find(engine);
         engine::StepTerms terms = e != engine_terms.end() ? e->second : every_engine;
+        // The host costs of the versions this profile covers; with none, every version's (a plan
+        // takes the nearest version below its own).
+        std::vector<engine::EagerHostCost> own_host;
+        for (const engine::EagerHostCost& h : terms.eager_host)
+            if (profile.covers(h.version)) own_host.push_back(h);
+        if (!own_host.empty()) terms.eager_host = std::move(own_host);
         if (e == engine_terms.end() && !step_all.empty()) terms.basis = every_engine.basis + " (no " + engine + " point)";
         const auto own = step_by_profile.find(id);
         if (own != step_by_profile.end() && own->second.size() >= kMinProfileStepPoints) {
@@ -684,13 +835,7 @@ double predict(const Point& p, const Terms& t) {
         return std::floor(budget / block_bytes) * d(p.block_tokens);
     }
     const auto s = t.step.find(p.out.profile);
-    const double fixed = s == t.step.end() ? 0.0 : s->second.fixed_step_s;
-    const double per_layer = s == t.step.end() ? 0.0 : s->second.per_layer_s;
-    const double eager = s == t.step.end() ? 0.0 : s->second.eager_per_layer_s;
-    const double overhead =
-        s == t.step.end() ? 0.0 : p.served_count * s->second.ttft_overhead_s + p.in_process_count * s->second.ttft_overhead_in_process_s;
-    const double kernels = s == t.step.end() ? p.decode_s + p.prefill_s : scaled_kernels_s(p, s->second);
-    const double seconds = kernels + p.fixed_count * fixed + p.layer_count * per_layer + p.eager_layer_count * eager + overhead;
+    const double seconds = s == t.step.end() ? p.decode_s + p.prefill_s : predicted_seconds(p, s->second);
     if (p.out.metric == Metric::DecodeTokensPerS) return p.tokens / seconds;
     return seconds;
 }
@@ -704,7 +849,7 @@ double relative_error(const PricedPoint& p, double predicted) {
 
 ProfileList profile_list(const FitInputs& in) {
     ProfileList out;
-    for (const EngineProfile& p : in.catalog.profiles) out.emplace_back(p.id, p.engine);
+    for (const EngineProfile& p : in.catalog.profiles) out.push_back({p.id, p.engine, p.min_version, p.below_version});
     return out;
 }
 

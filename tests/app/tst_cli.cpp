@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -206,10 +207,16 @@ BOOST_AUTO_TEST_CASE(enforce_eager_prices_decode_steps_without_cuda_graphs) {
     const auto g = nlohmann::json::parse(graphs.out), e = nlohmann::json::parse(eager.out);
     BOOST_TEST(g["engine"]["defaults"]["cuda_graphs"] == true);
     BOOST_TEST(e["engine"]["defaults"]["cuda_graphs"] == false);
+    // The step's GPU time gains 36 x eager_per_layer_s (Qwen3-8B: 36 layers) and blends with the
+    // host's 36 x eager_host.per_layer_s: (G^p + H^p)^(1/p).
     const double per_layer = e["engine"]["step"]["eager_per_layer_s"].get<double>();
-    BOOST_TEST(per_layer > 0.0);
-    const double extra = e["schemes"][0]["decode"]["time_s"].get<double>() - g["schemes"][0]["decode"]["time_s"].get<double>();
-    BOOST_TEST(std::abs(extra - 36 * per_layer) < 1e-9);  // Qwen3-8B: 36 layers
+    const double host = e["engine"]["step"]["eager_host"]["per_layer_s"].get<double>();
+    const double p = e["engine"]["step"]["eager_blend_exponent"].get<double>();
+    BOOST_TEST(e["engine"]["step"]["eager_host"]["version"] == "0.9");
+    BOOST_TEST((per_layer > 0.0 && host > 0.0 && p > 0.0));
+    const double gpu = g["schemes"][0]["decode"]["time_s"].get<double>() + 36 * per_layer;
+    const double expected = std::pow(std::pow(gpu, p) + std::pow(36 * host, p), 1.0 / p);
+    BOOST_TEST(std::abs(e["schemes"][0]["decode"]["time_s"].get<double>() - expected) < 1e-9);
     // The same through a scenario file.
     const std::filesystem::path scenario = std::filesystem::temp_directory_path() / "quantplan_tst_eager_scenario.json";
     {
