@@ -48,6 +48,18 @@ const ParamCase kParams[] = {
     {"deepseek-r1-distill-llama-8b", 8'030'261'248, 6'979'321'856},
     // Qwen2-72B-Instruct: "Qwen2_72B_Instruct | ... | 72706203648" in a table of the code index (id 4618468238).
     {"qwen2-72b-instruct", 72'706'203'648, 70'212'648'960},
+    // Qwen2.5-72B-Instruct: "qwen/qwen2.5-72b-instruct": 72706203648 from HfApi.get_safetensors_metadata
+    // (code index id 12439498600); its index's total_size 145,412,407,296 is checked below.
+    {"qwen2.5-72b-instruct", 72'706'203'648, 70'212'648'960},
+    // Qwen2.5-0.5B-Instruct: "qwen/qwen2.5-0.5b-instruct": 494032768 (the same id).
+    {"qwen2.5-0.5b-instruct", 494'032'768, 357'826'560},
+    // Qwen2.5-14B (the base model, whose shapes the Instruct model shares): 14770033664 parameters and
+    // total_size 29540067328 at revision 97e1e763 (code index id 62825744798).
+    {"qwen2.5-14b-instruct", 14'770'033'664, 13'212'057'600},
+    // Llama-3.3-70B-Instruct: "parameters": 70553706496 at revision 6f6073b4 (code index id 69860280054).
+    {"llama-3.3-70b-instruct", 70'553'706'496, 68'451'041'280},
+    // DeepSeek-R1-Distill-Llama-70B: "Params: 70553706496" in a GGUF table (code index id 69538494549).
+    {"deepseek-r1-distill-llama-70b", 70'553'706'496, 68'451'041'280},
 };
 
 BOOST_DATA_TEST_CASE(bundled_models_match_published_parameter_counts, bdata::make(kParams), c) {
@@ -82,6 +94,19 @@ BOOST_AUTO_TEST_CASE(corpus_models_match_their_model_cards) {
                count_parameters(test::bundled_model("qwen2.5-1.5b-instruct")).total);
     // Qwen2.5-3B-Instruct: 6,171,877,376 bytes of bf16 in its safetensors index (quoted second-hand).
     BOOST_TEST(count_parameters(test::bundled_model("qwen2.5-3b-instruct")).total * 2 == 6'171'877'376);
+    // Qwen2.5-72B-Instruct's index: total_size 145,412,407,296 ("37 safetensors shards, 145,412,407,296
+    // bytes", code index ids 56276428795 and 69592811516): every tensor in bf16.
+    BOOST_TEST(count_parameters(test::bundled_model("qwen2.5-72b-instruct")).total * 2 == 145'412'407'296);
+    // No published total was found for these two; their shapes are those of a model that has one.
+    // Qwen2-0.5B-Instruct: Qwen2.5-0.5B-Instruct's (hidden 896, MLP 4864, 24 layers, 14 heads, 2 KV
+    // heads, vocabulary 151936, tied embeddings). DeepSeek-R1-Distill-Qwen-7B (a fine-tune of
+    // Qwen2.5-Math-7B): Qwen2.5-7B-Instruct's (7,615,616,512).
+    BOOST_TEST(count_parameters(test::bundled_model("qwen2-0.5b-instruct")).total ==
+               count_parameters(test::bundled_model("qwen2.5-0.5b-instruct")).total);
+    BOOST_TEST(count_parameters(test::bundled_model("deepseek-r1-distill-qwen-7b")).total ==
+               count_parameters(test::bundled_model("qwen2.5-7b-instruct")).total);
+    // The verified Qwen2.5-32B-Instruct file keeps Qwen's 32,768 positions (tt-metal's copy had 131,072).
+    BOOST_TEST(test::bundled_model("qwen2.5-32b-instruct").max_position_embeddings == 32768);
 }
 
 // Published config.json files of architectures quantplan does not model (tests/data/configs/): each
