@@ -41,6 +41,15 @@ std::string num(double v) {
     return buf;
 }
 
+// "0.4: 377 us (51), 0.6: 58.8 us (93); p = 3", or "-" without a host term.
+std::string eager_host_cell(const engine::StepTerms& s) {
+    if (s.eager_host.empty() || !(s.eager_blend_exponent > 0)) return "-";
+    std::string out;
+    for (const engine::EagerHostCost& h : s.eager_host)
+        out += (out.empty() ? "" : ", ") + h.version + ": " + num(h.per_layer_s * 1e6) + " us (" + std::to_string(h.points) + ")";
+    return out + "; p = " + num(s.eager_blend_exponent);
+}
+
 // The corpus's serving runs (concurrency above 1, request rates), which the fit leaves out, priced
 // out of sample by the capacity simulator with the fitted profiles, as --check prices a benchmark
 // result: the run's prompt count at its mean lengths, a closed loop at its concurrency or Poisson
@@ -159,7 +168,7 @@ std::string fidelity_markdown(const fidelity::FidelityReport& r, const fidelity:
            << abs_pct(s.p90_fitted) << " | " << abs_pct(s.median_loo) << " | " << abs_pct(s.p90_loo) << " | " << abs_pct(s.median_loso)
            << " | " << abs_pct(s.p90_loso) << " |\n";
 
-    md << "\n### Fitted terms\n\n| profile | fixed per step | per layer and step | eager per layer | served TTFT overhead | in-process TTFT overhead | fitted on | activation scale | non-torch |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    md << "\n### Fitted terms\n\n| profile | fixed per step | per layer and step | eager per layer | eager host per layer (version: points) | served TTFT overhead | in-process TTFT overhead | fitted on | activation scale | non-torch |\n|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n";
     std::map<std::string, int> ids;
     for (const auto& [id, s] : p.step) ids[id] = 1;
     for (const auto& [id, m] : p.memory) ids[id] = 1;
@@ -169,6 +178,7 @@ std::string fidelity_markdown(const fidelity::FidelityReport& r, const fidelity:
         md << "| " << id << " | " << (s != p.step.end() ? num(s->second.fixed_step_s * 1e3) + " ms" : "-") << " | "
            << (s != p.step.end() ? num(s->second.per_layer_s * 1e6) + " us" : "-") << " | "
            << (s != p.step.end() ? num(s->second.eager_per_layer_s * 1e6) + " us" : "-") << " | "
+           << (s != p.step.end() ? eager_host_cell(s->second) : "-") << " | "
            << (s != p.step.end() ? num(s->second.ttft_overhead_s * 1e3) + " ms" : "-") << " | "
            << (s != p.step.end() ? num(s->second.ttft_overhead_in_process_s * 1e3) + " ms" : "-") << " | "
            << (s != p.step.end() ? std::to_string(s->second.fitted_points) : "-") << " | "

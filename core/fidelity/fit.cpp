@@ -724,8 +724,8 @@ engine::MemoryRules fit_memory(const std::vector<const Point*>& v) {
     return m;
 }
 
-// The catalog's profiles as (id, engine): a profile with no point of its own takes the terms fitted
-// on every point of its engine (then of every engine), and says so in its basis.
+// The catalog's profiles (id, engine, versions covered): a profile with no point of its own takes
+// the terms fitted on every point of its engine (then of every engine), and says so in its basis.
 struct ProfileRef {
     std::string id, engine;
     engine::EngineVersion min_version;

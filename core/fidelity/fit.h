@@ -16,7 +16,9 @@
 //    per_layer_s, eager_per_layer_s, ttft_overhead_s): non-negative least squares on the relative
 //    time error of the end-to-end points (decode speed, TPOT, ITL, E2E and TTFT at batch 1 or one
 //    request in flight), with the kernel curves held fixed; a profile with enough points of its own
-//    refits its fixed and per-layer costs.
+//    refits its fixed and per-layer costs. An eager decode step also waits on the host
+//    (engine::eager_step_s): its host cost per layer, per engine minor version, and the blend
+//    exponent are fitted in turn with the least-squares terms (fit_step in fit.cpp).
 //  - Memory terms per profile: non_torch_bytes by least squares on the KV budget the logged
 //    KV-cache size implies (activation_scale held at 1, the activation model's own estimate: the
 //    priced logs cannot separate the two).

@@ -60,6 +60,8 @@ const ParamCase kParams[] = {
     {"llama-3.3-70b-instruct", 70'553'706'496, 68'451'041'280},
     // DeepSeek-R1-Distill-Llama-70B: "Params: 70553706496" in a GGUF table (code index id 69538494549).
     {"deepseek-r1-distill-llama-70b", 70'553'706'496, 68'451'041'280},
+    // DeepSeek-R1-Distill-Qwen-14B: "Parameters: 14.77B (14770033664)" (code index id 147148655).
+    {"deepseek-r1-distill-qwen-14b", 14'770'033'664, 13'212'057'600},
 };
 
 BOOST_DATA_TEST_CASE(bundled_models_match_published_parameter_counts, bdata::make(kParams), c) {
@@ -151,8 +153,10 @@ BOOST_AUTO_TEST_CASE(r1_distill_qwen_32b_has_the_qwen2_5_32b_architecture) {
 
 // Llama 4 Scout (every layer MoE: 16 experts of 8,192, top 1, and a shared expert of 8,192;
 // chunked local attention over 8,192 tokens on three layers of four). Meta's model card: 17B active,
-// 109B total, the total with the vision encoder, which the bundled copy of the config does not
-// describe and quantplan then does not count (it says so); a config with vision_config counts it.
+// 109B total with the vision encoder. The bundled config.json is Meta's file (revision 92f3b159,
+// blob 804f06c2): with its vision_config the count is 108,641,793,536, Hugging Face's total for the
+// repository (safetensors metadata; code index ids 68803403365 and 71422969007). The wheel's copy
+// in tests/data/configs/ has no vision_config: quantplan counts the language model and says so.
 BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
     const ModelConfig m = test::bundled_model("meta-llama/Llama-4-Scout-17B-16E-Instruct");
     BOOST_TEST(m.model_type == "llama4_text");
@@ -162,14 +166,18 @@ BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
     BOOST_TEST(m.shared_expert_intermediate_size == 8192);
     BOOST_TEST(m.dense_layers.empty());  // interleave_moe_layer_step 1
     BOOST_TEST(m.attention_chunk_size == 8192);
-    BOOST_TEST(m.chunked_layer_count() == 36);
+    BOOST_TEST(m.chunked_layer_count() == 36);  // no_rope_layers [] in Meta's file: the default pattern
     for (std::int64_t l : {3, 7, 47}) BOOST_TEST(!m.layer_is_chunked(l), l);
     for (std::int64_t l : {0, 1, 2, 4, 46}) BOOST_TEST(m.layer_is_chunked(l), l);
-    BOOST_TEST(!m.not_counted.empty());
+    BOOST_TEST(m.not_counted.empty());
     const auto inv = tensor_inventory(m);
     const ParameterCounts p = count_parameters(m, inv);
-    BOOST_TEST(p.total == 107'769'861'120);
-    BOOST_TEST(p.total < 109e9);  // the card's total has the vision encoder too
+    BOOST_TEST(p.total == 108'641'793'536);
+    // The vision model and projector: 871,932,416 (a printed Llama4Config of Llama-4-Scout-17B-16E in
+    // the code index, id 41112263523, tables them: class_embedding 1408, positional_embedding_vlm
+    // 812416, patch_embedding 827904, adapter fc1 23068672, projector 20971520).
+    BOOST_TEST(p.vision == 871'932'416);
+    BOOST_TEST(p.total - p.vision == 107'769'861'120);  // the language model
     // Active as the card counts it: attention, the shared expert and one routed expert per layer,
     // routers, norms, the embedding and the head.
     const double active = static_cast<double>(p.active_block_linears + p.embedding + p.lm_head + p.norms + p.routers);
@@ -180,6 +188,15 @@ BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
     BOOST_TEST(has("language_model.model.layers.47.feed_forward.shared_expert.down_proj.weight"));
     BOOST_TEST(has("language_model.lm_head.weight"));
     BOOST_TEST(!has("language_model.model.layers.0.self_attn.q_norm.weight"));  // an L2 norm without weights
+    const auto find = [&](const std::string& name) { return std::find_if(inv.begin(), inv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
+    BOOST_TEST((find("vision_model.positional_embedding_vlm")->shape == std::vector<std::int64_t>{577, 1408}));
+    BOOST_TEST((find("vision_model.vision_adapter.mlp.fc1.weight")->shape == std::vector<std::int64_t>{4096, 5632}));
+    BOOST_TEST((find("multi_modal_projector.linear_1.weight")->shape == std::vector<std::int64_t>{5120, 4096}));
+    // The wheel's copy without vision_config: the same language model, the encoder named as not counted.
+    const ModelConfig text_only = resolve_model((test::source_dir() / "tests/data/configs/meta-llama--Llama-4-Scout-17B-16E-Instruct.config.json").string(),
+                                                test::models_dir());
+    BOOST_TEST(!text_only.not_counted.empty());
+    BOOST_TEST(count_parameters(text_only).total == 107'769'861'120);
     // A dense interleave and an explicit no_rope_layers list.
     const ModelConfig d = parse_model_config(R"({"model_type":"llama4_text","num_hidden_layers":4,"interleave_moe_layer_step":2,
         "no_rope_layers":[1,0,1,0],"attention_chunk_size":16})", "l4.json");
@@ -189,27 +206,6 @@ BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
     BOOST_TEST(d.not_counted.empty());         // a text-only Llama4ForCausalLM config
     BOOST_TEST(test::throws_naming([&] { parse_model_config(R"({"model_type":"llama4_text","num_hidden_layers":2,"no_rope_layers":[1,2]})", "l4.json"); },
                                    "no_rope_layers"));
-    // With the vision_config of Meta's file (as a printed Llama4Config of Llama-4-Scout-17B-16E in
-    // the code index gives it, id 41112263523, with its per-tensor table: class_embedding 1408,
-    // positional_embedding_vlm 812416, patch_embedding 827904, adapter fc1 23068672, projector
-    // 20971520), the vision model and projector add 871,932,416 parameters and the count is
-    // 108,641,793,536: Hugging Face's total for meta-llama/Llama-4-Scout-17B-16E-Instruct as a
-    // test fixture of the code index records it (id 71422969007).
-    std::ifstream in(test::models_dir() / "llama-4-scout-17b-16e-instruct" / "config.json");
-    nlohmann::json j = nlohmann::json::parse(in);
-    j["vision_config"] = {{"hidden_size", 1408}, {"image_size", 336}, {"intermediate_size", 5632}, {"num_attention_heads", 16}, {"num_channels", 3},
-                          {"num_hidden_layers", 34}, {"patch_size", 14}, {"pixel_shuffle_ratio", 0.5}, {"projector_input_dim", 4096},
-                          {"projector_output_dim", 4096}, {"multi_modal_projector_bias", false}, {"vision_output_dim", 4096}};
-    const ModelConfig full = parse_model_config(j.dump(), "scout.json");
-    BOOST_TEST(full.not_counted.empty());
-    const ParameterCounts fp = count_parameters(full);
-    BOOST_TEST(fp.vision == 871'932'416);
-    BOOST_TEST(fp.total == 108'641'793'536);
-    const auto finv = tensor_inventory(full);
-    const auto ffind = [&](const std::string& name) { return std::find_if(finv.begin(), finv.end(), [&](const TensorInfo& t) { return t.name == name; }); };
-    BOOST_TEST((ffind("vision_model.positional_embedding_vlm")->shape == std::vector<std::int64_t>{577, 1408}));
-    BOOST_TEST((ffind("vision_model.vision_adapter.mlp.fc1.weight")->shape == std::vector<std::int64_t>{4096, 5632}));
-    BOOST_TEST((ffind("multi_modal_projector.linear_1.weight")->shape == std::vector<std::int64_t>{5120, 4096}));
 }
 
 // Qwen3-Next 80B-A3B: 36 gated DeltaNet layers and 12 full-attention layers (every fourth), each
@@ -513,6 +509,29 @@ BOOST_AUTO_TEST_CASE(gemma3_27b_counts_and_layer_pattern) {
     BOOST_TEST(!typed.layer_is_sliding(0));
     BOOST_TEST(typed.layer_is_sliding(1));
     BOOST_TEST(typed.sliding_window == 4096);
+}
+
+// Gemma 3 12B (Google's file at revision 96b6f1ec, blob 0fbe1ff5): 48 layers of 3,840, 16 heads and
+// 8 KV heads of 256 (head_dim and query_pre_attn_scalar left to their default, 256), the same
+// SigLIP tower. Hugging Face's total: "api/models/google/gemma-3-12b-it": { safetensors: { total:
+// 12187325040 } } in a test fixture of the code index (id 59172823075).
+BOOST_AUTO_TEST_CASE(gemma3_12b_counts_and_layer_pattern) {
+    const ModelConfig m = test::bundled_model("google/gemma-3-12b-it");
+    BOOST_TEST(m.name == "gemma-3-12b-it");
+    BOOST_TEST(m.model_type == "gemma3_text");
+    BOOST_TEST(m.num_layers == 48);
+    BOOST_TEST(m.hidden_size == 3840);
+    BOOST_TEST(m.num_attention_heads == 16);
+    BOOST_TEST(m.num_kv_heads == 8);
+    BOOST_TEST(m.head_dim == 256);
+    BOOST_TEST(m.tie_word_embeddings);
+    BOOST_TEST(m.sliding_window == 1024);
+    BOOST_TEST(m.sliding_layer_count() == 40);  // layers 5, 11, ..., 47 attend to the whole context
+    for (std::int64_t l : {5, 11, 47}) BOOST_TEST(!m.layer_is_sliding(l), l);
+    for (std::int64_t l : {0, 4, 6, 46}) BOOST_TEST(m.layer_is_sliding(l), l);
+    const ParameterCounts p = count_parameters(m);
+    BOOST_TEST(p.total == 12'187'325'040);
+    BOOST_TEST(p.vision == 416'866'032 + 1152 * 3840 + 1152);  // the 27B's tower, a projector [1152, 3840]
 }
 
 BOOST_AUTO_TEST_CASE(qwen3_8b_inventory_names_shapes_roles) {
