@@ -192,6 +192,13 @@ BOOST_AUTO_TEST_CASE(llama4_scout_counts_chunked_layers_and_experts) {
     BOOST_TEST((find("vision_model.positional_embedding_vlm")->shape == std::vector<std::int64_t>{577, 1408}));
     BOOST_TEST((find("vision_model.vision_adapter.mlp.fc1.weight")->shape == std::vector<std::int64_t>{4096, 5632}));
     BOOST_TEST((find("multi_modal_projector.linear_1.weight")->shape == std::vector<std::int64_t>{5120, 4096}));
+    // Its bf16 tensors: 217,283,587,072 bytes. The Hub's file list for the revision gives 50 shards of
+    // 217,283,738,720 bytes (code index id 68383782598): 151,648 bytes more, the shards' safetensors
+    // headers (about 3 KB each for some 1,100 tensor entries).
+    const std::uint64_t bytes =
+        scheme_costs(m, compress_inventory(inv), parse_scheme("bf16"), parse_kv_format("bf16"), test::bundled_gpu("h200")).budget.checkpoint_bytes;
+    BOOST_TEST(bytes == 217'283'587'072u);
+    BOOST_TEST(217'283'738'720u - bytes < 50u * 4096u);
     // The wheel's copy without vision_config: the same language model, the encoder named as not counted.
     const ModelConfig text_only = resolve_model((test::source_dir() / "tests/data/configs/meta-llama--Llama-4-Scout-17B-16E-Instruct.config.json").string(),
                                                 test::models_dir());
