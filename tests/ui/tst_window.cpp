@@ -903,7 +903,7 @@ BOOST_FIXTURE_TEST_CASE(screenshots_of_every_panel, WindowFixture) {
 
 // The modern architectures in the window: DeepSeek-V3 (MLA, FP8 as shipped, on eight H200s) and
 // gpt-oss-120b (sliding-window layers, MXFP4 experts) are priced with `native` added to the
-// default schemes; Gemma 3 27B (sliding layers, a vision tower), Nemotron-H 56B (Mamba2 state)
+// default schemes; Gemma 3 27B and 12B (sliding layers, a vision tower; the 12B on an RTX 4090), Nemotron-H 56B (Mamba2 state)
 // Llama 4 Scout (chunked attention, a shared expert), Qwen3-Next (gated DeltaNet state) and
 // Qwen3.5-27B (a float32 DeltaNet state, a Qwen3-VL vision tower) with the default ones; the memory panel and the crossover chart draw them.
 BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFixture) {
@@ -916,6 +916,7 @@ BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFix
     };
     for (const Case& c : {Case{"deepseek-v3", "h200", 8, true, "61 mla_latent"}, Case{"gpt-oss-120b", "h100-sxm", 1, true, "18 sliding_attention (window 128)"},
                           Case{"gemma-3-27b-it", "h100-sxm", 1, false, "52 sliding_attention (window 1024)"},
+                          Case{"gemma-3-12b-it", "rtx-4090", 1, false, "40 sliding_attention (window 1024)"},
                           Case{"nemotron-h-56b-base-8k", "h200", 1, false, "54 mamba_state (438.3 MiB per sequence)"},
                           Case{"llama-4-scout-17b-16e-instruct", "h200", 2, false, "36 chunked_attention (chunk 8192, cached whole)"},
                           Case{"qwen3-next-80b-a3b-thinking", "h200", 1, false, "36 linear_attention_state"},
