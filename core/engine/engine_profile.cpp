@@ -343,6 +343,10 @@ double unit_root(double x, double p) {
 }
 }  // namespace
 
+bool EngineProfile::covers(const EngineVersion& v) const {
+    return compare_versions(v, min_version) >= 0 && (!below_version || compare_versions(v, *below_version) < 0);
+}
+
 double eager_step_s(double gpu_s, double host_s, double exponent) {
     if (!(exponent > 0) || !(host_s > 0)) return gpu_s;
     const double m = std::max(gpu_s, host_s);
@@ -669,7 +673,7 @@ EngineChoice resolve_engine_profile(const EngineCatalog& catalog, std::string_vi
     }
     const EngineVersion v = parse_engine_version(choice.version_asked, "--engine");
     for (const EngineProfile* p : of_engine)
-        if (compare_versions(v, p->min_version) >= 0 && (!p->below_version || compare_versions(v, *p->below_version) < 0)) {
+        if (p->covers(v)) {
             choice.profile = p;
             return choice;
         }

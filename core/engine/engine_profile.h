@@ -271,6 +271,9 @@ struct EngineProfile {
     MemoryRules memory;
     StepTerms step;
     bool fitted = false;         // fitted values were loaded for this profile
+
+    // Whether `v` lies in [min_version, below_version).
+    bool covers(const EngineVersion& v) const;
 };
 
 // Which class of figure a corpus point checks; error bands are kept per class.

@@ -548,13 +548,18 @@ double scaled_kernels_s(const Point& p, const engine::StepTerms& st) {
     return st.kernel_scale(p.kernel_key) * p.decode_s + st.kernel_scale(p.kernel_key + "/prefill") * p.prefill_s;
 }
 
+// The GPU time of one of a point's eager steps under `st` (engine_decode_step's gpu_s).
+double eager_gpu_step_s(const Point& p, const engine::StepTerms& st) {
+    return st.kernel_scale(p.kernel_key) * p.step_raw_s + st.fixed_step_s + p.layers * (st.per_layer_s + st.eager_per_layer_s);
+}
+
 // What the host adds to a point's eager steps under `st`: per step, eager_step_s(G, H) - G with G
 // the step's GPU time and H its layers x the host cost of the point's engine version.
 double eager_host_extra_s(const Point& p, const engine::StepTerms& st) {
     if (!(p.eager_steps > 0)) return 0.0;
     const engine::EagerHostCost* host = st.eager_host_for(p.out.engine_version);
     if (!host || !(st.eager_blend_exponent > 0)) return 0.0;
-    const double g = st.kernel_scale(p.kernel_key) * p.step_raw_s + st.fixed_step_s + p.layers * (st.per_layer_s + st.eager_per_layer_s);
+    const double g = eager_gpu_step_s(p, st);
     return p.eager_steps * (engine::eager_step_s(g, p.layers * host->per_layer_s, st.eager_blend_exponent) - g);
 }
 
@@ -565,18 +570,15 @@ double predicted_seconds(const Point& p, const engine::StepTerms& st) {
 }
 
 // An engine version as the host cost keys it: its minor release ("0.19.1rc1.dev339" -> "0.19"),
-// the unit in which an engine's host code changes (one source's rows at 0.6.2 and 0.6.3 share one).
+// the unit in which an engine's host code changes (one source's rows at 0.6.2 and 0.6.3 share one);
+// "" when the text is no version.
 std::string release_of(const std::string& version) {
-    std::string out;
-    int dots = 0;
-    std::size_t i = (!version.empty() && (version[0] == 'v' || version[0] == 'V')) ? 1 : 0;
-    for (; i < version.size(); ++i) {
-        const char ch = version[i];
-        if (std::isdigit(static_cast<unsigned char>(ch))) out += ch;
-        else if (ch == '.' && dots == 0 && i + 1 < version.size() && std::isdigit(static_cast<unsigned char>(version[i + 1]))) out += ch, ++dots;
-        else break;
+    try {
+        const engine::EngineVersion v = engine::parse_engine_version(version, "version");
+        return std::to_string(v.parts.at(0)) + "." + std::to_string(v.parts.size() > 1 ? v.parts[1] : 0);
+    } catch (const std::exception&) {
+        return "";
     }
-    return out;
 }
 
 // Step terms of one group of points with the host term held (each point's eager_host_extra_s
@@ -643,10 +645,7 @@ double fit_host_per_layer(const std::vector<const Point*>& v, engine::StepTerms 
     };
     std::vector<Held> held;
     st.eager_host[tier].per_layer_s = 0;
-    for (const Point* p : v) {
-        const double g = st.kernel_scale(p->kernel_key) * p->step_raw_s + st.fixed_step_s + p->layers * (st.per_layer_s + st.eager_per_layer_s);
-        held.push_back({predicted_seconds(*p, st), g, p->eager_steps, p->layers, p->measured_s});
-    }
+    for (const Point* p : v) held.push_back({predicted_seconds(*p, st), eager_gpu_step_s(*p, st), p->eager_steps, p->layers, p->measured_s});
     const double exponent = st.eager_blend_exponent;
     const auto cost = [&](double h) {
         double sum = 0;
@@ -726,20 +725,7 @@ engine::MemoryRules fit_memory(const std::vector<const Point*>& v) {
 
 // The catalog's profiles (id, engine, versions covered): a profile with no point of its own takes
 // the terms fitted on every point of its engine (then of every engine), and says so in its basis.
-struct ProfileRef {
-    std::string id, engine;
-    engine::EngineVersion min_version;
-    std::optional<engine::EngineVersion> below_version;
-    bool covers(const std::string& version) const {
-        try {
-            const engine::EngineVersion v = engine::parse_engine_version(version, "version");
-            return engine::compare_versions(v, min_version) >= 0 && (!below_version || engine::compare_versions(v, *below_version) < 0);
-        } catch (const Error&) {
-            return false;
-        }
-    }
-};
-using ProfileList = std::vector<ProfileRef>;
+using ProfileList = std::vector<const EngineProfile*>;
 
 // A profile fits its own fixed and per-layer costs only on this many step points of at least two
 // models; fewer (one model at several lengths cannot tell a per-layer cost from a kernel scale)
@@ -794,16 +780,16 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
         engine_terms[engine] = fit_step(v, "pooled over every " + engine + " profile (decode speed, TPOT/ITL, E2E and TTFT at batch or concurrency 1)");
     const engine::StepTerms every_engine = step_all.empty() ? engine::StepTerms{} : fit_step(step_all, "pooled over every engine");
     Terms t;
-    for (const ProfileRef& profile : profiles) {
-        const std::string& id = profile.id;
-        const std::string& engine = profile.engine;
+    for (const EngineProfile* profile : profiles) {
+        const std::string& id = profile->id;
+        const std::string& engine = profile->engine;
         const auto e = engine_terms.find(engine);
         engine::StepTerms terms = e != engine_terms.end() ? e->second : every_engine;
         // The host costs of the versions this profile covers; with none, every version's (a plan
         // takes the nearest version below its own).
         std::vector<engine::EagerHostCost> own_host;
         for (const engine::EagerHostCost& h : terms.eager_host)
-            if (profile.covers(h.version)) own_host.push_back(h);
+            if (profile->covers(engine::parse_engine_version(h.version, "eager_host.version"))) own_host.push_back(h);
         if (!own_host.empty()) terms.eager_host = std::move(own_host);
         if (e == engine_terms.end() && !step_all.empty()) terms.basis = every_engine.basis + " (no " + engine + " point)";
         const auto own = step_by_profile.find(id);
@@ -849,7 +835,7 @@ double relative_error(const PricedPoint& p, double predicted) {
 
 ProfileList profile_list(const FitInputs& in) {
     ProfileList out;
-    for (const EngineProfile& p : in.catalog.profiles) out.push_back({p.id, p.engine, p.min_version, p.below_version});
+    for (const EngineProfile& p : in.catalog.profiles) out.push_back(&p);
     return out;
 }
 
