@@ -74,6 +74,10 @@ struct ModelConfig {
     // every layer attends to the whole context.
     std::int64_t sliding_window = 0;
     std::vector<bool> sliding_layers;
+    // The window is the config's one sliding_window for every layer (Mistral, Mixtral), not a
+    // per-layer pattern: vLLM applies it, SGLang serves such a model with full attention
+    // (engine::EngineDefaults::model_wide_sliding_window).
+    bool sliding_window_model_wide = false;
     bool attention_sinks = false;            // gpt-oss: a learned sink logit per head (self_attn.sinks [heads])
     bool o_proj_bias = false;                // o_proj carries a bias too (gpt-oss)
     // gpt-oss experts: gate and up fused in one [2 x I, hidden] matrix per expert, with biases, and a

@@ -87,6 +87,10 @@ bool qwen3_5_type(const std::string& model_type) { return model_type == "qwen3_5
 // The architectures whose sliding-window layers are priced (layer_types' sliding_attention).
 bool sliding_types_priced(const std::string& model_type) { return model_type == "gpt_oss" || model_type == "gemma3_text"; }
 
+// The model types whose config.json gives one sliding_window for every layer (Mistral-7B-v0.1 and
+// its fine-tunes: transformers' MistralConfig and MixtralConfig, no layer_types).
+bool model_wide_window_type(const std::string& model_type) { return model_type == "mistral" || model_type == "mixtral"; }
+
 // The fields of architectures quantplan prices only for the model types whose parser reads them
 // (elsewhere they mark an architecture it would misprice).
 const std::map<std::string, std::set<std::string>>& priced_fields() {
@@ -134,12 +138,13 @@ void refuse_unmodelled(const json& j, const std::string& model_type, const std::
             continue;
         fields.push_back(k);
     }
-    // A sliding window that applies (Mistral's, or use_sliding_window: true); Qwen's configs carry
-    // sliding_window with use_sliding_window false.
-    if (const auto sw = j.find("sliding_window"); !sliding_types_priced(model_type) && sw != j.end() && sw->is_number()) {
+    // A sliding window that applies (use_sliding_window: true, Qwen2's with its max_window_layers);
+    // Qwen's configs carry sliding_window with use_sliding_window false. Mistral's and Mixtral's
+    // model-wide window is priced (model_wide_sliding_window).
+    if (const auto sw = j.find("sliding_window"); !sliding_types_priced(model_type) && !model_wide_window_type(model_type) && sw != j.end() &&
+                                                  sw->is_number()) {
         const auto use = j.find("use_sliding_window");
-        const bool used = use != j.end() && use->is_boolean() ? use->get<bool>() : model_type == "mistral" || model_type == "mixtral";
-        if (used) fields.push_back("sliding_window");
+        if (use != j.end() && use->is_boolean() && use->get<bool>()) fields.push_back("sliding_window");
     }
     const bool unknown_type = !model_type.empty() && modelled_types().count(model_type) == 0;
     if (!unknown_type && fields.empty()) return;
@@ -170,6 +175,22 @@ void parse_gpt_oss(const json& j, ModelConfig& c, const std::string& source) {
         for (std::int64_t l = 0; l < c.num_layers && l < 4096; ++l) c.sliding_layers.push_back(l % 2 == 0);
     }
     c.sliding_window = int_field(j, "sliding_window", 0, source, c.sliding_layer_count() > 0);
+}
+
+// Mistral's and Mixtral's sliding_window (null: none): every layer attends to the last
+// sliding_window tokens. vLLM applies it to every layer (V0 0.4.2 llama.py and 0.6.3
+// attention/layer.py through cache_config.sliding_window; V1 Attention.__init__'s model-level
+// fallback, a SlidingWindowSpec per layer) unless use_sliding_window is false; SGLang's llama.py
+// ignores it (engine profiles: model_wide_sliding_window).
+void parse_model_wide_window(const json& j, ModelConfig& c, const std::string& source) {
+    const auto sw = j.find("sliding_window");
+    if (sw == j.end() || sw->is_null()) return;
+    if (!bool_field(j, "use_sliding_window", true, source)) return;
+    const std::int64_t window = int_field(j, "sliding_window", 0, source, true);
+    if (window <= 0) return;
+    c.sliding_window = window;
+    c.sliding_layers.assign(static_cast<std::size_t>(std::clamp<std::int64_t>(c.num_layers, 0, 4096)), true);
+    c.sliding_window_model_wide = true;
 }
 
 // DeepSeek-V3's fields (configuration_deepseek.py DeepseekV3Config; modeling_deepseek.py decides
@@ -575,6 +596,7 @@ ModelConfig parse_config(std::string_view text, const std::string& source, Quant
     else if (qwen3_5_type(c.model_type)) parse_qwen3_5(j, nested ? &root : nullptr, c, source);
     else if (deepseek_v3_type(c.model_type)) parse_deepseek_v3(j, c, source);
     else parse_simple_moe(j, c, source);
+    if (model_wide_window_type(c.model_type)) parse_model_wide_window(j, c, source);
     validate_model(c);
     read_declared_quantization(text, c, std::move(siblings));
     return c;
@@ -617,9 +639,21 @@ std::vector<BundledModel> load_model_catalog(const std::filesystem::path& models
         b.name = m.at("name").get<std::string>();
         b.hf_repo = m.value("hf_repo", "");
         for (const auto& a : m.value("aliases", json::array())) b.aliases.push_back(a.get<std::string>());
+        b.priced = m.value("priced", true);
         out.push_back(std::move(b));
     }
     return out;
+}
+
+const BundledModel* find_bundled_model(const std::vector<BundledModel>& catalog, std::string_view argument) {
+    const std::string key = lower(std::string(argument));
+    const std::string tail = key.substr(key.find_last_of('/') == std::string::npos ? 0 : key.find_last_of('/') + 1);
+    for (const BundledModel& m : catalog) {
+        bool match = key == m.name || key == lower(m.hf_repo) || tail == m.name;
+        for (const std::string& a : m.aliases) match = match || key == a || tail == a;
+        if (match) return &m;
+    }
+    return nullptr;
 }
 
 ModelConfig resolve_model(std::string_view argument, const std::filesystem::path& models_dir) {
@@ -628,8 +662,6 @@ ModelConfig resolve_model(std::string_view argument, const std::filesystem::path
     const bool looks_like_path = arg.find('/') != std::string::npos || arg.find('\\') != std::string::npos || arg.ends_with(".json");
     if (looks_like_path && std::filesystem::exists(arg, ec)) return load_model_config(arg);
 
-    const std::string key = lower(arg);
-    const std::string tail = key.substr(key.find_last_of('/') == std::string::npos ? 0 : key.find_last_of('/') + 1);
     std::vector<BundledModel> catalog;
     try {
         catalog = load_model_catalog(models_dir);
@@ -637,14 +669,17 @@ ModelConfig resolve_model(std::string_view argument, const std::filesystem::path
         if (looks_like_path) throw Error("--model", "'" + arg + "': no such file or folder");
         throw;
     }
-    for (const BundledModel& m : catalog) {
-        bool match = key == m.name || key == lower(m.hf_repo) || tail == m.name;
-        for (const std::string& a : m.aliases) match = match || key == a || tail == a;
-        if (match) {
-            ModelConfig c = load_model_config(models_dir / m.name / "config.json");
-            c.name = m.name;
-            return c;
+    if (const BundledModel* m = find_bundled_model(catalog, arg)) {
+        if (!m->priced) {
+            try {
+                load_model_config(models_dir / m->name / "config.json");
+            } catch (const Error& e) {
+                throw Error("--model", "'" + m->name + "' is bundled only as evidence for the measurement corpus; " + e.what());
+            }
         }
+        ModelConfig c = load_model_config(models_dir / m->name / "config.json");
+        c.name = m->name;
+        return c;
     }
     std::string names;
     for (const BundledModel& m : catalog) names += (names.empty() ? "" : ", ") + m.name;

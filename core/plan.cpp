@@ -204,6 +204,12 @@ PlanResult plan(PlanRequest request) {
         std::string kv_note;
         const KvFormat kv = scheme_kv_format(request.model, s, w, request.engine ? &*request.engine : nullptr, &kv_note);
         r.costs = scheme_costs(request.model, inventory, s, kv, request.gpu);
+        // As the engine serves the model (SGLang: Mistral's window as full attention), so that the
+        // cache layout shown is the one priced.
+        if (request.engine) {
+            std::optional<SchemeCosts> served;
+            if (&engine::served_costs(r.costs, request.model, request.engine->profile, served) != &r.costs) r.costs = *served;
+        }
         if (!kv_note.empty()) r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + kv_note;
         if (w.mxfp4_mxfp8 && r.costs.mxfp4_native_capable)
             r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "MXFP4 experts with MXFP8 activations at the FP8 rate (--mxfp4-mxfp8)";

@@ -180,6 +180,7 @@ json model_json(const ModelConfig& m, const ParameterCounts& p) {
     if (m.sliding_layer_count() > 0) {
         j["sliding_window"] = m.sliding_window;
         j["sliding_layers"] = m.sliding_layer_count();
+        j["sliding_window_model_wide"] = m.sliding_window_model_wide;
     }
     if (m.chunked_layer_count() > 0) {
         j["attention_chunk_size"] = m.attention_chunk_size;
@@ -276,7 +277,8 @@ json engine_json(const engine::EngineSetup& e) {
               {"cuda_graphs", d.cuda_graphs},
               {"block_size_tokens", d.block_size_tokens},
               {"cuda_graph_max_seq_len", d.cuda_graph_max_seq_len},
-              {"modelopt_kv_auto_from_version", d.modelopt_kv_auto_from_version}}}};
+              {"modelopt_kv_auto_from_version", d.modelopt_kv_auto_from_version},
+              {"model_wide_sliding_window", d.model_wide_sliding_window}}}};
     if (e.price_steps) {  // what the fit gave, only where it prices the plan (a roofline plan does not depend on the corpus)
         out["fitted"] = e.profile.fitted;
         out["corpus_checksum"] = e.corpus_checksum;

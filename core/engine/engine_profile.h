@@ -105,6 +105,10 @@ struct EngineDefaults {
     // the model dtype: vLLM's resolve_kv_cache_dtype_string (0.14.0), SGLang's
     // ModelRunner.init_memory_pool (0.5.3). Empty: never.
     std::string modelopt_kv_auto_from_version;
+    // Whether the engine applies a config's model-wide sliding_window (Mistral-7B-v0.1's 4,096) to
+    // every layer: vLLM does (V0 and V1); SGLang's llama.py builds RadixAttention without a window
+    // and caches every token (profile key model_wide_sliding_window, false for SGLang).
+    bool model_wide_sliding_window = true;
 };
 
 // The defaults a profile runs with on a GPU of `memory_bytes` named `gpu_id` (large-GPU values applied).

@@ -13,6 +13,7 @@
 // over the whole step. A prefill chunk of n tokens is priced the same way at M = n.
 // The KV budget follows the profile's memory rules (BudgetRule) with fitted terms.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/engine/engine_profile.h"
@@ -59,6 +60,13 @@ struct EngineStep {
 };
 
 // Prices one decode step of `costs` at (batch, context) with `setup` on `gpu`.
+// `costs` as the engine serves the model: unchanged, or, for an engine that ignores a config's
+// model-wide sliding window (SGLang with Mistral-7B-v0.1: EngineDefaults::model_wide_sliding_window),
+// a copy in `scratch` whose sliding layers attend to and cache every token. The decode step, the
+// prefill and the admission below price through it.
+const SchemeCosts& served_costs(const SchemeCosts& costs, const ModelConfig& model, const EngineProfile& profile,
+                                std::optional<SchemeCosts>& scratch);
+
 EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context);
 

@@ -178,6 +178,43 @@ BOOST_AUTO_TEST_CASE(v0_profiles_max_model_len_v1_does_not) {
     BOOST_TEST(engine_admission(c, m, gpu, sg, w).activation_workspace_bytes == 0u);
 }
 
+// Mistral-7B-v0.1's model-wide window (zephyr-7b-beta): vLLM V1 gives every layer a
+// SlidingWindowSpec, one group, the same pool; a request needs cdiv(min(window - 1 +
+// max_num_batched_tokens, max_model_len), 16) + 1 blocks (769 at 8,192), so its concurrency at
+// 32,768 tokens is blocks / 769, not tokens / 32,768. SGLang ignores the window: every token is
+// cached and read, whatever the layer.
+BOOST_AUTO_TEST_CASE(a_model_wide_window_is_served_by_vllm_and_ignored_by_sglang) {
+    const ModelConfig m = test::bundled_model("zephyr-7b-beta");
+    const GpuProfile gpu = test::bundled_gpu("h100-sxm");
+    const auto inventory = compress_inventory(tensor_inventory(m));
+    const SchemeCosts c = scheme_costs(m, inventory, parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    BOOST_TEST_REQUIRE(c.sliding_layers == 32);
+    Workload w;
+    w.context_tokens = 32768;
+    w.engine.max_num_batched_tokens = 8192;
+    const EngineSetup v1 = make_engine_setup(catalog(), "vllm@0.11.0", true);
+    const EngineSetup sg = make_engine_setup(catalog(), "sglang@0.5.5", true);
+    const Admission a1 = engine_admission(c, m, gpu, v1, w, 32768);
+    BOOST_TEST_REQUIRE(a1.kv_cache_blocks > 0);
+    BOOST_TEST(a1.kv_cache_tokens == a1.kv_cache_blocks * 16);
+    BOOST_TEST(a1.max_sequences == a1.kv_cache_blocks / 769);
+    BOOST_TEST(a1.max_concurrency > 2.0 * static_cast<double>(a1.kv_cache_tokens) / 32768.0);
+    const Admission as = engine_admission(c, m, gpu, sg, w, 32768);
+    BOOST_TEST(as.max_sequences == as.kv_cache_tokens / 32768);
+    // SGLang's costs are a full-attention model's; vLLM's keep the window.
+    std::optional<SchemeCosts> scratch;
+    const SchemeCosts& served = served_costs(c, m, sg.profile, scratch);
+    BOOST_TEST(served.sliding_layers == 0);
+    BOOST_TEST(served.full_layers == 32);
+    BOOST_TEST(kv_read_bytes_per_sequence(served, 1, 32768) == 8.0 * kv_read_bytes_per_sequence(c, 1, 32768));
+    BOOST_TEST(&served_costs(c, m, v1.profile, scratch) == &c);
+    // So an SGLang decode step at 32,768 tokens reads the whole cache and takes longer than at 4,096.
+    const double long_step = engine_decode_step(c, m, gpu, sg, w, 1, 32768).attention_s;
+    const double window_step = engine_decode_step(c, m, gpu, sg, w, 1, 4096).attention_s;
+    BOOST_TEST(long_step > 2.0 * window_step);
+    BOOST_TEST(engine_decode_step(c, m, gpu, v1, w, 1, 32768).attention_s == engine_decode_step(c, m, gpu, v1, w, 1, 4096).attention_s);
+}
+
 // vLLM V0 turns chunked prefill on by itself above a max_model_len of 32768, with chunks of 512
 // tokens up to 0.6.4 and 2048 from 0.6.5; below it a prompt is prefilled in one forward.
 BOOST_AUTO_TEST_CASE(v0_chunked_prefill_follows_max_model_len_and_version) {
