@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     std::vector<std::pair<const GpuProfile*, SchemeCosts>> costs;
     for (const auto& m : catalog) {
+        if (!m.priced) continue;  // bundled for the corpus only: its architecture is not priced
         const ModelConfig model = load_model_config(root / "models" / m.name / "config.json");
         const auto inventory = tensor_inventory(model);
         for (const GpuProfile& g : gpus)

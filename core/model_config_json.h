@@ -23,10 +23,17 @@ struct BundledModel {
     std::string name;
     std::string hf_repo;
     std::vector<std::string> aliases;
+    // false: the config.json is bundled as evidence for the measurement corpus (a model its records
+    // name), but its architecture is one quantplan does not price, so loading it is refused with
+    // the parser's one line; the window does not list it. catalog.json's "priced" (default true).
+    bool priced = true;
 };
 
 // Reads models/catalog.json under `models_dir`.
 std::vector<BundledModel> load_model_catalog(const std::filesystem::path& models_dir);
+
+// The bundled model a model argument names (as resolve_model matches it), or nullptr.
+const BundledModel* find_bundled_model(const std::vector<BundledModel>& catalog, std::string_view argument);
 
 // Resolves a model argument: a bundled name (case-insensitive), its Hugging Face repo name
 // ("Qwen/Qwen3-8B" or "Qwen3-8B"), an alias, or a path to a config.json or a folder with one.

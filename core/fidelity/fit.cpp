@@ -276,7 +276,11 @@ public:
         const ModelConfig* model = model_named(s.model);
         // A fine-tune whose own config.json is not bundled: the architecture it was trained from.
         if (!model && !s.base_architecture.empty()) model = model_named(s.base_architecture);
-        if (!model) return why = "model config not bundled", std::nullopt;
+        if (!model) {
+            const BundledModel* bundled = bundled_entry(s.model);
+            if (bundled && !bundled->priced) return why = "model config bundled, architecture not priced", std::nullopt;
+            return why = "model config not bundled", std::nullopt;
+        }
         Resolved out;
         out.model = *model;
         out.gpu = *gpu;
@@ -328,7 +332,20 @@ private:
         return costs_[key] = scheme_costs(m, inventories_[m.name], scheme, kv, gpu);
     }
 
+    // The catalog entry `name` resolves to (nullptr: not bundled, or no catalog).
+    const BundledModel* bundled_entry(const std::string& name) {
+        if (!catalog_) {
+            catalog_.emplace();
+            try {
+                *catalog_ = load_model_catalog(in_.models_dir);
+            } catch (const Error&) {
+            }
+        }
+        return find_bundled_model(*catalog_, name);
+    }
+
     const FitInputs& in_;
+    std::optional<std::vector<BundledModel>> catalog_;
     std::map<std::string, std::optional<ModelConfig>> models_;
     std::map<std::string, std::vector<TensorInfo>> inventories_;
     std::map<std::string, SchemeCosts> costs_;

@@ -211,12 +211,13 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
     {"id": "t/median-output", "metric": "tpot_s", "value": 8, "unit": "ms", "stat": "p50", "setup": {"output_tokens": null, "output_tokens_p50": 300}},
     {"id": "t/own-config", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "qwen3-4b", "base_architecture": "qwen3-8b"}},
     {"id": "t/base", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "no-such-fine-tune", "base_architecture": "qwen3-8b"}},
-    {"id": "t/unbundled", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "no-such-fine-tune"}}
+    {"id": "t/unbundled", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "no-such-fine-tune"}},
+    {"id": "t/unpriced-architecture", "metric": "ttft_s", "value": 80, "unit": "ms", "stat": "p50", "setup": {"model": "phi-2"}}
   ]})");
     std::map<std::string, const PricedPoint*> by_id;
     for (const PricedPoint& p : r.points) by_id[p.id] = &p;
     for (const char* id : {"t/served", "t/in-process", "t/at-a-rate", "t/open-loop", "t/tail", "t/median-length", "t/median-output", "t/own-config", "t/base",
-                           "t/unbundled"})
+                           "t/unbundled", "t/unpriced-architecture"})
         BOOST_TEST_REQUIRE(by_id.count(id) == 1u, id);
     // A fine-tune is priced with its own bundled config.json; the architecture it was trained from
     // stands in only when its own is not bundled.
@@ -226,6 +227,9 @@ BOOST_AUTO_TEST_CASE(single_request_records_are_priced_as_their_setup_says) {
     BOOST_TEST(by_id["t/own-config"]->fitted < by_id["t/served"]->fitted);
     BOOST_TEST(!by_id["t/unbundled"]->usable);
     BOOST_TEST(by_id["t/unbundled"]->skip_reason == "model config not bundled");
+    // phi-2's config.json is bundled for the corpus, but model_type phi is not priced: said apart.
+    BOOST_TEST(!by_id["t/unpriced-architecture"]->usable);
+    BOOST_TEST(by_id["t/unpriced-architecture"]->skip_reason == "model config bundled, architecture not priced");
     BOOST_TEST(by_id["t/at-a-rate"]->usable, by_id["t/at-a-rate"]->skip_reason);
     BOOST_TEST(!by_id["t/open-loop"]->usable);
     BOOST_TEST(by_id["t/open-loop"]->skip_reason.find("request rate") != std::string::npos, by_id["t/open-loop"]->skip_reason);

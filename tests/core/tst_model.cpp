@@ -62,6 +62,14 @@ const ParamCase kParams[] = {
     {"deepseek-r1-distill-llama-70b", 70'553'706'496, 68'451'041'280},
     // DeepSeek-R1-Distill-Qwen-14B: "Parameters: 14.77B (14770033664)" (code index id 147148655).
     {"deepseek-r1-distill-qwen-14b", 14'770'033'664, 13'212'057'600},
+    // Qwen2-57B-A14B (the base model, whose shapes the Instruct model shares): Hugging Face's API
+    // "safetensors": {"total": 57408658944} in a test fixture (code index id 59924751875).
+    {"qwen2-57b-a14b-instruct", 57'408'658'944, 56'312'725'504},
+    // deepseek-coder-6.7b: "total_parameters: 6740512768" in a model roster (code index id 68884777541).
+    {"deepseek-coder-6.7b-instruct", 6'740'512'768, 6'476'005'376},
+    // zephyr-7b-beta has Mistral-7B-v0.1's shapes: "Total Parameters: 7241732096" for Mistral-7B
+    // (code index id 32202042491); its safetensors index's total_size is twice that (checked below).
+    {"zephyr-7b-beta", 7'241'732'096, 6'979'321'856},
 };
 
 BOOST_DATA_TEST_CASE(bundled_models_match_published_parameter_counts, bdata::make(kParams), c) {
@@ -603,7 +611,6 @@ BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
         {R"("model_type":"gemma3_text","layer_types":["sliding_attention","chunked_attention"])", "model_type 'gemma3_text' with layer_types"},
         {R"("model_type":"gemma3_text","sliding_window_pattern":0)", "sliding_window_pattern: must be at least 1"},
         {R"("model_type":"qwen2","kv_lora_rank":512)", "model_type 'qwen2' with kv_lora_rank"},
-        {R"("model_type":"mistral","sliding_window":4096)", "with sliding_window"},
         {R"("model_type":"qwen2","sliding_window":4096,"use_sliding_window":true)", "with sliding_window"},
     };
     for (const auto& c : cases) {
@@ -612,10 +619,51 @@ BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
     }
     // Newer transformers write layer_types for plain models: all full attention is priced.
     BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"qwen3","layer_types":["full_attention","full_attention"]})", "lt.json").num_layers == 2);
+    // Mistral's model-wide window (sliding_window, no layer_types) is priced on every layer, unless
+    // use_sliding_window is false or the window is null.
+    const ModelConfig mistral = parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":4096})", "m.json");
+    BOOST_TEST(mistral.sliding_layer_count() == 2);
+    BOOST_TEST(mistral.sliding_window == 4096);
+    BOOST_TEST(mistral.sliding_window_model_wide);
+    BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":4096,"use_sliding_window":false})", "m.json").sliding_layer_count() == 0);
+    BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"mixtral","sliding_window":null,"num_local_experts":4,"num_experts_per_tok":2})", "m.json").sliding_layer_count() == 0);
+    BOOST_TEST(test::throws_naming([&] { parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":"4k"})", "m.json"); }, "sliding_window"));
     // Qwen's configs carry a sliding_window they do not use: priced.
     BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"qwen2","sliding_window":131072,"use_sliding_window":false})", "q.json").num_layers == 2);
     // config.json as Python writes it (NaN, Infinity) is read: the literals are not architecture fields.
     BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"llama","rope_scaling":null,"time_step_limit":[0.0, Infinity],"x":NaN})", "py.json").hidden_size == 64);
+}
+
+// zephyr-7b-beta (Mistral-7B-v0.1's architecture): a 4,096-token window on all 32 layers, and its
+// checkpoint's bf16 bytes are the total_size of its model.safetensors.index.json (14,483,464,192, in
+// the same copy of the Hub repository as its config.json: models/README.md).
+BOOST_AUTO_TEST_CASE(zephyr_has_mistral_v0_1s_window_on_every_layer) {
+    const ModelConfig m = test::bundled_model("HuggingFaceH4/zephyr-7b-beta");
+    BOOST_TEST(m.sliding_layer_count() == 32);
+    BOOST_TEST(m.sliding_window == 4096);
+    BOOST_TEST(m.sliding_window_model_wide);
+    BOOST_TEST(checkpoint_budget(tensor_inventory(m), parse_scheme("bf16")).checkpoint_bytes == 14'483'464'192ull);
+}
+
+// Configs bundled only as evidence for the corpus (phi-2, opt-125m: catalog.json "priced": false)
+// are refused in one line that names their model type and says why they are bundled; a config
+// marked so that became priced would fail here, so the mark stays true.
+BOOST_AUTO_TEST_CASE(every_unpriced_bundled_config_is_refused_in_one_line) {
+    std::size_t unpriced = 0;
+    for (const BundledModel& b : load_model_catalog(test::models_dir())) {
+        if (b.priced) continue;
+        ++unpriced;
+        try {
+            test::bundled_model(b.name);
+            BOOST_ERROR(b.name << " is marked \"priced\": false but loads");
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            BOOST_TEST(what.find("bundled only as evidence for the measurement corpus") != std::string::npos, what);
+            BOOST_TEST(what.find("model_type '") != std::string::npos, what);
+            BOOST_TEST(what.find('\n') == std::string::npos, what);
+        }
+    }
+    BOOST_TEST(unpriced == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(names_resolve_like_the_command_line) {

@@ -57,10 +57,13 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     : QWidget(parent) {
     // Model and GPU.
     model_ = new QComboBox(this);
-    for (const BundledModel& m : models)
+    // Configs bundled only as evidence for the measurement corpus (an architecture quantplan does
+    // not price) are not offered: choosing one could only show the refusal.
+    for (const BundledModel& m : models) {
+        if (!m.priced) continue;
         model_->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
-    for (int i = 0; i < model_->count(); ++i)
-        model_->setItemData(i, QString::fromStdString(models[static_cast<std::size_t>(i)].hf_repo), Qt::ToolTipRole);
+        model_->setItemData(model_->count() - 1, QString::fromStdString(m.hf_repo), Qt::ToolTipRole);
+    }
     model_->setToolTip(glossary("model"));
     model_->setObjectName(QStringLiteral("model"));
     open_model_ = new QToolButton(this);
