@@ -903,7 +903,8 @@ BOOST_FIXTURE_TEST_CASE(screenshots_of_every_panel, WindowFixture) {
 
 // The modern architectures in the window: DeepSeek-V3 (MLA, FP8 as shipped, on eight H200s) and
 // gpt-oss-120b (sliding-window layers, MXFP4 experts) are priced with `native` added to the
-// default schemes; Gemma 3 27B and 12B (sliding layers, a vision tower; the 12B on an RTX 4090), Nemotron-H 56B (Mamba2 state)
+// default schemes; Gemma 3 27B and 12B (sliding layers, a vision tower; the 12B on an RTX 4090), zephyr-7b-beta (Mistral's
+// window on every layer), Nemotron-H 56B (Mamba2 state)
 // Llama 4 Scout (chunked attention, a shared expert), Qwen3-Next (gated DeltaNet state) and
 // Qwen3.5-27B (a float32 DeltaNet state, a Qwen3-VL vision tower) with the default ones; the memory panel and the crossover chart draw them.
 BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFixture) {
@@ -917,6 +918,7 @@ BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFix
     for (const Case& c : {Case{"deepseek-v3", "h200", 8, true, "61 mla_latent"}, Case{"gpt-oss-120b", "h100-sxm", 1, true, "18 sliding_attention (window 128)"},
                           Case{"gemma-3-27b-it", "h100-sxm", 1, false, "52 sliding_attention (window 1024)"},
                           Case{"gemma-3-12b-it", "rtx-4090", 1, false, "40 sliding_attention (window 1024)"},
+                          Case{"zephyr-7b-beta", "rtx-4090", 1, false, "32 sliding_attention (window 4096)"},
                           Case{"nemotron-h-56b-base-8k", "h200", 1, false, "54 mamba_state (438.3 MiB per sequence)"},
                           Case{"llama-4-scout-17b-16e-instruct", "h200", 2, false, "36 chunked_attention (chunk 8192, cached whole)"},
                           Case{"qwen3-next-80b-a3b-thinking", "h200", 1, false, "36 linear_attention_state"},
@@ -945,6 +947,20 @@ BOOST_FIXTURE_TEST_CASE(modern_architectures_are_priced_in_the_window, WindowFix
         const std::filesystem::path file = screenshot_dir() / (std::string("memory-") + c.model + ".png");
         BOOST_TEST(window.grab().toImage().save(QString::fromStdString(file.string())), file);
     }
+}
+
+// Configs bundled only as evidence for the corpus (catalog "priced": false: phi-2, opt-125m) are
+// not offered in the model list; the priced ones around them are, with their repository as tooltip.
+BOOST_FIXTURE_TEST_CASE(corpus_only_configs_are_not_offered, WindowFixture) {
+    QComboBox* models = window.controls()->modelBox();
+    BOOST_TEST(models->findData(QStringLiteral("phi-2")) == -1);
+    BOOST_TEST(models->findData(QStringLiteral("opt-125m")) == -1);
+    const int zephyr = models->findData(QStringLiteral("zephyr-7b-beta"));
+    BOOST_TEST_REQUIRE(zephyr >= 0);
+    BOOST_TEST(models->itemData(zephyr, Qt::ToolTipRole).toString().toStdString() == "HuggingFaceH4/zephyr-7b-beta");
+    const int qwen = models->findData(QStringLiteral("qwen3-8b"));
+    BOOST_TEST_REQUIRE(qwen >= 0);
+    BOOST_TEST(models->itemData(qwen, Qt::ToolTipRole).toString().toStdString() == "Qwen/Qwen3-8B");
 }
 
 // DeepSeek-V3 in bf16 over two nodes of eight H200s: expert parallel with two data-parallel
