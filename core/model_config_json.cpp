@@ -186,8 +186,13 @@ void parse_model_wide_window(const json& j, ModelConfig& c, const std::string& s
     const auto sw = j.find("sliding_window");
     if (sw == j.end() || sw->is_null()) return;
     if (!bool_field(j, "use_sliding_window", true, source)) return;
-    const std::int64_t window = int_field(j, "sliding_window", 0, source, true);
-    if (window <= 0) return;
+    if (!sw->is_number_integer() || sw->get<std::int64_t>() < 0) throw Error(source + ": sliding_window", "must be a non-negative integer or null");
+    const std::int64_t window = sw->get<std::int64_t>();
+    if (window == 0) return;  // vLLM takes 0 as no window
+    // With layer_types beside it, vLLM versions disagree on which layers slide (0.11.0 applies the
+    // window unless the types interleave; 0.33.0 only when every type is sliding).
+    if (const auto types = j.find("layer_types"); types != j.end() && !types->is_null())
+        throw Error(source + ": layer_types", "beside a model-wide sliding_window is not modelled (vLLM versions disagree on it)");
     c.sliding_window = window;
     c.sliding_layers.assign(static_cast<std::size_t>(std::clamp<std::int64_t>(c.num_layers, 0, 4096)), true);
     c.sliding_window_model_wide = true;
@@ -682,7 +687,8 @@ ModelConfig resolve_model(std::string_view argument, const std::filesystem::path
         return c;
     }
     std::string names;
-    for (const BundledModel& m : catalog) names += (names.empty() ? "" : ", ") + m.name;
+    for (const BundledModel& m : catalog)
+        if (m.priced) names += (names.empty() ? "" : ", ") + m.name;
     if (looks_like_path) throw Error("--model", "'" + arg + "': no such file or folder");
     throw Error("--model", "unknown model '" + arg + "' (bundled: " + names + "; or give a path to a config.json)");
 }

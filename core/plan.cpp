@@ -44,6 +44,12 @@ const std::vector<TensorInfo>& inventory_of(const ModelConfig& model) {
 struct Pricer {
     const PlanRequest& r;
     bool engine() const { return r.engine && r.engine->price_steps; }
+    // A scheme's costs as the request's engine serves the model (SGLang: Mistral's window as full
+    // attention), for the roofline profiles too: the engine names what runs.
+    SchemeCosts costs(const std::vector<TensorInfo>& inventory, const Scheme& s, const KvFormat& kv) const {
+        SchemeCosts c = scheme_costs(r.model, inventory, s, kv, r.gpu);
+        return r.engine ? engine::costs_as_served(std::move(c), r.model, r.engine->profile) : c;
+    }
     DecodeStep decode(const SchemeCosts& c, std::int64_t batch, std::int64_t context) const { return priced_decode_step(r, c, batch, context); }
     PrefillResult prefill(const SchemeCosts& c, std::int64_t tokens) const {
         if (!engine()) return quantplan::prefill(c, r.gpu, r.efficiency, r.workload, tokens);
@@ -193,7 +199,7 @@ PlanResult plan(PlanRequest request) {
 
     // bf16 is the baseline of every speedup, priced even when not asked for.
     const Pricer price{request};
-    const SchemeCosts bf16_costs = scheme_costs(request.model, inventory, parse_scheme("bf16"), w.kv, request.gpu);
+    const SchemeCosts bf16_costs = price.costs(inventory, parse_scheme("bf16"), w.kv);
     const Admission bf16_adm = price.admit(bf16_costs);
     const std::int64_t bf16_batch = bf16_adm.fits ? std::min(w.batch, bf16_adm.max_sequences) : w.batch;
     const DecodeStep bf16_step = price.decode(bf16_costs, bf16_batch, w.context_tokens);
@@ -203,13 +209,7 @@ PlanResult plan(PlanRequest request) {
         SchemeResult r;
         std::string kv_note;
         const KvFormat kv = scheme_kv_format(request.model, s, w, request.engine ? &*request.engine : nullptr, &kv_note);
-        r.costs = scheme_costs(request.model, inventory, s, kv, request.gpu);
-        // As the engine serves the model (SGLang: Mistral's window as full attention), so that the
-        // cache layout shown is the one priced.
-        if (request.engine) {
-            std::optional<SchemeCosts> served;
-            if (&engine::served_costs(r.costs, request.model, request.engine->profile, served) != &r.costs) r.costs = *served;
-        }
+        r.costs = price.costs(inventory, s, kv);
         if (!kv_note.empty()) r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + kv_note;
         if (w.mxfp4_mxfp8 && r.costs.mxfp4_native_capable)
             r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "MXFP4 experts with MXFP8 activations at the FP8 rate (--mxfp4-mxfp8)";

@@ -106,7 +106,7 @@ struct SchemeCosts {
     double prefill_attention_flop_per_token_per_context = 0;
     std::uint64_t kv_bytes_per_token = 0;     // all layers, K and V (MLA: the latent), with per-token scales, whole model
     std::int64_t kv_split_heads = 1;          // ModelConfig::cache_split_heads(): how the cache divides over TP ranks
-    // Sliding-window layers (gpt-oss): their share of kv_bytes_per_token and of the attention FLOPs,
+    // Sliding-window layers (gpt-oss, Gemma 3, Mistral's model-wide window): their share of kv_bytes_per_token and of the attention FLOPs,
     // which read at most `sliding_window` cached tokens; the layer counts group the cache as
     // vLLM's hybrid allocator does (hybrid_kv_groups).
     std::uint64_t sliding_kv_bytes_per_token = 0;

@@ -235,7 +235,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             id.from["kv_cache_dtype"] = "checkpoint";
             r.notes.push_back(kv_note);
         }
-        const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
+        const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu), *model, setup->profile);
         a = engine::engine_admission(c, *model, *gpu, *setup, w, id.max_model_len);
         // Concurrency as the engine computes it (sliding windows and Mamba state included), at the
         // length the log's line names.
@@ -373,7 +373,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         w.context_tokens = longest;
         w.tensor_parallel = id.tp;
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
-        const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu);
+        const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu), *model, setup.profile);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
         if (a.fits) {
             Admission room = a;

@@ -79,15 +79,26 @@ KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, K
     return (f == KernelFamily::W4A16 || f == KernelFamily::W8A16) && kernel == KernelQuality::Generic ? KernelFamily::GenericDequant : f;
 }
 
-const SchemeCosts& served_costs(const SchemeCosts& costs, const ModelConfig& m, const EngineProfile& p, std::optional<SchemeCosts>& scratch) {
-    if (p.defaults.model_wide_sliding_window || !m.sliding_window_model_wide || costs.sliding_layers == 0) return costs;
-    SchemeCosts& c = scratch.emplace(costs);
+// Whether the engine of `p` serves `m`'s sliding layers (in `costs`) as full attention.
+bool window_ignored(const SchemeCosts& costs, const ModelConfig& m, const EngineProfile& p) {
+    return !p.defaults.model_wide_sliding_window && m.sliding_window_model_wide && costs.sliding_layers > 0;
+}
+
+SchemeCosts costs_as_served(SchemeCosts c, const ModelConfig& m, const EngineProfile& p) {
+    if (!window_ignored(c, m, p)) return c;
+    // kv_bytes_per_token and the attention FLOPs already count every layer; only the sliding
+    // share and the grouping go.
     c.full_layers += c.sliding_layers;
     c.sliding_layers = 0;
     c.sliding_window = 0;
     c.sliding_kv_bytes_per_token = 0;
     c.sliding_attention_flop_per_token_per_context = 0;
     return c;
+}
+
+const SchemeCosts& served_costs(const SchemeCosts& costs, const ModelConfig& m, const EngineProfile& p, std::optional<SchemeCosts>& scratch) {
+    if (!window_ignored(costs, m, p)) return costs;
+    return scratch.emplace(costs_as_served(costs, m, p));
 }
 
 EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view argument, bool price_steps) {

@@ -59,14 +59,20 @@ struct EngineStep {
     std::string attention_coverage;
 };
 
-// Prices one decode step of `costs` at (batch, context) with `setup` on `gpu`.
-// `costs` as the engine serves the model: unchanged, or, for an engine that ignores a config's
-// model-wide sliding window (SGLang with Mistral-7B-v0.1: EngineDefaults::model_wide_sliding_window),
-// a copy in `scratch` whose sliding layers attend to and cache every token. The decode step, the
-// prefill and the admission below price through it.
+// `costs` as the engine of `profile` serves the model: unchanged, or, for an engine that ignores a
+// config's model-wide sliding window (SGLang with Mistral-7B-v0.1:
+// EngineDefaults::model_wide_sliding_window), with its sliding layers turned into full-attention
+// ones that attend to and cache every token. Every place that prices costs with an engine (the
+// plan, the decode step, the prefill, the admission, --check, the capacity simulator and the fit)
+// goes through it.
+SchemeCosts costs_as_served(SchemeCosts costs, const ModelConfig& model, const EngineProfile& profile);
+
+// The same without a copy when nothing changes: `costs` itself, or costs_as_served's result held in
+// `scratch` (for the per-step functions below, called many times per plan).
 const SchemeCosts& served_costs(const SchemeCosts& costs, const ModelConfig& model, const EngineProfile& profile,
                                 std::optional<SchemeCosts>& scratch);
 
+// Prices one decode step of `costs` at (batch, context) with `setup` on `gpu`.
 EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context);
 

@@ -309,7 +309,7 @@ public:
         out.w.engine.max_num_seqs = s.max_num_seqs.value_or(dflt.max_num_seqs);
         out.w.engine.max_num_batched_tokens = s.max_num_batched_tokens.value_or(dflt.max_num_batched_tokens);
         out.w.engine.kv_block_tokens = dflt.block_size_tokens;
-        out.costs = costs_of(*model, out.scheme, out.kv, *gpu);
+        out.costs = engine::costs_as_served(costs_of(*model, out.scheme, out.kv, *gpu), *model, *out.profile);
         return out;
     }
 
@@ -345,6 +345,7 @@ private:
     }
 
     const FitInputs& in_;
+    // models/catalog.json, read on first use (empty when it cannot be read).
     std::optional<std::vector<BundledModel>> catalog_;
     std::map<std::string, std::optional<ModelConfig>> models_;
     std::map<std::string, std::vector<TensorInfo>> inventories_;

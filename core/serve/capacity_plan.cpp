@@ -34,7 +34,8 @@ Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inven
     p.w.context_tokens = longest;  // the engine's max_model_len: the longest request of the traffic
     p.w.tensor_parallel = tp;
     if (p.w.expert_parallel > 1) p.w.expert_parallel = tp;  // experts follow the TP group
-    p.costs = scheme_costs(request.model, inventory, scheme, scheme_kv_format(request.model, scheme, p.w, &*request.engine), request.gpu);
+    p.costs = engine::costs_as_served(scheme_costs(request.model, inventory, scheme, scheme_kv_format(request.model, scheme, p.w, &*request.engine), request.gpu),
+                                      request.model, request.engine->profile);
     p.admission = engine::engine_admission(p.costs, request.model, request.gpu, *request.engine, p.w);
     // One request of the longest length must fit in the cache for the engine to start.
     if (p.admission.fits && p.admission.kv_cache_tokens < longest) {

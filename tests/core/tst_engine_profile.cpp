@@ -199,8 +199,6 @@ BOOST_AUTO_TEST_CASE(a_model_wide_window_is_served_by_vllm_and_ignored_by_sglang
     BOOST_TEST(a1.kv_cache_tokens == a1.kv_cache_blocks * 16);
     BOOST_TEST(a1.max_sequences == a1.kv_cache_blocks / 769);
     BOOST_TEST(a1.max_concurrency > 2.0 * static_cast<double>(a1.kv_cache_tokens) / 32768.0);
-    const Admission as = engine_admission(c, m, gpu, sg, w, 32768);
-    BOOST_TEST(as.max_sequences == as.kv_cache_tokens / 32768);
     // SGLang's costs are a full-attention model's; vLLM's keep the window.
     std::optional<SchemeCosts> scratch;
     const SchemeCosts& served = served_costs(c, m, sg.profile, scratch);
@@ -213,6 +211,34 @@ BOOST_AUTO_TEST_CASE(a_model_wide_window_is_served_by_vllm_and_ignored_by_sglang
     const double window_step = engine_decode_step(c, m, gpu, sg, w, 1, 4096).attention_s;
     BOOST_TEST(long_step > 2.0 * window_step);
     BOOST_TEST(engine_decode_step(c, m, gpu, v1, w, 1, 32768).attention_s == engine_decode_step(c, m, gpu, v1, w, 1, 4096).attention_s);
+}
+
+// The plan prices every scheme, the bf16 baseline included, as the chosen engine serves the model,
+// under the roofline profiles too: with SGLang, zephyr-7b-beta at 32,768 tokens caches and reads
+// every token of every layer (no sliding_attention in its layout), and bf16's speedup is 1; with
+// vLLM the window stays.
+BOOST_AUTO_TEST_CASE(the_plan_prices_a_model_wide_window_as_the_engine_serves_it) {
+    PlanRequest r;
+    r.model = test::bundled_model("zephyr-7b-beta");
+    r.gpu = test::bundled_gpu("h100-sxm");
+    r.efficiency = builtin_efficiency_profile("realistic");
+    r.schemes = {parse_scheme("bf16"), parse_scheme("w4a16-g128")};
+    r.workload.context_tokens = 32768;
+    for (const bool price_steps : {false, true}) {
+        r.engine = make_engine_setup(catalog(), "sglang@0.5.5", price_steps);
+        const PlanResult sg = plan(r);
+        r.engine = make_engine_setup(catalog(), "vllm@0.11.0", price_steps);
+        const PlanResult v = plan(r);
+        for (std::size_t i = 0; i < sg.schemes.size(); ++i) {
+            BOOST_TEST(sg.schemes[i].costs.sliding_layers == 0, price_steps);
+            BOOST_TEST(sg.schemes[i].costs.full_layers == 32, price_steps);
+            BOOST_TEST(v.schemes[i].costs.sliding_layers == 32, price_steps);
+            // The window's reads: 4,096 of 32,768 tokens per layer under vLLM.
+            BOOST_TEST(sg.schemes[i].decode.kv_bytes == 8 * v.schemes[i].decode.kv_bytes, price_steps);
+        }
+        BOOST_TEST(std::abs(sg.schemes[0].speedup_vs_bf16 - 1.0) < 1e-12, price_steps);
+        BOOST_TEST(std::abs(v.schemes[0].speedup_vs_bf16 - 1.0) < 1e-12, price_steps);
+    }
 }
 
 // vLLM V0 turns chunked prefill on by itself above a max_model_len of 32768, with chunks of 512

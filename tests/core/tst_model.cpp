@@ -631,6 +631,12 @@ BOOST_AUTO_TEST_CASE(unmodelled_architectures_are_refused_naming_the_fields) {
     BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":4096,"use_sliding_window":false})", "m.json").sliding_layer_count() == 0);
     BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"mixtral","sliding_window":null,"num_local_experts":4,"num_experts_per_tok":2})", "m.json").sliding_layer_count() == 0);
     BOOST_TEST(test::throws_naming([&] { parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":"4k"})", "m.json"); }, "sliding_window"));
+    BOOST_TEST(test::throws_naming([&] { parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":-1})", "m.json"); }, "sliding_window"));
+    BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":0})", "m.json").sliding_layer_count() == 0);
+    // Beside layer_types, vLLM versions disagree on which layers slide: refused, naming layer_types.
+    BOOST_TEST(test::throws_naming(
+        [&] { parse_model_config("{" + base + R"(,"model_type":"mistral","sliding_window":4096,"layer_types":["full_attention","full_attention"]})", "m.json"); },
+        "layer_types"));
     // Qwen's configs carry a sliding_window they do not use: priced.
     BOOST_TEST(parse_model_config("{" + base + R"(,"model_type":"qwen2","sliding_window":131072,"use_sliding_window":false})", "q.json").num_layers == 2);
     // config.json as Python writes it (NaN, Infinity) is read: the literals are not architecture fields.
