@@ -2,7 +2,10 @@
 // non-zero exit (run through the real executable).
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -312,6 +315,39 @@ BOOST_AUTO_TEST_CASE(json_to_a_file_is_written_atomically) {
     const RunResult bad = run_headless({"--schemes", "bf16", "--json", "/nonexistent-dir/out.json"});
     BOOST_TEST(bad.exit_code == 2);
     std::remove(path.c_str());
+}
+
+// A target that is not a regular file keeps its node: a FIFO (as /dev/null or /dev/stdout would)
+// is written through, not replaced by the renamed temporary (as root, that rename used to turn
+// /dev/null into a regular file); a link to a file keeps the link and replaces the file; a folder
+// is an error.
+BOOST_AUTO_TEST_CASE(atomic_writes_keep_devices_fifos_and_links) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("quantplan_tst_nodes_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path fifo = dir / "pipe";
+    BOOST_TEST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    // The reader is opened first, without blocking, so the writer's open succeeds at once; the few
+    // bytes fit in the pipe's buffer.
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    BOOST_TEST_REQUIRE(fd >= 0);
+    write_file_atomically(fifo, "through the pipe");
+    char buf[64] = {};
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    BOOST_TEST(std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0) == "through the pipe");
+    BOOST_TEST(std::filesystem::is_fifo(std::filesystem::symlink_status(fifo)));
+
+    const std::filesystem::path file = dir / "real.json", link = dir / "link.json";
+    write_file_atomically(file, "old");
+    std::filesystem::create_symlink(file, link);
+    write_file_atomically(link, "new");
+    BOOST_TEST(std::filesystem::is_symlink(std::filesystem::symlink_status(link)));
+    std::ifstream in(file);
+    BOOST_TEST(std::string(std::istreambuf_iterator<char>(in), {}) == "new");
+
+    BOOST_CHECK_THROW(write_file_atomically(dir, "x"), Error);
+    std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(a_users_own_gpu_profile_file) {
