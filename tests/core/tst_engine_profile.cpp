@@ -30,6 +30,16 @@ const EngineCatalog& catalog() {
     return c;
 }
 
+// A plan of bf16 and w4a16-g128 for a bundled model and GPU under the realistic profile (no engine).
+PlanRequest bf16_and_w4_request(const std::string& model, const std::string& gpu) {
+    PlanRequest r;
+    r.model = test::bundled_model(model);
+    r.gpu = test::bundled_gpu(gpu);
+    r.efficiency = builtin_efficiency_profile("realistic");
+    r.schemes = {parse_scheme("bf16"), parse_scheme("w4a16-g128")};
+    return r;
+}
+
 
 }  // namespace
 
@@ -218,11 +228,7 @@ BOOST_AUTO_TEST_CASE(a_model_wide_window_is_served_by_vllm_and_ignored_by_sglang
 // every token of every layer (no sliding_attention in its layout), and bf16's speedup is 1; with
 // vLLM the window stays.
 BOOST_AUTO_TEST_CASE(the_plan_prices_a_model_wide_window_as_the_engine_serves_it) {
-    PlanRequest r;
-    r.model = test::bundled_model("zephyr-7b-beta");
-    r.gpu = test::bundled_gpu("h100-sxm");
-    r.efficiency = builtin_efficiency_profile("realistic");
-    r.schemes = {parse_scheme("bf16"), parse_scheme("w4a16-g128")};
+    PlanRequest r = bf16_and_w4_request("zephyr-7b-beta", "h100-sxm");
     r.workload.context_tokens = 32768;
     for (const bool price_steps : {false, true}) {
         r.engine = make_engine_setup(catalog(), "sglang@0.5.5", price_steps);
@@ -465,11 +471,7 @@ BOOST_AUTO_TEST_CASE(step_model_adds_its_terms_and_grows_with_batch_and_context)
 }
 
 BOOST_AUTO_TEST_CASE(plan_under_an_engine_profile_has_bands_around_its_figures) {
-    PlanRequest r;
-    r.model = test::bundled_model("qwen3-8b");
-    r.gpu = test::bundled_gpu("h100-sxm");
-    r.efficiency = builtin_efficiency_profile("realistic");
-    r.schemes = {parse_scheme("bf16"), parse_scheme("w4a16-g128")};
+    PlanRequest r = bf16_and_w4_request("qwen3-8b", "h100-sxm");
     r.engine = make_engine_setup(catalog(), "vllm", true);
     const PlanResult p = plan(r);
     for (const SchemeResult& s : p.schemes) {
