@@ -135,6 +135,9 @@ std::vector<std::string> seed_corpus() {
     seeds.push_back(R"({"backend": "vllm", "num_prompts": 2, "request_rate": "inf", "completed": 2, "mean_ttft_ms": 50.0,
                        "output_throughput": 100.0, "input_lens": [13, 25], "output_lens": [120, 0]})");
     // The modern architectures' config.json files, small.
+    seeds.push_back(R"({"model_type": "mistral", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
+                       "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100, "sliding_window": 16,
+                       "max_position_embeddings": 128, "use_sliding_window": true})");
     seeds.push_back(R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128,
                        "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 256,
                        "sliding_window": 32}, "vision_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
