@@ -675,16 +675,14 @@ ModelConfig resolve_model(std::string_view argument, const std::filesystem::path
         throw;
     }
     if (const BundledModel* m = find_bundled_model(catalog, arg)) {
-        if (!m->priced) {
-            try {
-                load_model_config(models_dir / m->name / "config.json");
-            } catch (const Error& e) {
-                throw Error("--model", "'" + m->name + "' is bundled only as evidence for the measurement corpus; " + e.what());
-            }
+        try {
+            ModelConfig c = load_model_config(models_dir / m->name / "config.json");
+            c.name = m->name;
+            return c;
+        } catch (const Error& e) {
+            if (m->priced) throw;
+            throw Error("--model", "'" + m->name + "' is bundled only as evidence for the measurement corpus; " + e.what());
         }
-        ModelConfig c = load_model_config(models_dir / m->name / "config.json");
-        c.name = m->name;
-        return c;
     }
     std::string names;
     for (const BundledModel& m : catalog)

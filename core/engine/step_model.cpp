@@ -79,13 +79,8 @@ KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, K
     return (f == KernelFamily::W4A16 || f == KernelFamily::W8A16) && kernel == KernelQuality::Generic ? KernelFamily::GenericDequant : f;
 }
 
-// Whether the engine of `p` serves `m`'s sliding layers (in `costs`) as full attention.
-bool window_ignored(const SchemeCosts& costs, const ModelConfig& m, const EngineProfile& p) {
-    return !p.defaults.model_wide_sliding_window && m.sliding_window_model_wide && costs.sliding_layers > 0;
-}
-
 SchemeCosts costs_as_served(SchemeCosts c, const ModelConfig& m, const EngineProfile& p) {
-    if (!window_ignored(c, m, p)) return c;
+    if (p.defaults.model_wide_sliding_window || !m.sliding_window_model_wide || c.sliding_layers == 0) return c;
     // kv_bytes_per_token and the attention FLOPs already count every layer; only the sliding
     // share and the grouping go.
     c.full_layers += c.sliding_layers;
@@ -94,11 +89,6 @@ SchemeCosts costs_as_served(SchemeCosts c, const ModelConfig& m, const EnginePro
     c.sliding_kv_bytes_per_token = 0;
     c.sliding_attention_flop_per_token_per_context = 0;
     return c;
-}
-
-const SchemeCosts& served_costs(const SchemeCosts& costs, const ModelConfig& m, const EngineProfile& p, std::optional<SchemeCosts>& scratch) {
-    if (!window_ignored(costs, m, p)) return costs;
-    return scratch.emplace(costs_as_served(costs, m, p));
 }
 
 EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view argument, bool price_steps) {
@@ -114,11 +104,9 @@ EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view arg
     return s;
 }
 
-EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context) {
     assert(batch > 0 && context > 0);
-    std::optional<SchemeCosts> scratch;
-    const SchemeCosts& c = served_costs(costs, m, setup.profile, scratch);
     EngineStep s;
     s.roofline = decode_step(c, gpu, ideal_efficiency(), w, batch, context);
     const std::int64_t tp = w.tensor_parallel;
@@ -150,11 +138,9 @@ EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& m, co
     return s;
 }
 
-PrefillResult engine_prefill(const SchemeCosts& costs, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
                              const Workload& w, std::int64_t prompt_tokens) {
     assert(prompt_tokens > 0);
-    std::optional<SchemeCosts> scratch;
-    const SchemeCosts& c = served_costs(costs, m, setup.profile, scratch);
     PrefillResult r;
     r.prompt_tokens = prompt_tokens;
     // A chunk of at least one token (a zero from a malformed corpus record would never end).
@@ -217,11 +203,9 @@ bool hybrid_kv_allocator(const EngineProfile& p) {
     return p.engine == "vllm" && compare_versions(p.min_version, v1) >= 0;
 }
 
-Admission engine_admission(const SchemeCosts& costs, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
                            const Workload& w, std::int64_t max_model_len) {
     const EngineProfile& p = setup.profile;
-    std::optional<SchemeCosts> scratch;
-    const SchemeCosts& c = served_costs(costs, m, p, scratch);
     Admission a;
     const std::int64_t tp = w.tensor_parallel;
     if (max_model_len <= 0) max_model_len = w.context_tokens;

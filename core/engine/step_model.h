@@ -13,7 +13,6 @@
 // over the whole step. A prefill chunk of n tokens is priced the same way at M = n.
 // The KV budget follows the profile's memory rules (BudgetRule) with fitted terms.
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "core/engine/engine_profile.h"
@@ -62,15 +61,10 @@ struct EngineStep {
 // `costs` as the engine of `profile` serves the model: unchanged, or, for an engine that ignores a
 // config's model-wide sliding window (SGLang with Mistral-7B-v0.1:
 // EngineDefaults::model_wide_sliding_window), with its sliding layers turned into full-attention
-// ones that attend to and cache every token. Every place that prices costs with an engine (the
-// plan, the decode step, the prefill, the admission, --check, the capacity simulator and the fit)
-// goes through it.
+// ones that attend to and cache every token. Where costs are built for an engine (the plan,
+// --check, the capacity planner, the fit) they go through it once; the decode step, prefill and
+// admission below take costs that already have.
 SchemeCosts costs_as_served(SchemeCosts costs, const ModelConfig& model, const EngineProfile& profile);
-
-// The same without a copy when nothing changes: `costs` itself, or costs_as_served's result held in
-// `scratch` (for the per-step functions below, called many times per plan).
-const SchemeCosts& served_costs(const SchemeCosts& costs, const ModelConfig& model, const EngineProfile& profile,
-                                std::optional<SchemeCosts>& scratch);
 
 // Prices one decode step of `costs` at (batch, context) with `setup` on `gpu`.
 EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
