@@ -103,6 +103,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--headless", [&] { o.headless = true; }},
         {"--validate", [&] { o.validate = true; }},
         {"--fit-engines", [&] { o.fit_engines = true; }},
+        {"--fit-serving", [&] { o.fit_serving = true; }},
         {"--reasoning", [&] { o.reasoning = true; }},
         {"--enforce-eager", [&] { o.enforce_eager = true; }},
         {"--mxfp4-mxfp8", [&] { o.mxfp4_mxfp8 = true; }},
@@ -166,6 +167,9 @@ Usage:
   quantplan --fit-engines [--fit-out FILE] [--fidelity-out FILE] [--corpus FILE]...
                                            fit the engine profiles to the measurement corpus
                                            (assets/measurements/), with leave-one-out errors
+  quantplan --fit-serving [--fit-out FILE] [--fidelity-out FILE]
+                                           fit the serving terms (host time per sequence, the
+                                           frontend) to the runs under load in assets/serving-runs/
   quantplan --validate [--model M] [--out FILE] [--validate-seconds S]
                                            check predictions on an NVIDIA GPU (S caps the timing
                                            phase, default 300; docs/kernels.md)
@@ -205,9 +209,9 @@ Workload:
                            VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 on sm_100); default W4A16, as vLLM
                            runs them; the fitted engine profiles price the default
 Model of the hardware:
-  --profile NAME           ideal, realistic, measured (needs --calibration FILE), or engine: the
-                           engine profile's step model fitted to published measurements, with
-                           error bands (docs/fidelity.md) [realistic]
+  --profile NAME           engine: the engine profile's step model fitted to published
+                           measurements, with error bands (docs/fidelity.md); or realistic, ideal
+                           (the seeds' lecture rooflines) or measured (needs --calibration FILE) [engine]
   --corpus FILE            a user corpus (repeatable): with --profile engine the profiles are
                            refitted with its points too, so the bands are your own
   --engine NAME[@VER]      engine profile: vllm, vllm@0.6.3, vllm@0.10.1, sglang@0.4.6, ... (the

@@ -30,10 +30,11 @@ struct CliOptions {
     std::int64_t batch = 1;
     std::int64_t context = 4096;
     std::string kv = "auto";
-    std::string profile = "realistic";
+    std::string profile = "engine";  // --profile: engine (fitted, the default), realistic, ideal or measured
     // --engine NAME[@VERSION]: the engine profile (memory rules, defaults, step terms; docs/fidelity.md).
     std::string engine = "vllm";
     bool engine_given = false;              // --engine was on the command line (or in a scenario)
+    bool fit_serving = false;               // --fit-serving: fit the serving terms to assets/serving-runs/
     bool fit_engines = false;               // --fit-engines: fit the profiles to the corpus, write the fit file
     std::optional<std::string> fit_out;     // --fit-out FILE [assets/engines/fit/engine-fit.json]
     std::optional<std::string> fidelity_out;  // --fidelity-out FILE: the fidelity tables as Markdown

@@ -12,6 +12,8 @@ inline std::filesystem::path models_dir() { return data_dir() / "models"; }
 inline std::filesystem::path gpus_dir() { return data_dir() / "assets" / "gpus"; }
 inline std::filesystem::path engine_profiles_dir() { return data_dir() / "assets" / "engines" / "profiles"; }
 inline std::filesystem::path engine_fit_file() { return data_dir() / "assets" / "engines" / "fit" / "engine-fit.json"; }
+inline std::filesystem::path serving_fit_file() { return data_dir() / "assets" / "engines" / "fit" / "serving-fit.json"; }
+inline std::filesystem::path serving_runs_dir() { return data_dir() / "assets" / "serving-runs"; }
 inline std::filesystem::path measurements_dir() { return data_dir() / "assets" / "measurements"; }
 inline std::filesystem::path scenarios_dir() { return data_dir() / "assets" / "scenarios"; }
 inline std::filesystem::path gpu_prices_file() { return data_dir() / "assets" / "prices" / "gpu-prices.json"; }

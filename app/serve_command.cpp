@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/headless.h"
 #include "app/scenario.h"
+#include "app/text_table.h"
 #include "core/atomic_file.h"
 #include "core/decision.h"
 #include "core/engine/step_model.h"
@@ -204,23 +205,36 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                 show("E2E", slo.e2e);
                 out << "\n";
             }
-            out << "\n" << std::left << std::setw(20) << "scheme" << std::right << std::setw(11) << "TTFT p50" << std::setw(11) << "TTFT p99"
-                << std::setw(11) << "TPOT p50" << std::setw(11) << "TPOT p99" << std::setw(10) << "out tok/s" << std::setw(9) << "SLO %"
-                << std::setw(10) << "max req/s" << std::setw(9) << "replicas" << std::setw(10) << "headroom" << std::setw(10) << "$/M out" << "\n";
+            // Columns sized to their widest value (TextTable): no figure runs into the next.
+            TextTable table({"scheme", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "out tok/s", "SLO %", "max req/s", "replicas", "headroom",
+                             "$/M out", "what binds"},
+                            {TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right,
+                             TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right,
+                             TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Left});
             for (const serve::SchemeCapacity& r : rows) {
-                out << std::left << std::setw(20) << r.name << std::right;
                 if (!r.fits) {
-                    out << "  " << r.reason << "\n";
+                    table.add_row({r.name}, r.reason);
                     continue;
                 }
                 const serve::ServeStats& s = r.stats;
-                out << std::setw(8) << fixed(s.ttft_s.p50 * 1e3, 1) << " ms" << std::setw(8) << fixed(s.ttft_s.p99 * 1e3, 1) << " ms" << std::setw(8)
-                    << fixed(s.tpot_s.p50 * 1e3, 2) << " ms" << std::setw(8) << fixed(s.tpot_s.p99 * 1e3, 2) << " ms" << std::setw(10)
-                    << fixed(s.output_tokens_per_s, 0) << std::setw(9) << fixed(s.slo_attainment * 100, 1) << std::setw(10)
-                    << (r.max_rate ? fixed(*r.max_rate, 2) : "-") << std::setw(9) << (r.replicas ? std::to_string(*r.replicas) : "-") << std::setw(10)
-                    << (r.headroom ? "+" + fixed(*r.headroom * 100, 0) + "%" : "-") << std::setw(10)
-                    << (r.cost_output ? fixed(*r.cost_output, 3) : "-") << "\n";
+                const std::string max_rate = r.max_rate ? fixed(*r.max_rate, 2) : "-";
+                const std::string replicas = r.replicas ? std::to_string(*r.replicas) : "-";
+                const std::string headroom = r.headroom ? "+" + fixed(*r.headroom * 100, 0) + "%" : "-";
+                const std::string cost = r.cost_output ? fixed(*r.cost_output, 3) : "-";
+                const std::string binds = r.binding ? r.binding->detail : "";
+                if (s.overloaded) {
+                    // A growing queue: its latencies depend on how long the run was, so none are shown.
+                    table.add_row({r.name, "-", "-", "-", "-", "-", "-", max_rate, replicas, headroom, cost, binds},
+                                  "overloaded: completes " + fixed(s.completed_requests_per_s, 2) + " of " + fixed(s.offered_requests_per_s, 2) +
+                                      " requests/s offered");
+                    continue;
+                }
+                table.add_row({r.name, fixed(s.ttft_s.p50 * 1e3, 1) + " ms", fixed(s.ttft_s.p99 * 1e3, 1) + " ms", fixed(s.tpot_s.p50 * 1e3, 2) + " ms",
+                               fixed(s.tpot_s.p99 * 1e3, 2) + " ms", fixed(s.output_tokens_per_s, 0), fixed(s.slo_attainment * 100, 1), max_rate,
+                               replicas, headroom, cost, binds});
             }
+            out << "\n";
+            table.print(out);
             out << "\nmax req/s: the highest Poisson rate one replica sustains within the SLOs and stable (its queue does not grow);"
                 << (target ? " replicas for " + fixed(*target, 2) + " requests/s, headroom the capacity they have beyond it;"
                            : " replicas: pass --target-rate;")
@@ -237,7 +251,8 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                     out << "  " << i + 1 << ". " << std::left << std::setw(14) << c.gpu << " TP " << c.tp << "  " << std::setw(16) << c.scheme
                         << std::right << " x " << c.replicas << (c.replicas == 1 ? " replica = " : " replicas = ") << c.gpus << " GPUs, " << fixed(c.max_rate, 2)
                         << " requests/s each (headroom +" << fixed(c.headroom * 100, 0) << "%)" << (c.usd_per_hour ? ", " + fixed(*c.usd_per_hour, 2) + " USD/h" : std::string())
-                        << (c.cost_output ? ", " + fixed(*c.cost_output, 3) + " USD per million output tokens" : std::string()) << "\n";
+                        << (c.cost_output ? ", " + fixed(*c.cost_output, 3) + " USD per million output tokens" : std::string())
+                        << (c.binding.detail.empty() ? std::string() : "; binds: " + c.binding.detail) << "\n";
                 }
                 for (const std::string& v : vetoes) out << "  vetoed: " << v << "\n";
             }

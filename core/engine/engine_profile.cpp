@@ -195,7 +195,9 @@ bool version_below(std::string_view version, const std::string& bound) {
 
 EngineDefaults defaults_for_run(const EngineProfile& p, const std::string& gpu_id, std::uint64_t memory_bytes, std::string_view version,
                                 std::int64_t max_model_len) {
-    return defaults_for_max_model_len(defaults_for_gpu(p, gpu_id, memory_bytes), version, max_model_len);
+    EngineDefaults d = defaults_for_max_model_len(defaults_for_gpu(p, gpu_id, memory_bytes), version, max_model_len);
+    if (d.host_overlaps_gpu && !d.host_overlaps_gpu_from.empty() && version_below(version, d.host_overlaps_gpu_from)) d.host_overlaps_gpu = false;
+    return d;
 }
 
 EngineDefaults defaults_for_max_model_len(EngineDefaults d, std::string_view version, std::int64_t max_model_len) {
@@ -423,6 +425,8 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.cuda_graphs = flag_of(d, "cuda_graphs", dp, true);
     p.defaults.block_size_tokens = count_of(d, "block_size_tokens", dp, 16);
     p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
+    p.defaults.host_overlaps_gpu = flag_of(d, "host_overlaps_gpu", dp, false);
+    p.defaults.host_overlaps_gpu_from = text_of(d, "host_overlaps_gpu_from", dp, false);
     p.defaults.cuda_graph_max_seq_len = count_of(d, "cuda_graph_max_seq_len", dp, 0);
     p.defaults.awq_marlin_from_version = text_of(d, "awq_marlin_from_version", dp, false);
     if (!p.defaults.awq_marlin_from_version.empty()) parse_engine_version(p.defaults.awq_marlin_from_version, dp + ".awq_marlin_from_version");
@@ -642,6 +646,80 @@ void apply_fit(EngineCatalog& catalog, const FittedParameters& fit) {
     catalog.points = fit.points;
 }
 
+ServingFit parse_serving_fit(std::string_view text, const std::string& source) {
+    const json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw Error(source, "is not a JSON object");
+    if (text_of(j, "format", source) != "quantplan-serving-fit/1") throw Error(source + ".format", "must be quantplan-serving-fit/1");
+    ServingFit f;
+    f.corpus_checksum = text_of(j, "corpus_checksum", source);
+    f.runs = count_of(j, "runs", source, 0);
+    const json& profiles = member(j, "profiles", source);
+    if (!profiles.is_object() || profiles.size() > 256) throw Error(source + ".profiles", "must be an object of at most 256 profiles");
+    for (const auto& [id, t] : profiles.items()) {
+        const std::string path = source + ".profiles." + id;
+        if (!t.is_object()) throw Error(path, "must be an object");
+        ServingTerms s;
+        s.host_per_sequence_s = number_of(t, "host_per_sequence_s", path, 0, 0, 1);
+        s.host_per_prefill_sequence_s = number_of(t, "host_per_prefill_sequence_s", path, 0, 0, 10);
+        s.frontend_latency_s = number_of(t, "frontend_latency_s", path, 0, 0, 100);
+        s.runs = count_of(t, "runs", path, 0);
+        s.basis = text_of(t, "basis", path, false);
+        s.fitted = true;
+        f.terms[id] = s;
+    }
+    if (const auto b = j.find("bands"); b != j.end()) {
+        if (!b->is_array() || b->size() > 4096) throw Error(source + ".bands", "must be an array");
+        for (std::size_t i = 0; i < b->size(); ++i) {
+            const std::string path = source + ".bands[" + std::to_string(i) + "]";
+            ServingBand band;
+            band.engine = text_of((*b)[i], "engine", path);
+            band.figure = text_of((*b)[i], "figure", path);
+            band.p10 = number_of((*b)[i], "p10", path, 0, -10, 100);
+            band.p90 = number_of((*b)[i], "p90", path, 0, -10, 100);
+            if (band.p90 < band.p10) throw Error(path, "p90 is below p10");
+            band.points = count_of((*b)[i], "points", path, 0);
+            band.basis = text_of((*b)[i], "basis", path, false);
+            f.bands.push_back(std::move(band));
+        }
+    }
+    return f;
+}
+
+std::string serving_fit_json(const ServingFit& f) {
+    ojson j;
+    j["format"] = "quantplan-serving-fit/1";
+    j["_comment"] = "Written by quantplan --fit-serving from the serving runs under assets/measurements/ (docs/capacity.md); do not edit by hand.";
+    j["corpus_checksum"] = f.corpus_checksum;
+    j["runs"] = f.runs;
+    ojson profiles = ojson::object();
+    for (const auto& [id, t] : f.terms)
+        profiles[id] = ojson{{"host_per_sequence_s", t.host_per_sequence_s}, {"host_per_prefill_sequence_s", t.host_per_prefill_sequence_s},
+                             {"frontend_latency_s", t.frontend_latency_s}, {"runs", t.runs}, {"basis", t.basis}};
+    j["profiles"] = std::move(profiles);
+    ojson bands = ojson::array();
+    for (const ServingBand& b : f.bands)
+        bands.push_back(ojson{{"engine", b.engine}, {"figure", b.figure}, {"p10", b.p10}, {"p90", b.p90}, {"points", b.points}, {"basis", b.basis}});
+    j["bands"] = std::move(bands);
+    return j.dump(1) + "\n";
+}
+
+void apply_serving_fit(EngineCatalog& catalog, const ServingFit& fit) {
+    for (EngineProfile& p : catalog.profiles)
+        if (const auto t = fit.terms.find(p.id); t != fit.terms.end()) p.serving = t->second;
+    catalog.serving_bands = fit.bands;
+    catalog.serving_checksum = fit.corpus_checksum;
+}
+
+const ServingBand* find_serving_band(const std::vector<ServingBand>& bands, const std::string& engine, const std::string& figure) {
+    const ServingBand* any = nullptr;
+    for (const ServingBand& b : bands) {
+        if (b.figure != figure) continue;
+        if (b.engine == engine) return &b;
+        if (b.engine == "*") any = &b;
+    }
+    return any;
+}
+
 EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, const std::filesystem::path& fit_file) {
     EngineCatalog c;
     std::error_code ec;
@@ -655,6 +733,10 @@ EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, con
         return a.engine != b.engine ? a.engine < b.engine : compare_versions(a.min_version, b.min_version) < 0;
     });
     if (std::filesystem::exists(fit_file, ec)) apply_fit(c, parse_fitted_parameters(read_text_file(fit_file, "fitted parameter file"), fit_file.filename().string()));
+    // The serving fit beside it (fidelity::fit_serving), when there is one.
+    const std::filesystem::path serving_file = fit_file.parent_path() / "serving-fit.json";
+    if (std::filesystem::exists(serving_file, ec))
+        apply_serving_fit(c, parse_serving_fit(read_text_file(serving_file, "serving fit file"), serving_file.filename().string()));
     return c;
 }
 

@@ -65,6 +65,10 @@ struct EngineDefaults {
     bool cuda_graphs = true;
     std::int64_t block_size_tokens = 16;
     std::int64_t cuda_graph_max_batch = 512;    // the largest captured decode batch
+    // The host's work per step runs while the GPU computes (SGLang's overlap scheduler, on by default
+    // from 0.4.0: server_args.py disable_overlap_schedule): a step takes the longer of the two.
+    bool host_overlaps_gpu = false;
+    std::string host_overlaps_gpu_from;         // the first version that overlaps ("" : every version the profile covers)
     // vLLM V0 replays a captured graph only for decode steps whose longest sequence is at most this
     // (max_seq_len_to_capture, 8192 by default, capped at max_model_len); longer ones run eager.
     // 0: no limit (V1 and SGLang capture by batch size only).
@@ -263,6 +267,36 @@ struct StepTerms {
     std::string basis;           // which points the terms were fitted on
 };
 
+// What a busy engine and a served request pay beyond the step model's kernels, fitted on the
+// serving corpus under load (fidelity::fit_serving, assets/engines/fit/serving-fit.json; docs/capacity.md).
+//  - The host's time per step: the scheduler, the sampler's bookkeeping, output processing and
+//    streaming cost per running sequence, and more per sequence whose prompt chunk runs (its
+//    block tables, its prefill metadata, its first token's detokenization). Where the engine
+//    overlaps the host with the GPU (EngineDefaults::host_overlaps_gpu: SGLang's overlap
+//    scheduler) a step takes the longer of the two, else their sum.
+//  - The frontend latency (serve::EngineLimits::frontend_latency_s): HTTP, tokenization and the
+//    process hop, once per request; it replaces the step fit's ttft_overhead_s in the simulator
+//    when fitted.
+struct ServingTerms {
+    double host_per_sequence_s = 0.0;          // per running sequence and step
+    double host_per_prefill_sequence_s = 0.0;  // more per sequence prefilling in the step
+    double frontend_latency_s = 0.0;           // per request, client to engine
+    bool fitted = false;                       // loaded from the serving fit (else the step fit's overhead is the frontend)
+    std::int64_t runs = 0;                     // serving runs fitted on
+    std::string basis;                         // which runs
+};
+
+// The serving fit's residual bands per figure ("ttft_s", "tpot_s", "requests_per_s", ...): p10 and
+// p90 of predicted / measured - 1, leave-one-source-out.
+struct ServingBand {
+    std::string engine;       // "vllm", "sglang" or "*"
+    std::string figure;       // "ttft_s", "tpot_s", "itl_s", "requests_per_s", "output_tokens_per_s"
+    double p10 = 0;
+    double p90 = 0;
+    std::int64_t points = 0;
+    std::string basis;
+};
+
 // One engine over a version range.
 struct EngineProfile {
     std::string id;              // e.g. "vllm-v0"
@@ -274,6 +308,7 @@ struct EngineProfile {
     EngineDefaults defaults;
     MemoryRules memory;
     StepTerms step;
+    ServingTerms serving;
     bool fitted = false;         // fitted values were loaded for this profile
 
     // Whether `v` lies in [min_version, below_version).
@@ -353,7 +388,23 @@ struct EngineCatalog {
     std::string corpus_checksum;           // of the fit loaded ("" when none)
     std::vector<Band> bands;
     std::vector<EvidencePoint> points;
+    std::vector<ServingBand> serving_bands;  // of the serving fit (empty: none loaded)
+    std::string serving_checksum;            // the serving fit's corpus checksum ("" when none)
 };
+
+// The serving fit's file: per profile id its ServingTerms, and the bands.
+struct ServingFit {
+    std::string corpus_checksum;
+    std::int64_t runs = 0;
+    std::map<std::string, ServingTerms> terms;  // by profile id
+    std::vector<ServingBand> bands;
+};
+ServingFit parse_serving_fit(std::string_view json_text, const std::string& source);
+std::string serving_fit_json(const ServingFit& fit);
+// Puts the fit's terms into the catalog's profiles and its bands into the catalog.
+void apply_serving_fit(EngineCatalog& catalog, const ServingFit& fit);
+// The band of `figure` for `engine` (its own, else "*"); null when none.
+const ServingBand* find_serving_band(const std::vector<ServingBand>& bands, const std::string& engine, const std::string& figure);
 
 // Parses one profile document; throws Error naming the JSON path at fault.
 EngineProfile parse_engine_profile(std::string_view json_text, const std::string& source);

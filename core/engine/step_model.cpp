@@ -99,6 +99,7 @@ EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view arg
     s.kernels = catalog.kernels;
     s.bands = catalog.bands;
     s.points = catalog.points;
+    s.serving_bands = catalog.serving_bands;
     s.corpus_checksum = catalog.corpus_checksum;
     s.price_steps = price_steps;
     return s;

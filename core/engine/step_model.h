@@ -29,6 +29,7 @@ struct EngineSetup {
     KernelEfficiencies kernels;
     std::vector<Band> bands;      // the fit's leave-one-out bands
     std::vector<EvidencePoint> points;  // the fit's priced corpus points (nearest_points)
+    std::vector<ServingBand> serving_bands;  // the serving fit's bands (capacity figures)
     std::string corpus_checksum;  // of the fit (empty: profile unfitted)
     bool price_steps = false;     // the plan's step times come from this model (profile "engine")
 };

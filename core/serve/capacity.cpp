@@ -314,12 +314,18 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
         const auto pool = static_cast<std::int64_t>(static_cast<double>(admission.kv_cache_tokens) / context_len * 512.0);
         p.limits.max_num_seqs = std::max<std::int64_t>(1, std::min(std::clamp<std::int64_t>(pool, 2048, 4096), admission.kv_cache_tokens / 2));
     }
-    p.request_overhead_s = setup.profile.step.ttft_overhead_s;
+    // The frontend's latency per request: the serving fit's, else the step fit's TTFT overhead
+    // (fitted on single requests, where the two are the same thing).
+    const engine::ServingTerms& host = setup.profile.serving;
+    p.limits.frontend_latency_s = host.fitted ? host.frontend_latency_s : setup.profile.step.ttft_overhead_s;
+    p.request_overhead_s = p.limits.frontend_latency_s;
     const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model.num_layers) * setup.profile.step.per_layer_s;
+    const double per_sequence_s = host.host_per_sequence_s, per_prefill_s = host.host_per_prefill_sequence_s;
+    const bool overlap = setup.profile.defaults.host_overlaps_gpu;
     // A mixed step: the decode step of its sequences (fixed and per-layer costs included) plus the
     // kernels of its prefill tokens as one chunk (the chunk's own fixed costs only when it runs
     // alone). The lambda owns copies: the pricing outlives the caller's locals.
-    p.cost = [costs, model, gpu, setup, w, fixed_s](const StepShape& shape) {
+    p.cost = [costs, model, gpu, setup, w, fixed_s, per_sequence_s, per_prefill_s, overlap](const StepShape& shape) {
         double t = 0;
         if (shape.decode_sequences > 0) {
             const std::int64_t context = std::max<std::int64_t>(1, shape.decode_context_tokens / shape.decode_sequences);
@@ -331,6 +337,10 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
             t += engine::engine_prefill(costs, model, gpu, setup, chunk, shape.prefill_tokens).time_s - setup.profile.step.ttft_overhead_s -
                  (shape.decode_sequences > 0 ? fixed_s : 0.0);
         }
+        // The host's share of the step (ServingTerms): summed with the GPU's, or hidden behind it.
+        const double host_s = per_sequence_s * static_cast<double>(shape.decode_sequences + shape.prefill_sequences) +
+                              per_prefill_s * static_cast<double>(shape.prefill_sequences);
+        t = overlap ? std::max(t, host_s) : t + host_s;
         return std::max(t, 1e-6);
     };
     p.fastest_step_s = p.cost(StepShape{1, 1, 0, 0});
@@ -357,13 +367,14 @@ Percentiles percentiles(std::vector<double> v) {
 }
 
 ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const EnginePricing& pricing, const Slo& slo) {
+    (void)pricing;  // the frontend latency is already in the simulator's times
     ServeStats s;
     std::vector<double> ttft, tpot, e2e, queue;
     std::int64_t good = 0, in_tokens = 0, out_tokens = 0;
     for (std::size_t i = 0; i < sim.requests.size(); ++i) {
         const RequestResult& q = sim.requests[i];
-        const double first = q.ttft_s() + pricing.request_overhead_s;
-        const double total = q.e2e_s() + pricing.request_overhead_s;
+        const double first = q.ttft_s();  // the frontend latency is in it (EngineLimits::frontend_latency_s)
+        const double total = q.e2e_s();
         ttft.push_back(first);
         tpot.push_back(q.tpot_s());
         e2e.push_back(total);
@@ -380,7 +391,7 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
     s.e2e_s = percentiles(e2e);
     s.queue_s = percentiles(queue);
     const double start = requests.empty() ? 0.0 : requests.front().arrival_s;
-    s.span_s = std::max(1e-9, sim.end_s - start + pricing.request_overhead_s);
+    s.span_s = std::max(1e-9, sim.end_s - start);
     const double n = static_cast<double>(sim.requests.size());
     s.requests_per_s = n / s.span_s;
     s.output_tokens_per_s = static_cast<double>(out_tokens) / s.span_s;
@@ -403,6 +414,22 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
             return sum / static_cast<double>(to - from);
         };
         s.stable = quarter_mean(3) <= 1.25 * quarter_mean(1);
+    }
+    // Overload: an open-loop run whose queue keeps growing. Its latencies grow with the run's
+    // length, so they are no figures; what it completes while requests still arrive is.
+    if (requests.size() >= 2) {
+        double first = requests.front().arrival_s, last = first;
+        for (const Request& r : requests) {
+            first = std::min(first, r.arrival_s);
+            last = std::max(last, r.arrival_s);
+        }
+        if (last > first) {
+            s.offered_requests_per_s = static_cast<double>(requests.size() - 1) / (last - first);
+            std::int64_t done = 0;
+            for (const RequestResult& q : sim.requests) done += q.finish_s <= last ? 1 : 0;
+            s.completed_requests_per_s = static_cast<double>(done) / (last - first);
+            s.overloaded = !s.stable;
+        }
     }
     s.meets_slo = (!slo.ttft || s.ttft_s.at(slo.ttft->quantile) <= slo.ttft->seconds) &&
                   (!slo.tpot || s.tpot_s.at(slo.tpot->quantile) <= slo.tpot->seconds) &&
@@ -444,13 +471,62 @@ std::vector<RatePoint> rate_sweep(const Traffic& given, const EnginePricing& pri
     return out;
 }
 
-std::optional<double> max_sustained_rate(const Traffic& given, const EnginePricing& pricing, const Slo& slo) {
-    const Traffic t = search_traffic(given);
-    const auto sustains = [&](double rate) {
-        const ServeStats s = run_traffic(t, pricing, slo, rate);
-        return s.meets_slo && s.stable;
+namespace {
+
+// What binds in a run that failed (`s`, at a rate just above the highest).
+Binding binding_of(const ServeStats& s, const Slo& slo, const EnginePricing& pricing, double mean_request_tokens) {
+    Binding b;
+    b.sequences_in_cache = mean_request_tokens > 0 ? static_cast<double>(pricing.limits.kv_cache_tokens) / mean_request_tokens : 0.0;
+    char held[160];
+    std::snprintf(held, sizeof held, "the cache holds %.1f of the traffic's sequences", b.sequences_in_cache);
+    double worst = 1.0;
+    const auto slo_check = [&](const std::optional<SloTarget>& target, const Percentiles& p, const char* key, const char* name) {
+        if (!target) return;
+        const double ratio = p.at(target->quantile) / target->seconds;
+        if (ratio > worst) {
+            worst = ratio;
+            b.constraint = key;
+            char line[200];
+            std::snprintf(line, sizeof line, "%s: p%d %.1f ms above its %.1f ms", name, static_cast<int>(std::lround(target->quantile * 100)),
+                          p.at(target->quantile) * 1e3, target->seconds * 1e3);
+            b.detail = line;
+        }
     };
-    // The ceiling: every request at once (the engine's saturated throughput), with some margin.
+    slo_check(slo.ttft, s.ttft_s, "ttft_slo", "TTFT SLO");
+    slo_check(slo.tpot, s.tpot_s, "tpot_slo", "TPOT SLO");
+    slo_check(slo.e2e, s.e2e_s, "e2e_slo", "E2E SLO");
+    if (!b.constraint.empty()) return b;
+    if (s.preemptions > 0 || s.kv_utilization_mean >= 0.85) {
+        b.constraint = "kv_capacity";
+        b.detail = std::string("KV capacity: ") + held;
+    } else if (s.mean_batch >= 0.95 * static_cast<double>(pricing.limits.max_num_seqs)) {
+        b.constraint = "max_num_seqs";
+        b.detail = "max_num_seqs: the batch stays at its " + std::to_string(pricing.limits.max_num_seqs) + " sequences";
+    } else {
+        b.constraint = "compute";
+        b.detail = std::string("compute: the GPU's steps are the limit (") + held + ")";
+    }
+    return b;
+}
+
+}  // namespace
+
+RateSearch sustained_rate_search(const Traffic& given, const EnginePricing& pricing, const Slo& slo) {
+    const Traffic t = search_traffic(given);
+    double mean_tokens = 0;
+    {
+        const std::vector<Request> drawn = make_requests(t, 0.0);
+        for (const Request& q : drawn) mean_tokens += static_cast<double>(q.input_tokens + q.output_tokens);
+        mean_tokens /= static_cast<double>(std::max<std::size_t>(drawn.size(), 1));
+    }
+    std::optional<ServeStats> failed;  // the latest run that failed, at failed_rate
+    double failed_rate = 0;
+    const auto sustains = [&](double rate) {
+        ServeStats s = run_traffic(t, pricing, slo, rate);
+        const bool ok = s.meets_slo && s.stable;
+        if (!ok) failed = std::move(s), failed_rate = rate;
+        return ok;
+    };
     Traffic burst = t;
     burst.rate_per_s.reset();
     burst.concurrency.reset();
@@ -459,13 +535,30 @@ std::optional<double> max_sustained_rate(const Traffic& given, const EnginePrici
     const ServeStats saturated = run_traffic(burst, pricing, Slo{}, 0.0);
     double hi = std::max(1e-6, saturated.requests_per_s * 1.2);
     double lo = hi * 1e-3;
-    if (!sustains(lo)) return std::nullopt;
-    if (sustains(hi)) return hi;
+    RateSearch out;
+    if (!sustains(lo)) {
+        out.binding = binding_of(*failed, slo, pricing, mean_tokens);
+        return out;
+    }
+    if (sustains(hi)) {
+        out.rate = hi;
+        out.binding = binding_of(saturated, Slo{}, pricing, mean_tokens);
+        return out;
+    }
     for (int i = 0; i < 12; ++i) {
         const double mid = std::sqrt(lo * hi);
-        (sustains(mid) ? lo : hi) = mid;
+        if (sustains(mid)) lo = mid;
+        else hi = mid;
     }
-    return lo;
+    // The binding is the one just above lo, at hi (the initial ceiling when no bisection step failed).
+    const ServeStats above = failed && failed_rate == hi ? *failed : run_traffic(t, pricing, slo, hi);
+    out.rate = lo;
+    out.binding = binding_of(above, slo, pricing, mean_tokens);
+    return out;
+}
+
+std::optional<double> max_sustained_rate(const Traffic& given, const EnginePricing& pricing, const Slo& slo) {
+    return sustained_rate_search(given, pricing, slo).rate;
 }
 
 }  // namespace quantplan::serve

@@ -127,6 +127,12 @@ struct ServeStats {
     double span_s = 0, busy_s = 0, prefill_s = 0;  // GPU time: prefill, decode = busy - prefill, idle = span - busy
     bool meets_slo = true;              // every target's percentile within it
     bool stable = true;                 // the queue does not grow: the last quarter's E2E within 25% of the second's
+    // An open-loop run whose queue keeps growing (not stable): its latencies depend on how long it
+    // ran, so they are not reported; `completed_requests_per_s` (completions while requests still
+    // arrived) of `offered_requests_per_s` is the answer.
+    bool overloaded = false;
+    double offered_requests_per_s = 0;    // the open-loop arrival rate (0: closed loop or all at once)
+    double completed_requests_per_s = 0;  // completions up to the last arrival, per second of arrivals
     std::vector<TimelinePoint> timeline;  // batch, queue, KV use and preemptions over the run (when asked for)
 };
 
@@ -148,6 +154,22 @@ struct RatePoint {
 // The same traffic at each of `rates` (Poisson, the search's request count: at least 1,000, at
 // most 20,000), for the latency-against-rate charts.
 std::vector<RatePoint> rate_sweep(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo, const std::vector<double>& rates);
+
+// What stops a replica from carrying more: the SLO that fails first above its highest rate, or,
+// when the SLOs still hold there and the queue grows, the resource that runs out (the KV cache, the
+// running-sequence limit, or the GPU's compute and bandwidth).
+struct Binding {
+    std::string constraint;    // "ttft_slo", "tpot_slo", "e2e_slo", "kv_capacity", "max_num_seqs", "compute"
+    std::string detail;        // one line for a person, e.g. "KV capacity: the cache holds 2.1 of the traffic's sequences"
+    double sequences_in_cache = 0;  // KV tokens / the traffic's mean prompt + output (every constraint)
+};
+
+// The highest rate and what binds there.
+struct RateSearch {
+    std::optional<double> rate;
+    Binding binding;
+};
+RateSearch sustained_rate_search(const Traffic& traffic, const EnginePricing& pricing, const Slo& slo);
 
 // The highest Poisson rate one replica sustains: every SLO met and the run stable (the queue does
 // not grow; a finite run's completed rate cannot tell, as its drain lowers it). A bisection over

@@ -118,7 +118,11 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
             rows.push_back(row);
             continue;
         }
-        row.max_rate = max_sustained_rate(traffic, pricing, slo);
+        {
+            RateSearch found = sustained_rate_search(traffic, pricing, slo);
+            row.max_rate = found.rate;
+            row.binding = std::move(found.binding);
+        }
         if (asked) row.stats = run_traffic(traffic, pricing, slo, std::nullopt, ask.timeline_points);
         std::optional<ServeStats> at_max;
         if (row.max_rate) at_max = run_traffic(traffic, pricing, slo, *row.max_rate, asked ? 0 : ask.timeline_points);
@@ -175,11 +179,13 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
                     for (const SchemeCapacity& r : out.schemes)
                         if (r.name == scheme_name(scheme) && r.fits) row = &r;
                     const bool searched = row != nullptr && id == gpu.id && tp == request.workload.tensor_parallel;
-                    const std::optional<double> rate =
-                        searched ? row->max_rate
-                                 : max_sustained_rate(traffic, engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission), slo);
+                    RateSearch found;
+                    if (searched) found = {row->max_rate, row->binding.value_or(Binding{})};
+                    else found = sustained_rate_search(traffic, engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission), slo);
+                    const std::optional<double>& rate = found.rate;
                     if (!rate) continue;
                     Configuration c;
+                    c.binding = found.binding;
                     c.gpu = id;
                     c.scheme = scheme_name(scheme);
                     c.tp = tp;
@@ -232,11 +238,19 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
             continue;
         }
         const ServeStats& s = r.stats;
-        j["ttft_s"] = percentiles_json(s.ttft_s);
-        j["tpot_s"] = percentiles_json(s.tpot_s);
-        j["itl_s"] = percentiles_json(s.itl_s);
-        j["e2e_s"] = percentiles_json(s.e2e_s);
-        j["queue_s"] = percentiles_json(s.queue_s);
+        // An overloaded run's latencies grow with its length: no figures, only what it completes.
+        j["overloaded"] = s.overloaded;
+        j["offered_requests_per_s"] = s.offered_requests_per_s > 0 ? nlohmann::json(s.offered_requests_per_s) : nlohmann::json(nullptr);
+        j["completed_requests_per_s"] = s.offered_requests_per_s > 0 ? nlohmann::json(s.completed_requests_per_s) : nlohmann::json(nullptr);
+        const auto latency = [&](const Percentiles& p) { return s.overloaded ? nlohmann::json(nullptr) : percentiles_json(p); };
+        j["ttft_s"] = latency(s.ttft_s);
+        j["tpot_s"] = latency(s.tpot_s);
+        j["itl_s"] = latency(s.itl_s);
+        j["e2e_s"] = latency(s.e2e_s);
+        j["queue_s"] = latency(s.queue_s);
+        j["binding"] = r.binding ? nlohmann::json(r.binding->constraint) : nlohmann::json(nullptr);
+        j["binding_detail"] = r.binding ? nlohmann::json(r.binding->detail) : nlohmann::json(nullptr);
+        j["sequences_in_cache"] = r.binding ? nlohmann::json(r.binding->sequences_in_cache) : nlohmann::json(nullptr);
         j["output_tokens_per_s"] = s.output_tokens_per_s;
         j["input_tokens_per_s"] = s.input_tokens_per_s;
         j["requests_per_s"] = s.requests_per_s;
@@ -281,7 +295,8 @@ nlohmann::json recommendation_json(const CapacityPlan& plan, const std::optional
     for (const Configuration& c : plan.ranked)
         rec.push_back({{"gpu", c.gpu}, {"tp", c.tp}, {"scheme", c.scheme}, {"replicas", c.replicas}, {"gpus", c.gpus},
                        {"max_rate_requests_per_s", c.max_rate}, {"headroom_fraction", c.headroom}, {"usd_per_hour", opt(c.usd_per_hour)},
-                       {"cost_per_million_output_tokens", opt(c.cost_output)}});
+                       {"cost_per_million_output_tokens", opt(c.cost_output)}, {"binding", c.binding.constraint},
+                       {"binding_detail", c.binding.detail}, {"sequences_in_cache", c.binding.sequences_in_cache}});
     return target ? nlohmann::json{{"target_rate_requests_per_s", *target}, {"ranked", rec}, {"vetoed", plan.vetoes}} : nlohmann::json(nullptr);
 }
 

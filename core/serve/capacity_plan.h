@@ -43,6 +43,7 @@ struct SchemeCapacity {
     std::optional<std::int64_t> fits_from_tp;
     serve::ServeStats stats;                  // the run asked for
     std::optional<double> max_rate;
+    std::optional<Binding> binding;           // what binds above max_rate (with the search)
     std::optional<std::int64_t> replicas, gpus;
     // Spare capacity of those replicas at the target: replicas x highest rate / target - 1 (0.25:
     // they carry 25% more than the target).
@@ -57,6 +58,7 @@ struct Configuration {
     std::int64_t tp = 1, replicas = 0, gpus = 0;
     double max_rate = 0;
     double headroom = 0;  // replicas x max_rate / target - 1
+    Binding binding;      // what stops a replica from carrying more
     std::optional<double> usd_per_hour, cost_output;
 };
 

@@ -30,6 +30,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                           std::int64_t closed_loop_users, std::size_t timeline_points) {
     // Closed loop: the first users' requests arrive at once, each later one when a request finishes.
     std::vector<Request> requests = given;
+    if (!(limits.frontend_latency_s >= 0) || !std::isfinite(limits.frontend_latency_s) || limits.frontend_latency_s > 1e3)
+        throw Error("--serve", "the frontend latency must be 0 to 1000 s");
+    const double frontend = limits.frontend_latency_s;
     // An engine without prefix caching (vLLM 0.11.0 for Mamba and gated DeltaNet hybrids) prefills
     // every prompt whole.
     if (!limits.prefix_caching)
@@ -37,6 +40,13 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     if (closed_loop_users > 0)
         for (std::size_t i = 0; i < requests.size(); ++i)
             requests[i].arrival_s = static_cast<std::int64_t>(i) < closed_loop_users ? 0.0 : std::numeric_limits<double>::infinity();
+    // From here on `requests[i].arrival_s` is when the engine sees the request; out.requests keeps
+    // the client's send time.
+    std::vector<double> sent_s(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        sent_s[i] = requests[i].arrival_s;
+        requests[i].arrival_s += frontend;
+    }
     std::size_t released = std::min(requests.size(), static_cast<std::size_t>(std::max<std::int64_t>(closed_loop_users, 0)));
     if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
         throw Error("--serve", "the engine's max_num_seqs, max_num_batched_tokens, block size and KV cache must be positive");
@@ -65,7 +75,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     SimulationResult out;
     out.requests.resize(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
-        out.requests[i].arrival_s = requests[i].arrival_s;
+        out.requests[i].arrival_s = sent_s[i];
         out.requests[i].output_tokens = requests[i].output_tokens;
     }
     std::deque<Active> waiting;
@@ -77,6 +87,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     bool prefix_ready = false;  // some request has prefilled the shared prefix
     std::int64_t prefix_blocks = 0;  // the prefix cache's blocks (full blocks of the shared prefix)
     double t = requests.empty() ? 0.0 : requests.front().arrival_s;
+    const double first_sent_s = requests.empty() ? 0.0 : sent_s.front();
     double batch_time = 0, kv_time = 0;
     std::int64_t timeline_stride = 1, events = 0;
     const auto sample = [&](std::int64_t running_now, std::int64_t waiting_now) {
@@ -191,6 +202,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             a.blocks += need;
             shape.prefill_tokens += chunk;
             shape.prefill_attended_tokens += static_cast<double>(chunk) * (static_cast<double>(a.prefilled) + (static_cast<double>(chunk) + 1.0) / 2.0);
+            ++shape.prefill_sequences;
             budget -= chunk;
             chunk_out = chunk;
         };
@@ -288,6 +300,17 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         out.prefill_s += dt * static_cast<double>(shape.prefill_tokens) / static_cast<double>(shape.prefill_tokens + shape.decode_sequences);
         ++out.steps;
         // Its effects: a finished prefill samples the first (next) token; decodes add a token.
+        // Equal gaps (every sequence that also decoded in the step before) go to the histogram at once.
+        double pending_gap = -1;
+        std::int64_t pending = 0;
+        const auto gap = [&](double g) {
+            if (g != pending_gap) {
+                out.itl.add(pending_gap, pending);
+                pending_gap = g;
+                pending = 0;
+            }
+            ++pending;
+        };
         for (std::size_t i = 0; i < running.size(); ++i) {
             Active& a = running[i];
             bool produced = decodes[i];
@@ -308,36 +331,40 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             ++a.generated;
             RequestResult& res = out.requests[a.index];
             if (a.generated == 1) res.first_token_s = t;
-            else out.itl.add(t - a.last_token_s);
+            else gap(t - a.last_token_s);
             a.last_token_s = t;
             if (a.generated >= requests[a.index].output_tokens) {
                 res.finish_s = t;
                 release(a);
                 ++finished;
                 if (closed_loop_users > 0 && released < requests.size()) {  // this user's next request
-                    requests[released].arrival_s = t;
+                    requests[released].arrival_s = t + frontend;
                     out.requests[released].arrival_s = t;
                     ++released;
                 }
                 a.index = requests.size();  // marked for removal
             }
         }
+        out.itl.add(pending_gap, pending);
         running.erase(std::remove_if(running.begin(), running.end(), [&](const Active& a) { return a.index == requests.size(); }), running.end());
     }
     out.end_s = t;
-    const double span = out.requests.empty() ? 0.0 : t - requests.front().arrival_s;
+    // Every request spends the frontend latency outside the engine's queues, in the system all the same.
+    in_system_time += static_cast<double>(requests.size()) * frontend;
+    const double span = out.requests.empty() ? 0.0 : out.end_s - first_sent_s;
     out.mean_batch = span > 0 ? batch_time / span : 0.0;
     out.mean_kv_utilization = span > 0 ? kv_time / span : 0.0;
     out.mean_in_system = span > 0 ? in_system_time / span : 0.0;
     return out;
 }
 
-void GapHistogram::add(double gap_s) {
+void GapHistogram::add(double gap_s, std::int64_t count) {
+    if (count <= 0) return;
     const double decades = std::log10(std::max(gap_s, kLowest_s) / kLowest_s);
     const auto bin = std::clamp<std::int64_t>(static_cast<std::int64_t>(decades * kBinsPerDecade), 0, static_cast<std::int64_t>(counts.size()) - 1);
-    ++counts[static_cast<std::size_t>(bin)];
-    ++total;
-    sum_s += gap_s;
+    counts[static_cast<std::size_t>(bin)] += count;
+    total += count;
+    sum_s += gap_s * static_cast<double>(count);
 }
 
 double GapHistogram::quantile(double q) const {

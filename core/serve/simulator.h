@@ -40,6 +40,7 @@ struct StepShape {
     std::int64_t decode_context_tokens = 0; // their KV-cache tokens, summed
     std::int64_t prefill_tokens = 0;        // prompt tokens prefilled this step (all chunks)
     double prefill_attended_tokens = 0;     // sum over those tokens of the positions each attends to
+    std::int64_t prefill_sequences = 0;     // sequences whose prompt chunk runs this step
 };
 
 // Seconds one step of `shape` takes (the engine profile's mixed-step model, or a test's).
@@ -86,6 +87,12 @@ struct EngineLimits {
     double min_new_token_ratio = 0.7 * 0.14;     // x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
     std::int64_t ratio_decay_steps = 600;        // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
     std::int64_t clip_max_new_tokens = 4096;     // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
+    // What a request spends outside the engine's steps, end to end: the HTTP server, tokenization,
+    // the hop to the engine process (vLLM V1's engine-core IPC), detokenization and the stream back,
+    // counted where the request goes in: the engine sees a request this long after the client sent
+    // it, so TTFT and E2E rise by exactly this, and a closed-loop user's next request reaches the
+    // engine this long after the last one finished. Arrival times in RequestResult are the client's.
+    double frontend_latency_s = 0;
 };
 
 // One request's outcome.
@@ -123,7 +130,7 @@ struct GapHistogram {
     std::vector<std::int64_t> counts = std::vector<std::int64_t>(static_cast<std::size_t>(kBinsPerDecade * kDecades));
     std::int64_t total = 0;
     double sum_s = 0;
-    void add(double gap_s);
+    void add(double gap_s, std::int64_t count = 1);
     // The q-quantile (0..1) of the gaps added, 0 when none were.
     double quantile(double q) const;
     double mean_s() const { return total > 0 ? sum_s / static_cast<double>(total) : 0.0; }
