@@ -47,6 +47,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--context", [&](const std::string& v) { o.context = to_int("--context", v); }},
         {"--kv", [&](const std::string& v) { o.kv = v; }},
         {"--profile", [&](const std::string& v) { o.profile = v; }},
+        {"--serving-fit", [&](const std::string& v) { o.serving_fit = v; }},
         {"--calibration", [&](const std::string& v) { o.calibration = v; }},
         {"--engine", [&](const std::string& v) { o.engine = v; o.engine_given = true; }},
         {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
@@ -212,6 +213,9 @@ Model of the hardware:
   --profile NAME           engine: the engine profile's step model fitted to published
                            measurements, with error bands (docs/fidelity.md); or realistic, ideal
                            (the seeds' lecture rooflines) or measured (needs --calibration FILE) [engine]
+  --serving-fit FILE       apply a --fit-serving file's serving terms (host time per sequence) and
+                           bands to step and serving figures (assets/engines/fit/serving-fit.json;
+                           opt-in: docs/capacity.md says why)
   --corpus FILE            a user corpus (repeatable): with --profile engine the profiles are
                            refitted with its points too, so the bands are your own
   --engine NAME[@VER]      engine profile: vllm, vllm@0.6.3, vllm@0.10.1, sglang@0.4.6, ... (the

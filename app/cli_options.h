@@ -35,6 +35,7 @@ struct CliOptions {
     std::string engine = "vllm";
     bool engine_given = false;              // --engine was on the command line (or in a scenario)
     bool fit_serving = false;               // --fit-serving: fit the serving terms to assets/serving-runs/
+    std::optional<std::string> serving_fit;  // --serving-fit FILE: apply a --fit-serving file's terms and bands
     bool fit_engines = false;               // --fit-engines: fit the profiles to the corpus, write the fit file
     std::optional<std::string> fit_out;     // --fit-out FILE [assets/engines/fit/engine-fit.json]
     std::optional<std::string> fidelity_out;  // --fidelity-out FILE: the fidelity tables as Markdown

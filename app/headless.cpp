@@ -12,6 +12,7 @@
 #include "app/scenario.h"
 #include "core/atomic_file.h"
 #include "core/calibration.h"
+#include "core/text_file.h"
 #include "core/measured_overlay.h"
 #include "core/error.h"
 #include "core/fidelity/fit.h"
@@ -181,7 +182,13 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
         refitted = engine::load_engine_catalog(engine_profiles_dir(), "");
         engine::apply_fit(*refitted, run_fidelity(o, nullptr).parameters);
     }
-    r.engine = engine::make_engine_setup(refitted ? *refitted : engine_catalog(), o.engine, engine_priced);
+    // --serving-fit FILE: the serving terms and bands of a --fit-serving file, opt-in (docs/capacity.md).
+    std::optional<engine::EngineCatalog> with_serving;
+    if (o.serving_fit) {
+        with_serving = refitted ? *refitted : engine_catalog();
+        engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*o.serving_fit, "--serving-fit"), *o.serving_fit));
+    }
+    r.engine = engine::make_engine_setup(with_serving ? *with_serving : refitted ? *refitted : engine_catalog(), o.engine, engine_priced);
     // The defaults as they apply on this GPU (JSON `engine.defaults`); the plan takes them only
     // when the engine profile prices it.
     // vLLM V0 decides chunked prefill (and so the prefill chunk) by max_model_len: the context here.

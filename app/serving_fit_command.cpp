@@ -2,6 +2,7 @@
 // load in assets/serving-runs/ and writes assets/engines/fit/serving-fit.json and, with
 // --fidelity-out, the tables docs/capacity.md quotes. The fit is core's (core/fidelity/serving_fit.h).
 #include <cstdio>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -61,6 +62,28 @@ std::string serving_fit_markdown(const fidelity::ServingFitReport& r) {
            << pct(s.median_signed_unfitted, true) << " | " << pct(s.median_abs_fitted, false) << " | " << pct(s.median_abs_loo, false) << " / "
            << pct(s.median_signed_loo, true) << " / " << pct(s.p90_abs_loo, false) << " | " << pct(s.median_abs_loso, false) << " / "
            << pct(s.median_signed_loso, true) << " / " << pct(s.p90_abs_loso, false) << " |\n";
+    // Every run: its means measured and predicted with its source left out.
+    md << "\nEvery run replayed (means; measured / predicted with its source left out):\n\n"
+          "| source | run | engine | GPU, TP | model | scheme | load | TTFT | TPOT | requests/s |\n|---|---|---|---|---|---|---|---|---|---|\n";
+    std::map<std::string, std::map<std::string, const fidelity::ServingPoint*>> by_run;
+    std::vector<std::string> order;
+    for (const fidelity::ServingPoint& p : r.points) {
+        const std::string key = p.file + "|" + p.run;
+        if (by_run.find(key) == by_run.end()) order.push_back(key);
+        by_run[key][p.figure + ":" + p.stat] = &p;
+    }
+    const auto cell = [](const std::map<std::string, const fidelity::ServingPoint*>& m, const std::string& key, double scale, const char* f) {
+        const auto it = m.find(key);
+        if (it == m.end()) return std::string("-");
+        return num(it->second->measured * scale, f) + " / " + num(it->second->loso * scale, f) + " (" + pct(it->second->error_loso(), true) + ")";
+    };
+    for (const std::string& key : order) {
+        const auto& m = by_run[key];
+        const fidelity::ServingPoint& any = *m.begin()->second;
+        md << "| " << any.file << " | " << any.run << " | " << any.engine << " " << any.engine_version << " | " << any.gpu << " | " << any.model
+           << " | " << any.scheme << " | " << any.load << " | " << cell(m, "ttft_s:mean", 1e3, "%.0f") << " | " << cell(m, "tpot_s:mean", 1e3, "%.1f")
+           << " | " << cell(m, "requests_per_s:", 1, "%.2f") << " |\n";
+    }
     md << "\nBands (leave-one-source-out p10 to p90):\n\n| engine | figure | p10 | p90 | points |\n|---|---|---|---|---|\n";
     for (const engine::ServingBand& b : r.fit.bands)
         md << "| " << b.engine << " | " << b.figure << " | " << pct(b.p10, true) << " | " << pct(b.p90, true) << " | " << b.points << " |\n";

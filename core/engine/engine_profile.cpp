@@ -682,13 +682,20 @@ ServingFit parse_serving_fit(std::string_view text, const std::string& source) {
             f.bands.push_back(std::move(band));
         }
     }
+    if (const auto m = j.find("medians"); m != j.end()) {
+        if (!m->is_object() || m->size() > 64) throw Error(source + ".medians", "must be an object");
+        for (const auto& [figure, v] : m->items()) {
+            const std::string path = source + ".medians." + figure;
+            f.medians[figure] = {number_of(v, "loo", path, 0, 0, 100), number_of(v, "loso", path, 0, 0, 100)};
+        }
+    }
     return f;
 }
 
 std::string serving_fit_json(const ServingFit& f) {
     ojson j;
     j["format"] = "quantplan-serving-fit/1";
-    j["_comment"] = "Written by quantplan --fit-serving from the serving runs under assets/measurements/ (docs/capacity.md); do not edit by hand.";
+    j["_comment"] = "Written by quantplan --fit-serving from the serving runs under assets/serving-runs/ (docs/capacity.md); do not edit by hand.";
     j["corpus_checksum"] = f.corpus_checksum;
     j["runs"] = f.runs;
     ojson profiles = ojson::object();
@@ -700,6 +707,9 @@ std::string serving_fit_json(const ServingFit& f) {
     for (const ServingBand& b : f.bands)
         bands.push_back(ojson{{"engine", b.engine}, {"figure", b.figure}, {"p10", b.p10}, {"p90", b.p90}, {"points", b.points}, {"basis", b.basis}});
     j["bands"] = std::move(bands);
+    ojson medians = ojson::object();
+    for (const auto& [figure, v] : f.medians) medians[figure] = ojson{{"loo", v.first}, {"loso", v.second}};
+    j["medians"] = std::move(medians);
     return j.dump(1) + "\n";
 }
 
@@ -733,10 +743,6 @@ EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, con
         return a.engine != b.engine ? a.engine < b.engine : compare_versions(a.min_version, b.min_version) < 0;
     });
     if (std::filesystem::exists(fit_file, ec)) apply_fit(c, parse_fitted_parameters(read_text_file(fit_file, "fitted parameter file"), fit_file.filename().string()));
-    // The serving fit beside it (fidelity::fit_serving), when there is one.
-    const std::filesystem::path serving_file = fit_file.parent_path() / "serving-fit.json";
-    if (std::filesystem::exists(serving_file, ec))
-        apply_serving_fit(c, parse_serving_fit(read_text_file(serving_file, "serving fit file"), serving_file.filename().string()));
     return c;
 }
 

@@ -398,6 +398,9 @@ struct ServingFit {
     std::int64_t runs = 0;
     std::map<std::string, ServingTerms> terms;  // by profile id
     std::vector<ServingBand> bands;
+    // Median |error| per figure over every engine, leave-one-out and leave-one-source-out
+    // ("ttft_s" -> {loo, loso}): the gate a test holds the next fit to.
+    std::map<std::string, std::pair<double, double>> medians;
 };
 ServingFit parse_serving_fit(std::string_view json_text, const std::string& source);
 std::string serving_fit_json(const ServingFit& fit);
@@ -415,7 +418,9 @@ FittedParameters parse_fitted_parameters(std::string_view json_text, const std::
 // Writes a fitted parameter file (stable key order, so a rerun of the fit gives the same bytes).
 std::string fitted_parameters_json(const FittedParameters& p);
 
-// Loads every profile under `profiles_dir` and overlays the fit file when it exists.
+// Loads every profile under `profiles_dir` and overlays the fit file when it exists. The serving
+// fit (serving-fit.json) is not applied here: it is opt-in (--serving-fit FILE, docs/capacity.md),
+// because its terms do not yet improve the held-out serving benchmarks.
 EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, const std::filesystem::path& fit_file);
 
 // Applies fitted values to the catalog's profiles (the rules stay the profile's).

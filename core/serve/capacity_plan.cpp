@@ -76,6 +76,8 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
         throw Error(request.workload.data_parallel > 1 ? "--dp" : "--nodes",
                     "capacity planning sizes replicas of one tensor-parallel engine on one node; data-parallel attention and "
                     "multi-node placement are priced per step by the plan, not yet by the serving simulator");
+    out.bands = setup.serving_bands;
+    out.engine = setup.profile.engine;
     const std::int64_t longest = longest_request(traffic);
     if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings)
         throw Error(traffic.trace.empty() ? "--isl" : "--trace", "input + output lengths reach " + std::to_string(longest) +
@@ -221,6 +223,16 @@ nlohmann::json opt(const std::optional<T>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// Where the measured value of a figure predicted as `predicted` is expected to lie, from the
+// serving fit's band of residuals e = predicted / measured - 1: [predicted / (1 + p90),
+// predicted / (1 + p10)]; null without a band.
+nlohmann::json band_json(const CapacityPlan& plan, const std::string& figure, const std::optional<double>& predicted) {
+    const engine::ServingBand* b = engine::find_serving_band(plan.bands, plan.engine, figure);
+    if (!b || !predicted) return nullptr;
+    const double low = *predicted / (1 + b->p90), high = *predicted / std::max(1 + b->p10, 0.05);
+    return {{"low", low}, {"high", high}, {"p10_error", b->p10}, {"p90_error", b->p90}, {"points", b->points}, {"basis", b->basis}};
+}
+
 }  // namespace
 
 nlohmann::json serve_json(const CapacityPlan& plan) {
@@ -229,10 +241,13 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         nlohmann::json j = {{"name", r.name}, {"fits", r.fits}, {"fits_from_tp", opt(r.fits_from_tp)}};
         if (!r.fits) {
             j["reason"] = r.reason;
+            j["overloaded"] = false;
             for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "queue_s", "output_tokens_per_s", "input_tokens_per_s", "requests_per_s",
                                   "goodput_requests_per_s", "slo_attainment", "preemptions", "kv_utilization_mean", "max_rate_requests_per_s",
                                   "replicas_needed", "gpus_needed", "headroom_fraction", "cost_per_million_output_tokens",
-                                  "cost_per_million_input_tokens"})
+                                  "cost_per_million_input_tokens", "ttft_s_band", "tpot_s_band", "requests_per_s_band",
+                                  "max_rate_requests_per_s_band", "binding", "binding_detail", "sequences_in_cache",
+                                  "offered_requests_per_s", "completed_requests_per_s"})
                 j[k] = nullptr;
             arr.push_back(j);
             continue;
@@ -262,6 +277,11 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         j["prefix_hit_tokens"] = s.prefix_hit_tokens;
         j["gpu_time_s"] = {{"prefill", s.prefill_s}, {"decode", s.busy_s - s.prefill_s}, {"idle", std::max(0.0, s.span_s - s.busy_s)}};
         j["max_rate_requests_per_s"] = opt(r.max_rate);
+        // Bands (the serving fit's leave-one-source-out residuals): TTFT and TPOT at their p50.
+        j["ttft_s_band"] = s.overloaded ? nlohmann::json(nullptr) : band_json(plan, "ttft_s", s.ttft_s.p50);
+        j["tpot_s_band"] = s.overloaded ? nlohmann::json(nullptr) : band_json(plan, "tpot_s", s.tpot_s.p50);
+        j["requests_per_s_band"] = band_json(plan, "requests_per_s", s.requests_per_s);
+        j["max_rate_requests_per_s_band"] = band_json(plan, "requests_per_s", r.max_rate);
         j["replicas_needed"] = opt(r.replicas);
         j["gpus_needed"] = opt(r.gpus);
         j["headroom_fraction"] = opt(r.headroom);

@@ -64,6 +64,10 @@ struct Configuration {
 
 struct CapacityPlan {
     std::vector<SchemeCapacity> schemes;  // in the request's order
+    // The serving fit's bands of the request's engine (engine::ServingBand: p10-p90 of
+    // predicted / measured - 1, leave-one-source-out) and the engine they are for.
+    std::vector<engine::ServingBand> bands;
+    std::string engine;
     std::vector<Configuration> ranked;    // cheapest first (empty without a target rate)
     std::vector<std::string> vetoes;      // schemes the accuracy tolerance vetoes, with why
 };

@@ -7,8 +7,16 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "core/serve/capacity.h"
+#include "core/serve/capacity_plan.h"
+#include "core/engine/step_model.h"
+#include "core/roofline.h"
+#include "core/scheme.h"
+#include "core/model.h"
 #include "core/serve/gpu_prices.h"
 #include "core/text_file.h"
 #include "core/serve/simulator.h"
@@ -213,6 +221,151 @@ BOOST_AUTO_TEST_CASE(mamba_groups_hold_one_block_per_request) {
     const SimulationResult uncached = simulate(shared, uncached_limits, synthetic_cost);
     BOOST_TEST(cached.prefix_hit_tokens > 0);
     BOOST_TEST(uncached.prefix_hit_tokens == 0);
+}
+
+
+BOOST_AUTO_TEST_CASE(a_frontend_latency_adds_exactly_itself_to_ttft_and_e2e) {
+    EngineLimits limits;
+    limits.max_num_batched_tokens = 512;
+    const std::vector<Request> one = {{0.0, 2000, 100}};
+    const SimulationResult bare = simulate(one, limits, synthetic_cost);
+    limits.frontend_latency_s = 0.25;
+    const SimulationResult served = simulate(one, limits, synthetic_cost);
+    BOOST_TEST(std::abs(served.requests[0].ttft_s() - bare.requests[0].ttft_s() - 0.25) < 1e-12);
+    BOOST_TEST(std::abs(served.requests[0].e2e_s() - bare.requests[0].e2e_s() - 0.25) < 1e-12);
+    BOOST_TEST(std::abs(served.requests[0].tpot_s() - bare.requests[0].tpot_s()) < 1e-15);
+    // A closed loop of one user: each request waits for the frontend before the engine sees it,
+    // so the run lasts the sum of the latencies, each with the frontend in it.
+    const std::vector<Request> three(3, Request{0.0, 500, 20});
+    const SimulationResult loop = simulate(three, limits, synthetic_cost, 1'000'000, 1);
+    double sum = 0;
+    for (const RequestResult& q : loop.requests) sum += q.e2e_s();
+    BOOST_TEST(std::abs(loop.end_s - sum) < 1e-9);
+    limits.frontend_latency_s = 0;
+    const SimulationResult tight = simulate(three, limits, synthetic_cost, 1'000'000, 1);
+    BOOST_TEST(std::abs(loop.end_s - tight.end_s - 3 * 0.25) < 1e-9);
+    // Little's law still holds: the frontend's time counts as time in the system.
+    limits.frontend_latency_s = 0.05;
+    const SimulationResult busy = simulate(poisson_requests(400, 20, 300, 60, 7), limits, synthetic_cost);
+    const LittlesLaw l = littles_law(busy);
+    BOOST_TEST(std::abs(l.mean_in_system / l.throughput_times_latency - 1) < kLittleTolerance);
+}
+
+BOOST_AUTO_TEST_CASE(requests_all_sent_at_once_run_in_waves) {
+    // 24 requests at time 0 through 8 sequence slots: the batch holds 8, and the queue falls from
+    // 16 to 8 to 0 as each wave of equal requests finishes together.
+    EngineLimits limits;
+    limits.max_num_seqs = 8;
+    const std::vector<Request> burst(24, Request{0.0, 100, 50});
+    const SimulationResult r = simulate(burst, limits, synthetic_cost, 1'000'000, 24, 100'000);
+    std::set<std::int64_t> queues;
+    std::int64_t largest_batch = 0;
+    for (const TimelinePoint& p : r.timeline) {
+        queues.insert(p.waiting);
+        largest_batch = std::max(largest_batch, p.running);
+    }
+    BOOST_TEST(largest_batch == 8);
+    BOOST_TEST(queues.count(16) == 1u);
+    BOOST_TEST(queues.count(8) == 1u);
+    BOOST_TEST(queues.count(12) == 0u);  // waves, not a trickle
+    // Each wave finishes at one time: three distinct finish times.
+    std::set<double> finishes;
+    for (const RequestResult& q : r.requests) finishes.insert(q.finish_s);
+    BOOST_TEST(finishes.size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(an_overloaded_run_is_an_answer_not_a_figure) {
+    EnginePricing p;
+    p.cost = synthetic_cost;
+    p.limits.max_num_seqs = 16;
+    Traffic t;
+    t.requests = 600;
+    t.input = parse_length_spec("500", "--isl");
+    t.output = parse_length_spec("100", "--osl");
+    // 16 sequences at about 4.3 ms a step carry about 35 requests/s of 100 tokens: 200 is far beyond.
+    const ServeStats over = run_traffic(t, p, Slo{}, 200.0);
+    BOOST_TEST(over.overloaded);
+    BOOST_TEST(std::abs(over.offered_requests_per_s - 200.0) < 30.0);
+    BOOST_TEST(over.completed_requests_per_s < 0.5 * over.offered_requests_per_s);
+    BOOST_TEST(over.completed_requests_per_s > 0.0);
+    const ServeStats light = run_traffic(t, p, Slo{}, 5.0);
+    BOOST_TEST(!light.overloaded);
+    // JSON: latencies null, the flag and the completed rate set.
+    CapacityPlan plan;
+    SchemeCapacity row;
+    row.name = "bf16";
+    row.fits = true;
+    row.stats = over;
+    plan.schemes.push_back(row);
+    const nlohmann::json j = serve_json(plan);
+    BOOST_TEST(j[0]["overloaded"].get<bool>());
+    for (const char* k : {"ttft_s", "tpot_s", "itl_s", "e2e_s", "queue_s"}) BOOST_TEST(j[0][k].is_null());
+    BOOST_TEST(j[0]["completed_requests_per_s"].get<double>() == over.completed_requests_per_s);
+}
+
+BOOST_AUTO_TEST_CASE(the_binding_constraint_is_named) {
+    EnginePricing p;
+    p.cost = synthetic_cost;
+    p.limits.max_num_seqs = 16;
+    Traffic t;
+    t.requests = 1000;
+    t.input = parse_length_spec("500", "--isl");
+    t.output = parse_length_spec("100", "--osl");
+    // No SLO: the running-sequence limit binds (the batch stays at 16).
+    const RateSearch free = sustained_rate_search(t, p, Slo{});
+    BOOST_TEST_REQUIRE(free.rate.has_value());
+    BOOST_TEST(free.binding.constraint == "max_num_seqs");
+    BOOST_TEST(free.binding.sequences_in_cache > 0.0);
+    // A tight TPOT target binds before it.
+    Slo tight;
+    tight.tpot = SloTarget{4.25e-3, 0.5};
+    const RateSearch slo = sustained_rate_search(t, p, tight);
+    BOOST_TEST_REQUIRE(slo.rate.has_value());
+    BOOST_TEST(slo.binding.constraint == "tpot_slo");
+    BOOST_TEST(*slo.rate < *free.rate);
+    // A cache of about two of the traffic's sequences binds by KV capacity, and says how many it holds.
+    EnginePricing small = p;
+    small.limits.kv_cache_tokens = 1250;
+    const RateSearch kv = sustained_rate_search(t, small, Slo{});
+    BOOST_TEST(kv.binding.constraint == "kv_capacity");
+    BOOST_TEST(std::abs(kv.binding.sequences_in_cache - 1250.0 / 600.0) < 1e-9);
+    BOOST_TEST(kv.binding.detail.find("2.1 of the traffic's sequences") != std::string::npos);
+}
+
+
+BOOST_AUTO_TEST_CASE(host_time_per_sequence_adds_to_a_step_or_hides_behind_it) {
+    const engine::EngineCatalog catalog = engine::load_engine_catalog(quantplan::test::source_dir() / "assets" / "engines" / "profiles",
+                                                                      quantplan::test::source_dir() / "assets" / "engines" / "fit" / "engine-fit.json");
+    engine::EngineSetup setup = engine::make_engine_setup(catalog, "vllm@0.10.1", true);
+    const ModelConfig m = quantplan::test::bundled_model("qwen3-8b");
+    const GpuProfile g = quantplan::test::bundled_gpu("h100-sxm");
+    Workload w;
+    w.context_tokens = 4096;
+    w.engine.max_num_batched_tokens = 8192;
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), parse_scheme("bf16"), w.kv, g);
+    const Admission a = engine::engine_admission(c, m, g, setup, w);
+    setup.profile.serving = {};
+    setup.profile.defaults.host_overlaps_gpu = false;
+    const EnginePricing base = engine_pricing(c, m, g, setup, w, a);
+    BOOST_TEST(base.limits.frontend_latency_s == setup.profile.step.ttft_overhead_s);  // unfitted: the step fit's overhead
+    setup.profile.serving.host_per_sequence_s = 1e-4;
+    setup.profile.serving.host_per_prefill_sequence_s = 2e-3;
+    setup.profile.serving.frontend_latency_s = 0.03;
+    setup.profile.serving.fitted = true;
+    const EnginePricing with = engine_pricing(c, m, g, setup, w, a);
+    BOOST_TEST(with.limits.frontend_latency_s == 0.03);
+    StepShape shape;
+    shape.decode_sequences = 10;
+    shape.decode_context_tokens = 10 * 1000;
+    shape.prefill_tokens = 256;
+    shape.prefill_attended_tokens = 256 * 128.5;
+    shape.prefill_sequences = 2;
+    // Serial host (vLLM): 12 sequences x 0.1 ms + 2 prefilling x 2 ms more.
+    BOOST_TEST(std::abs(with.cost(shape) - base.cost(shape) - (12 * 1e-4 + 2 * 2e-3)) < 1e-12);
+    // Overlapped (SGLang's scheduler): the longer of the two.
+    setup.profile.defaults.host_overlaps_gpu = true;
+    const EnginePricing overlapped = engine_pricing(c, m, g, setup, w, a);
+    BOOST_TEST(std::abs(overlapped.cost(shape) - std::max(base.cost(shape), 12 * 1e-4 + 2 * 2e-3)) < 1e-12);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -148,7 +148,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     qobject_cast<QLabel*>(workload_form->labelForField(kernel_))->setBuddy(kernel_);
 
     // Engine.
-    profile_ = combo_of({"engine", "realistic", "ideal", "measured"}, "profile", this);
+    profile_ = combo_of({"realistic", "ideal", "measured", "engine"}, "profile", this);
     engine_ = new QComboBox(this);
     engine_->setToolTip(glossary("engine"));
     engine_->setObjectName(QStringLiteral("engine"));
@@ -316,7 +316,7 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label, bo
     clear_calibration_->setEnabled(!path.isEmpty());
     if (path.isEmpty() && profile_->currentData().toString() == QStringLiteral("measured")) {
         const QSignalBlocker block(profile_);
-        select_data(profile_, QStringLiteral("engine"));
+        select_data(profile_, QStringLiteral("realistic"));
     }
     if (notify) emit changed();
 }
