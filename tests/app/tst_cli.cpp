@@ -814,5 +814,32 @@ BOOST_AUTO_TEST_CASE(serve_traffic_from_a_scenario_and_a_trace) {
     }
 }
 
+// --serving-fit FILE applies a --fit-serving file: its bands appear in the serve JSON (null
+// without it), and a file that is missing or malformed is one line naming the option, exit 1.
+BOOST_AUTO_TEST_CASE(serving_fit_is_opt_in_and_bad_files_are_one_line) {
+    const std::string fit = std::string(QUANTPLAN_SOURCE_DIR) + "/assets/engines/fit/serving-fit.json";
+    const RunResult plain = run_serve({"--schemes", "bf16", "--rate", "2", "--requests", "200", "--json", "-"});
+    BOOST_TEST_REQUIRE(plain.exit_code == 0, plain.err);
+    BOOST_TEST(nlohmann::json::parse(plain.out)["serve"][0]["ttft_s_band"].is_null());
+    const RunResult with = run_serve({"--schemes", "bf16", "--rate", "2", "--requests", "200", "--serving-fit", fit, "--json", "-"});
+    BOOST_TEST_REQUIRE(with.exit_code == 0, with.err);
+    const nlohmann::json row = nlohmann::json::parse(with.out)["serve"][0];
+    BOOST_TEST_REQUIRE(row["ttft_s_band"].is_object());
+    BOOST_TEST(row["ttft_s_band"]["low"].get<double>() < row["ttft_s"]["p50"].get<double>());
+    BOOST_TEST(row["ttft_s_band"]["high"].get<double>() > row["ttft_s"]["p50"].get<double>());
+    BOOST_TEST(row["max_rate_requests_per_s_band"].is_object());
+    BOOST_TEST(row["binding"].is_string());
+    const RunResult missing = run_serve({"--schemes", "bf16", "--rate", "2", "--serving-fit", "/no/such/serving-fit.json"});
+    BOOST_TEST(missing.exit_code == 1);
+    BOOST_TEST(missing.err.find("--serving-fit") != std::string::npos, missing.err);
+    const std::string bad = "/tmp/quantplan_tst_cli_bad_serving_fit.json";
+    write_file_atomically(bad, "{\"format\": \"quantplan-serving-fit/1\", \"corpus_checksum\": \"x\", \"profiles\": {\"vllm-v1\": {\"host_per_sequence_s\": -1}}}");
+    const RunResult malformed = run_headless({"--schemes", "bf16", "--serving-fit", bad});
+    BOOST_TEST(malformed.exit_code == 1);
+    BOOST_TEST(malformed.err.find("host_per_sequence_s") != std::string::npos, malformed.err);
+    BOOST_TEST(std::count(malformed.err.begin(), malformed.err.end(), '\n') == 1);
+    std::remove(bad.c_str());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
