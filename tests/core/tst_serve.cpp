@@ -35,6 +35,23 @@ double synthetic_cost(const StepShape& s) {
            100e-9 * static_cast<double>(s.prefill_tokens);
 }
 
+// The synthetic step cost with `max_num_seqs` sequence slots (everything else the defaults).
+EnginePricing synthetic_pricing(std::int64_t max_num_seqs) {
+    EnginePricing p;
+    p.cost = synthetic_cost;
+    p.limits.max_num_seqs = max_num_seqs;
+    return p;
+}
+
+// `requests` requests of fixed prompt and output lengths.
+Traffic fixed_traffic(std::int64_t requests, std::int64_t input_tokens, std::int64_t output_tokens) {
+    Traffic t;
+    t.requests = requests;
+    t.input = parse_length_spec(std::to_string(input_tokens), "--isl");
+    t.output = parse_length_spec(std::to_string(output_tokens), "--osl");
+    return t;
+}
+
 // Little's law within 2%, the tolerance.
 constexpr double kLittleTolerance = 0.02;
 
@@ -275,13 +292,8 @@ BOOST_AUTO_TEST_CASE(requests_all_sent_at_once_run_in_waves) {
 }
 
 BOOST_AUTO_TEST_CASE(an_overloaded_run_is_an_answer_not_a_figure) {
-    EnginePricing p;
-    p.cost = synthetic_cost;
-    p.limits.max_num_seqs = 16;
-    Traffic t;
-    t.requests = 600;
-    t.input = parse_length_spec("500", "--isl");
-    t.output = parse_length_spec("100", "--osl");
+    const EnginePricing p = synthetic_pricing(16);
+    const Traffic t = fixed_traffic(600, 500, 100);
     // 16 sequences at about 4.3 ms a step carry about 35 requests/s of 100 tokens: 200 is far beyond.
     const ServeStats over = run_traffic(t, p, Slo{}, 200.0);
     BOOST_TEST(over.overloaded);
@@ -304,13 +316,8 @@ BOOST_AUTO_TEST_CASE(an_overloaded_run_is_an_answer_not_a_figure) {
 }
 
 BOOST_AUTO_TEST_CASE(the_binding_constraint_is_named) {
-    EnginePricing p;
-    p.cost = synthetic_cost;
-    p.limits.max_num_seqs = 16;
-    Traffic t;
-    t.requests = 1000;
-    t.input = parse_length_spec("500", "--isl");
-    t.output = parse_length_spec("100", "--osl");
+    const EnginePricing p = synthetic_pricing(16);
+    const Traffic t = fixed_traffic(1000, 500, 100);
     // No SLO: the running-sequence limit binds (the batch stays at 16).
     const RateSearch free = sustained_rate_search(t, p, Slo{});
     BOOST_TEST_REQUIRE(free.rate.has_value());

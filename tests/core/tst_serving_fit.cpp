@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(a_malformed_serving_run_file_is_one_error) {
     }
     BOOST_TEST(quantplan::test::throws_naming([&] { fidelity::load_serving_runs(dir); }, "setup.run"));
     {
-        std::ofstream(dir / "bad.json") << R"({"format": "quantplan-measurements/1", "records": [{"metric": "ttft_s", "value": 1, "unit": "furlongs", "setup": {"run": "a"}}]})";
+        std::ofstream(dir / "bad.json") << R"({"format": "quantplan-measurements/1", "records": [{"metric": "ttft_s", "stat": "mean", "value": 1, "unit": "furlongs", "setup": {"run": "a"}}]})";
     }
     BOOST_TEST(quantplan::test::throws_naming([&] { fidelity::load_serving_runs(dir); }, "unit"));
     std::filesystem::remove_all(dir);
