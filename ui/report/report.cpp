@@ -261,6 +261,14 @@ std::vector<Block> build_blocks(const ReportContent& c) {
                 continue;
             }
             const serve::ServeStats& st = r.stats;
+            if (st.overloaded) {
+                // A growing queue: its latencies are no figures (docs/capacity.md, "Overload and what binds").
+                cap.rows.push_back({r.name, "overloaded: completes " + fixed(st.completed_requests_per_s, 2) + " of " +
+                                                fixed(st.offered_requests_per_s, 2) + " requests/s offered",
+                                    "", "", "", "", "", opt_text(r.max_rate, 2), opt_text(r.replicas, 0),
+                                    r.headroom ? percent(*r.headroom) : std::string("-"), opt_text(r.cost_output, 3)});
+                continue;
+            }
             cap.rows.push_back({r.name, fixed(st.ttft_s.p50 * 1e3, 1), fixed(st.ttft_s.p99 * 1e3, 1), fixed(st.tpot_s.p50 * 1e3, 2),
                                 fixed(st.tpot_s.p99 * 1e3, 2), fixed(st.output_tokens_per_s, 0), percent(st.slo_attainment),
                                 opt_text(r.max_rate, 2), opt_text(r.replicas, 0), r.headroom ? percent(*r.headroom) : std::string("-"),

@@ -144,6 +144,15 @@ void CapacityTableModel::setResult(const serve::CapacityPlan& plan, bool searche
             continue;
         }
         const serve::ServeStats& s = r.stats;
+        if (s.overloaded) {
+            // A growing queue: its latencies are no figures (docs/capacity.md, "Overload and what binds").
+            row.push_back(text_cell(tr("overloaded: completes %1 of %2 requests/s offered")
+                                        .arg(s.completed_requests_per_s, 0, 'f', 2)
+                                        .arg(s.offered_requests_per_s, 0, 'f', 2)));
+            while (row.size() < columns.size()) row.push_back(text_cell(QStringLiteral("-")));
+            rows.push_back(std::move(row));
+            continue;
+        }
         row.push_back(number_cell(s.ttft_s.p50 * kMsPerS, 1));
         row.push_back(number_cell(s.ttft_s.p99 * kMsPerS, 1));
         row.push_back(number_cell(s.tpot_s.p50 * kMsPerS, 2));
