@@ -9,8 +9,7 @@ TextTable::TextTable(std::vector<std::string> headers, std::vector<Align> align)
 }
 
 void TextTable::add_row(std::vector<std::string> cells, std::string tail) {
-    cells.resize(std::max(cells.size(), headers_.size()));
-    cells.resize(headers_.size());
+    cells.resize(headers_.size());  // missing cells empty (the header's contract: at most as many)
     rows_.push_back({std::move(cells), std::move(tail)});
 }
 

@@ -388,7 +388,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
             }
             const serve::SimulationResult sim =
                 serve::simulate(requests, pricing.limits, pricing.cost, 5'000'000, by_rate ? 0 : std::min<std::int64_t>(concurrency, prompts));
-            const serve::ServeStats st = serve::summarize(sim, requests, pricing, serve::Slo{});
+            const serve::ServeStats st = serve::summarize(sim, requests, serve::Slo{});
             for (const auto& [name, p] : {std::pair{"ttft_s", &st.ttft_s}, std::pair{"tpot_s", &st.tpot_s}, std::pair{"itl_s", &st.itl_s},
                                           std::pair{"e2e_s", &st.e2e_s}}) {
                 predicted[std::string(name) + "_mean"] = p->mean;

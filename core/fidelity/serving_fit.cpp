@@ -321,7 +321,7 @@ std::map<std::string, double> predict(const Prepared& p, const std::optional<eng
     setup.profile.serving = terms.value_or(engine::ServingTerms{});
     const serve::EnginePricing pricing = serve::engine_pricing(p.costs, p.model, p.gpu, setup, p.w, p.admission);
     const serve::SimulationResult sim = serve::simulate(p.requests, pricing.limits, pricing.cost, 20'000'000, p.closed_loop_users);
-    const serve::ServeStats s = serve::summarize(sim, p.requests, pricing, serve::Slo{});
+    const serve::ServeStats s = serve::summarize(sim, p.requests, serve::Slo{});
     std::map<std::string, double> out;
     for (const auto& [name, q] : {std::pair{"ttft_s", &s.ttft_s}, std::pair{"tpot_s", &s.tpot_s}, std::pair{"itl_s", &s.itl_s}, std::pair{"e2e_s", &s.e2e_s}}) {
         out[std::string(name) + ":mean"] = q->mean;

@@ -318,7 +318,6 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     // (fitted on single requests, where the two are the same thing).
     const engine::ServingTerms& host = setup.profile.serving;
     p.limits.frontend_latency_s = host.fitted ? host.frontend_latency_s : setup.profile.step.ttft_overhead_s;
-    p.request_overhead_s = p.limits.frontend_latency_s;
     const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model.num_layers) * setup.profile.step.per_layer_s;
     const double per_sequence_s = host.host_per_sequence_s, per_prefill_s = host.host_per_prefill_sequence_s;
     const bool overlap = setup.profile.defaults.host_overlaps_gpu;
@@ -366,8 +365,7 @@ Percentiles percentiles(std::vector<double> v) {
     return p;
 }
 
-ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const EnginePricing& pricing, const Slo& slo) {
-    (void)pricing;  // the frontend latency is already in the simulator's times
+ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const Slo& slo) {
     ServeStats s;
     std::vector<double> ttft, tpot, e2e, queue;
     std::int64_t good = 0, in_tokens = 0, out_tokens = 0;
@@ -442,7 +440,7 @@ ServeStats run_traffic(const Traffic& t, const EnginePricing& pricing, const Slo
     const bool closed = !rate && t.concurrency;
     const std::vector<Request> requests = make_requests(t, rate.value_or(0.0));  // a trace without a rate: as recorded
     SimulationResult sim = simulate(requests, pricing.limits, pricing.cost, 50'000'000, closed ? *t.concurrency : 0, timeline_points);
-    ServeStats s = summarize(sim, requests, pricing, slo);
+    ServeStats s = summarize(sim, requests, slo);
     s.timeline = std::move(sim.timeline);
     return s;
 }

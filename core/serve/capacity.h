@@ -92,12 +92,11 @@ struct Slo {
     bool any() const { return ttft || tpot || e2e; }
 };
 
-// What the simulator needs from a scheme on an engine: limits, the mixed-step cost, and the
-// per-request overhead the profile adds to every TTFT.
+// What the simulator needs from a scheme on an engine: limits (the per-request frontend latency
+// among them, EngineLimits::frontend_latency_s) and the mixed-step cost.
 struct EnginePricing {
     EngineLimits limits;
     StepCost cost;
-    double request_overhead_s = 0;
     double fastest_step_s = 0;   // a decode step at batch 1 and context 1: no SLO can be below it
 };
 
@@ -136,7 +135,7 @@ struct ServeStats {
     std::vector<TimelinePoint> timeline;  // batch, queue, KV use and preemptions over the run (when asked for)
 };
 
-ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const EnginePricing& pricing, const Slo& slo);
+ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const Slo& slo);
 
 // Runs `traffic` (at `rate_per_s` when set, else the traffic's own rate or concurrency), keeping
 // a timeline of at most 2 x `timeline_points` points (0: none).
