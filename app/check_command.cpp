@@ -23,7 +23,27 @@
 namespace quantplan::app {
 namespace {
 
-std::string read_log(const std::string& path) { return read_text_file(path, "--check", check::kMaxLogBytes); }
+// Whether the file at `path` is JSON (a benchmark result): its first non-blank byte is '{'.
+bool file_is_json(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("--check", "cannot read " + path);
+    char c = 0;
+    for (int i = 0; i < 4096 && in.get(c); ++i)
+        if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
+    return false;
+}
+
+// A startup log is read as a stream (any size, bounded memory); a benchmark result whole, up to 64 MiB.
+check::StartupLog read_log_stream(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("--check", "cannot read " + path);
+    return check::read_startup_log(in, path);
+}
+
+std::vector<check::DeviceNameEntry> device_names() {
+    const std::filesystem::path p = gpus_dir().parent_path() / "gpu-device-names.json";
+    return check::parse_device_names(read_text_file(p, p.string(), std::uint64_t{1} << 20), p.string());
+}
 
 std::string shown(double v, const std::string& unit) {
     char buf[48];
@@ -46,11 +66,14 @@ nlohmann::json check_json(const check::CheckResult& r, const std::string& file) 
                         {"unit", row.unit},
                         {"error_fraction", row.error_fraction ? nlohmann::json(*row.error_fraction) : nlohmann::json(nullptr)},
                         {"note", row.note}});
+    nlohmann::json settings = nlohmann::json::object();
+    for (const auto& [key, v] : i.settings) settings[key] = {{"value", v.value}, {"from", v.from}};
     return {{"file", file},
             {"identified",
              {{"model", i.model}, {"gpu", i.gpu}, {"engine", i.engine}, {"version", i.version}, {"profile", i.profile}, {"tp", i.tp},
               {"gpu_memory_utilization", i.gpu_memory_utilization}, {"max_model_len", i.max_model_len}, {"kv_cache_dtype", i.kv_cache_dtype},
-              {"quantization", i.quantization}, {"scheme", i.scheme}, {"from", i.from}}},
+              {"quantization", i.quantization}, {"scheme", i.scheme}, {"from", i.from}, {"settings", settings},
+              {"device_name", i.device_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(i.device_name)}, {"gpu_candidates", i.gpu_candidates}}},
             {"rows", rows},
             {"largest_difference", r.largest_difference},
             {"unresolved", r.unresolved},
@@ -150,7 +173,8 @@ std::size_t add_to_corpus(const check::CheckResult& r, const std::string& check_
 
 int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
     try {
-        const std::string text = read_log(*o.check_path);
+        const bool bench = file_is_json(*o.check_path);
+        const std::string text = bench ? read_text_file(*o.check_path, "--check", check::kMaxLogBytes) : std::string();
         check::CheckOptions options;
         if (o.model_given) options.model = o.model;
         if (o.gpu_given) options.gpu = o.gpu;
@@ -161,9 +185,10 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         in.gpus_dir = gpus_dir();
         in.gpus = load_gpu_profiles(gpus_dir());
         in.catalog = &engine_catalog();
-        const check::CheckResult r = check::looks_like_json(text)
+        in.device_names = device_names();
+        const check::CheckResult r = bench
                                          ? check::check_bench_result(check::read_bench_result(text, *o.check_path), options, in)
-                                         : check::check_startup_log(check::read_startup_log(text, *o.check_path), options, in);
+                                         : check::check_startup_log(read_log_stream(*o.check_path), options, in);
         if (o.add_to_corpus) {
             const std::size_t n = add_to_corpus(r, *o.check_path, *o.add_to_corpus);
             (o.json_path && *o.json_path == "-" ? err : out) << "quantplan: " << n << " records added to " << *o.add_to_corpus
@@ -189,6 +214,13 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
                 << (row.predicted ? shown(*row.predicted, row.unit) : std::string("-")) << std::setw(9) << error << "\n";
         }
         if (!r.largest_difference.empty()) out << "\nlargest difference: " << r.largest_difference << "\n";
+        if (!i.settings.empty()) {
+            std::string logged, defaulted;
+            for (const auto& [key, v] : i.settings)
+                (v.from.starts_with("log") ? logged : defaulted) += (((v.from.starts_with("log") ? logged : defaulted).empty()) ? "" : ", ") + key + "=" + v.value;
+            out << "\nsettings from the log: " << (logged.empty() ? "none" : logged) << "\n";
+            out << "settings from engine defaults: " << (defaulted.empty() ? "none" : defaulted) << " (sources: --json -, identified.settings)\n";
+        }
         for (const std::string& u : r.unresolved) out << "not identified: " << u << "\n";
         for (const std::string& n : r.notes) out << "note: " << n << "\n";
         return 0;

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
+#include "core/checkpoint/json_guard.h"
 #include "core/checkpoint/quant_config.h"
 #include "core/engine/step_model.h"
 #include "core/error.h"
@@ -17,14 +20,12 @@ namespace quantplan::check {
 namespace {
 
 constexpr double kGiB = 1073741824.0;
-// A logged total memory matches a bundled GPU when within this fraction of its usable memory
-// (nvidia-smi MiB and CUDA's total differ by under 1%; GPUs of one size class differ by more).
-constexpr double kMemoryMatchTolerance = 0.02;
-
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
+
+bool contains_text(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 bool ends_with(const std::string& s, const std::string& tail) { return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0; }
 
@@ -71,14 +72,133 @@ std::optional<ModelConfig> model_from_name(const std::string& argument, const st
     return std::nullopt;
 }
 
-const GpuProfile* gpu_by_memory(const std::vector<GpuProfile>& gpus, double total_bytes) {
-    const GpuProfile* best = nullptr;
-    double best_distance = kMemoryMatchTolerance;
+// The bundled GPUs whose usable memory lies within the tolerance of `total_bytes`, nearest first.
+std::vector<const GpuProfile*> gpus_by_memory(const std::vector<GpuProfile>& gpus, double total_bytes) {
+    std::vector<std::pair<double, const GpuProfile*>> near;
     for (const GpuProfile& g : gpus) {
         const double distance = std::abs(static_cast<double>(g.memory_usable_bytes) - total_bytes) / static_cast<double>(g.memory_usable_bytes);
-        if (distance <= best_distance) best_distance = distance, best = &g;
+        if (distance <= kMemoryMatchTolerance) near.emplace_back(distance, &g);
     }
-    return best;
+    std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<const GpuProfile*> out;
+    for (const auto& [d, g] : near) out.push_back(g);
+    return out;
+}
+
+// What telling two GPUs of one memory class apart would change.
+std::string what_differs(const GpuProfile& a, const GpuProfile& b) {
+    std::vector<std::string> parts;
+    const auto rel = [](double x, double y) { return y > 0 ? std::abs(x - y) / y : 0.0; };
+    if (rel(static_cast<double>(a.memory_usable_bytes), static_cast<double>(b.memory_usable_bytes)) > 0.003)
+        parts.push_back("the KV budget (usable memory " + gib(static_cast<double>(a.memory_usable_bytes)) + " vs " + gib(static_cast<double>(b.memory_usable_bytes)) + ")");
+    char buf[96];
+    if (rel(a.memory_bandwidth_bytes_per_s, b.memory_bandwidth_bytes_per_s) > 0.02) {
+        std::snprintf(buf, sizeof buf, "decode step times (memory bandwidth %.2f vs %.2f TB/s)", a.memory_bandwidth_bytes_per_s / 1e12, b.memory_bandwidth_bytes_per_s / 1e12);
+        parts.push_back(buf);
+    }
+    if (rel(a.peak.bf16_fp32acc_flop_per_s, b.peak.bf16_fp32acc_flop_per_s) > 0.02) {
+        std::snprintf(buf, sizeof buf, "prefill times (bf16 peak %.0f vs %.0f TFLOPS)", a.peak.bf16_fp32acc_flop_per_s / 1e12, b.peak.bf16_fp32acc_flop_per_s / 1e12);
+        parts.push_back(buf);
+    }
+    if (parts.empty()) return "nothing this check prices";
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? (i + 1 == parts.size() ? " and " : ", ") : "") + parts[i];
+    return out;
+}
+
+// The entry of a printed GPU name: the whole name, case and spacing aside; a name nvidia-smi cut
+// with "..." matches the entries it begins.
+const DeviceNameEntry* device_entry(const std::vector<DeviceNameEntry>& names, const std::string& printed) {
+    const auto norm = [](const std::string& x) {
+        std::string o;
+        for (char c : x)
+            if (!std::isspace(static_cast<unsigned char>(c))) o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return o;
+    };
+    std::string p = norm(printed);
+    const bool cut = ends_with(p, "...");
+    if (cut) p.resize(p.size() - 3);
+    const DeviceNameEntry* prefix = nullptr;
+    int prefixes = 0;
+    for (const DeviceNameEntry& e : names) {
+        const std::string n = norm(e.name);
+        if (n == p) return &e;
+        if (cut && !p.empty() && n.starts_with(p)) prefix = &e, ++prefixes;
+    }
+    return prefixes == 1 ? prefix : nullptr;
+}
+
+const GpuProfile* gpu_by_id(const std::vector<GpuProfile>& gpus, const std::string& id) {
+    for (const GpuProfile& g : gpus)
+        if (g.id == id) return &g;
+    return nullptr;
+}
+
+// The GPU from what the log holds: a printed device name first, then the total memory (the nearest
+// bundled GPU within the tolerance; every other one that fits is named), then SGLang's free memory
+// at start (the smallest bundled GPU that holds it, within 6%: the CUDA context and other
+// processes take some).
+void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, std::optional<GpuProfile>& gpu) {
+    Identified& id = r.identified;
+    for (const LoggedDeviceName& d : log.device_names) {
+        const DeviceNameEntry* e = device_entry(in.device_names, d.name);
+        if (id.device_name.empty()) id.device_name = d.name;
+        if (!e) continue;
+        id.device_name = d.name;
+        const std::string use = !e->gpu.empty() ? e->gpu : e->stand_in;
+        if (const GpuProfile* g = use.empty() ? nullptr : gpu_by_id(in.gpus, use)) {
+            gpu = *g;
+            id.from["gpu"] = "device name";
+            id.gpu_candidates = {g->id};
+            if (e->gpu.empty())
+                r.notes.push_back("the log names the GPU '" + d.name + "', which quantplan does not bundle; priced as " + g->id + " (" + e->differs +
+                                  "); pass --gpu FILE with its own profile");
+            if (log.total_memory_bytes) {
+                const double distance = std::abs(static_cast<double>(g->memory_usable_bytes) - log.total_memory_bytes->value) / static_cast<double>(g->memory_usable_bytes);
+                if (distance > kMemoryMatchTolerance)
+                    r.notes.push_back("the logged total memory " + log.total_memory_bytes->as_logged + " is not " + g->id + "'s " +
+                                      gib(static_cast<double>(g->memory_usable_bytes)) + " (a MIG slice, or memory another process holds?)");
+            }
+            return;
+        }
+        r.unresolved.push_back("GPU: the log names '" + d.name + "', which quantplan does not bundle (" + e->differs + "); pass --gpu FILE");
+        return;
+    }
+    if (!id.device_name.empty()) r.notes.push_back("the log names the GPU '" + id.device_name + "', a name assets/gpu-device-names.json does not list");
+    const auto pick = [&](const std::vector<const GpuProfile*>& fits, const std::string& evidence, const std::string& basis) {
+        if (fits.empty()) return false;
+        gpu = *fits.front();
+        id.from["gpu"] = basis;
+        for (const GpuProfile* g : fits) id.gpu_candidates.push_back(g->id);
+        if (fits.size() == 1) {
+            r.notes.push_back("GPU " + fits.front()->id + " by " + evidence);
+        } else {
+            std::string others;
+            for (std::size_t i = 1; i < fits.size(); ++i)
+                others += (i > 1 ? "; " : "") + fits[i]->id + " (which would change " + what_differs(*fits.front(), *fits[i]) + ")";
+            r.notes.push_back("GPU " + fits.front()->id + " by " + evidence + ", the nearest of the bundled GPUs it fits; also fits " + others +
+                              "; pass --gpu ID if it is one of those");
+        }
+        return true;
+    };
+    if (log.total_memory_bytes) {
+        if (pick(gpus_by_memory(in.gpus, log.total_memory_bytes->value), "the logged total memory " + log.total_memory_bytes->as_logged, "total memory")) return;
+        r.unresolved.push_back("GPU: the logged total memory " + log.total_memory_bytes->as_logged +
+                               " is no bundled GPU's (within 2.5%; a MIG slice or an unbundled GPU?); pass --gpu ID|FILE");
+        return;
+    }
+    if (log.free_memory_at_start_bytes) {
+        const double free = log.free_memory_at_start_bytes->value;
+        std::vector<const GpuProfile*> fits;
+        for (const GpuProfile& g : in.gpus) {
+            const double usable = static_cast<double>(g.memory_usable_bytes);
+            if (usable >= free && (usable - free) / usable <= 0.06) fits.push_back(&g);
+        }
+        std::stable_sort(fits.begin(), fits.end(), [](const GpuProfile* a, const GpuProfile* b) { return a->memory_usable_bytes < b->memory_usable_bytes; });
+        if (pick(fits, "the free memory before the weights " + log.free_memory_at_start_bytes->as_logged + " (SGLang's 'Load weight begin')", "free memory at start"))
+            return;
+    }
+    r.unresolved.push_back("GPU: the log names no GPU and states no total memory; pass --gpu ID|FILE");
 }
 
 void add_row(CheckResult& r, const std::string& quantity, const std::optional<LoggedQuantity>& logged, std::optional<double> predicted,
@@ -93,6 +213,72 @@ void add_row(CheckResult& r, const std::string& quantity, const std::optional<Lo
     row.note = note;
     if (predicted && logged->value != 0) row.error_fraction = (*predicted - logged->value) / std::abs(logged->value);
     r.rows.push_back(std::move(row));
+}
+
+
+// "log (args: Namespace)": where the reader found a setting.
+std::string from_log(const StartupLog& log, const std::string& key) {
+    const auto it = log.settings.find(key);
+    return it == log.settings.end() ? "log" : "log (" + it->second.form + ")";
+}
+
+// Where a profile's defaults come from: its source on the engine's argument defaults.
+std::string profile_default_source(const engine::EngineProfile& profile) {
+    for (const engine::SourceRef& s : profile.sources)
+        if (contains_text(s.file, "arg_utils") || contains_text(s.file, "server_args"))
+            return "the " + profile.id + " profile (assets/engines/profiles/" + profile.id + ".json): " + s.repository + " " + s.file + " " + s.function +
+                   " at " + s.version;
+    return "the " + profile.id + " profile (assets/engines/profiles/" + profile.id + ".json)";
+}
+
+std::string shown_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+// Every setting the check reports, with the value priced and where it came from: the log, else
+// the engine's default for the version (from the profile, or the argument parser's field default).
+void report_settings(const StartupLog& log, const std::optional<engine::EngineSetup>& setup, const std::optional<engine::EngineDefaults>& priced,
+                     Identified& id) {
+    const bool sglang = log.engine == "sglang";
+    const std::string parser = sglang ? "sgl-project/sglang python/sglang/srt/server_args.py ServerArgs field default"
+                                      : "vllm-project/vllm vllm/engine/arg_utils.py EngineArgs field default";
+    const engine::EngineDefaults d = priced ? *priced : setup ? setup->profile.defaults : engine::EngineDefaults{};
+    const std::string profile_source = setup ? profile_default_source(setup->profile) : std::string("no engine profile");
+    // A fixed field default, as the version's profile holds it.
+    const std::string field_source = parser + (setup ? "; as the " + setup->profile.id + " profile holds it (assets/engines/profiles/" + setup->profile.id + ".json)" : "");
+    const auto put = [&](const std::string& key, const std::string& logged_key, const std::string& default_value, const std::string& default_source) {
+        const auto it = log.settings.find(logged_key);
+        if (it != log.settings.end()) id.settings[key] = {it->second.value, "log (" + it->second.form + ")"};
+        else id.settings[key] = {default_value, "engine default (" + default_source + ")"};
+    };
+    const bool v1 = log.engine_generation == "v1" || (setup && setup->profile.id.starts_with("vllm-v1"));
+    if (sglang) {
+        const std::string fraction = id.gpu_memory_utilization > 0 ? shown_number(id.gpu_memory_utilization) : "by GPU memory and TP";
+        put("mem_fraction_static", "mem_fraction_static", fraction, profile_source);
+    } else {
+        put("gpu_memory_utilization", "gpu_memory_utilization", shown_number(d.gpu_memory_utilization), field_source);
+    }
+    put("max_model_len", "max_model_len", id.max_model_len > 0 ? std::to_string(id.max_model_len) : "the model's", "the model config's max_position_embeddings");
+    put("kv_cache_dtype", "kv_cache_dtype", "auto", parser);
+    put("quantization", "quantization", "none (the checkpoint's config decides)", parser);
+    put("tensor_parallel_size", "tensor_parallel_size", "1", parser);
+    put("pipeline_parallel_size", "pipeline_parallel_size", "1", parser);
+    put("data_parallel_size", "data_parallel_size", "1", parser);
+    put("dtype", "dtype", "auto", parser);
+    put("enforce_eager", "enforce_eager", d.cuda_graphs ? "False" : "True", field_source);
+    put("max_num_seqs", "max_num_seqs", std::to_string(d.max_num_seqs), profile_source);
+    put("max_num_batched_tokens", "max_num_batched_tokens", std::to_string(d.max_num_batched_tokens), profile_source);
+    put("block_size", "block_size", std::to_string(d.block_size_tokens), field_source);
+    put("enable_prefix_caching", "enable_prefix_caching", sglang || v1 ? "True" : "False",
+        sglang ? parser + " (disable_radix_cache False)" : v1 ? parser + " (None; V1 turns it on)" : parser);
+    put("cpu_offload_gb", "cpu_offload_gb", "0", parser);
+    put("speculative_config", "speculative_config", "none", parser);
+    for (const RejectedSetting& x : log.rejected) {
+        auto it = id.settings.find(x.key);
+        if (it != id.settings.end()) it->second.from += "; the log's " + x.value + " is outside its domain (" + x.domain + ")";
+    }
 }
 
 }  // namespace
@@ -112,6 +298,26 @@ std::optional<std::string> scheme_from_quantization(const std::string& model_nam
     // gpt-oss's MXFP4 experts (its config.json declares them: scheme native prices them as shipped).
     if (q == "mxfp4") return "native";
     return std::nullopt;
+}
+
+std::vector<DeviceNameEntry> parse_device_names(std::string_view text, const std::string& source) {
+    const nlohmann::json j = parse_untrusted_json(text, source);
+    if (!j.is_object() || j.value("format", "") != "quantplan-gpu-device-names/1" || !j.contains("names") || !j["names"].is_array())
+        throw Error(source, "not a quantplan-gpu-device-names/1 file (a 'names' list)");
+    std::vector<DeviceNameEntry> out;
+    for (const nlohmann::json& e : j["names"]) {
+        if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) throw Error(source, "every entry needs a 'name'");
+        DeviceNameEntry d;
+        d.name = e["name"].get<std::string>();
+        const auto text_or_empty = [&](const char* key) { return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string(); };
+        d.gpu = text_or_empty("gpu");
+        d.stand_in = text_or_empty("stand_in");
+        d.differs = text_or_empty("differs");
+        d.source = text_or_empty("source");
+        if (d.source.empty()) throw Error(source, "'" + d.name + "' has no source");
+        out.push_back(std::move(d));
+    }
+    return out;
 }
 
 CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options, const CheckInputs& in) {
@@ -174,32 +380,44 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     if (options.gpu) {
         gpu = resolve_gpu(*options.gpu, in.gpus_dir);
         id.from["gpu"] = "option";
-    } else if (log.total_memory_bytes) {
-        if (const GpuProfile* g = gpu_by_memory(in.gpus, log.total_memory_bytes->value)) {
-            gpu = *g;
-            id.from["gpu"] = "total memory";
-            r.notes.push_back("GPU " + g->id + " by the logged total memory " + log.total_memory_bytes->as_logged +
-                              " (GPUs of equal memory cannot be told apart: pass --gpu)");
-        }
+        id.gpu_candidates = {gpu->id};
+    } else {
+        identify_gpu(log, in, r, gpu);
     }
     if (gpu) id.gpu = gpu->id;
-    else r.unresolved.push_back("GPU: the log states no total memory that matches a bundled GPU; pass --gpu ID|FILE");
 
-    // Settings, as far as they are possible.
-    if (log.tensor_parallel && (*log.tensor_parallel < 1 || *log.tensor_parallel > 64))
-        throw Error("--check", "the log's tensor-parallel size " + std::to_string(*log.tensor_parallel) + " is not a TP degree (1 to 64)");
+    // Settings, as far as they are possible (a value outside its domain was set aside by the reader
+    // and noted; the engine's default stands in).
     id.tp = log.tensor_parallel.value_or(1);
-    id.from["tp"] = log.tensor_parallel ? "log" : "engine default";
+    id.from["tp"] = log.tensor_parallel ? from_log(log, "tensor_parallel_size") : "engine default";
+    bool priceable_tp = true;
+    if (id.tp > 64) {
+        r.unresolved.push_back("TP: the log's tensor-parallel size " + std::to_string(id.tp) + " is more GPUs than one model is priced on (64); not priced");
+        priceable_tp = false;
+    } else if (model && model->num_attention_heads % id.tp != 0) {
+        r.unresolved.push_back("TP: the log's tensor-parallel size " + std::to_string(id.tp) + " does not divide the model's " +
+                               std::to_string(model->num_attention_heads) + " attention heads (the engine refuses it); not priced");
+        priceable_tp = false;
+    }
     id.kv_cache_dtype = log.kv_cache_dtype && log.kv_cache_dtype->find("fp8") != std::string::npos ? "fp8" : "bf16";
-    id.from["kv_cache_dtype"] = log.kv_cache_dtype ? "log" : "engine default";
+    id.from["kv_cache_dtype"] = log.kv_cache_dtype ? from_log(log, "kv_cache_dtype") : "engine default";
     id.max_model_len = log.max_model_len.value_or(log.max_concurrency_tokens.value_or(model ? model->max_position_embeddings : 0));
-    id.from["max_model_len"] = log.max_model_len ? "log" : log.max_concurrency_tokens ? "log (concurrency line)" : "model config";
+    id.from["max_model_len"] = log.max_model_len ? from_log(log, "max_model_len") : log.max_concurrency_tokens ? "log (concurrency line)" : "model config";
 
     // Price what can be priced.
     std::optional<Admission> a;
     std::optional<double> predicted_concurrency;  // at the concurrency line's length, as the engine divides its cache
     std::int64_t block_groups = 1;                // vLLM's hybrid allocator logs num_gpu_blocks over every group
-    if (setup && model && gpu && scheme) {
+    std::optional<engine::EngineDefaults> used_defaults;
+    if (gpu && log.total_memory_bytes && log.total_memory_bytes->value > 0) {
+        // The engine budgets against the total CUDA reports on that machine (the driver, ECC, a
+        // display or a MIG slice change it): the log's own figure stands for the profile's.
+        const double logged = log.total_memory_bytes->value, profile = static_cast<double>(gpu->memory_usable_bytes);
+        if (std::abs(logged - profile) / profile > 0.003)
+            r.notes.push_back("priced with the logged total memory " + log.total_memory_bytes->as_logged + " (the " + gpu->id + " profile's is " + gib(profile) + ")");
+        gpu->memory_usable_bytes = static_cast<std::uint64_t>(logged);
+    }
+    if (setup && model && gpu && scheme && priceable_tp) {
         const engine::EngineDefaults d =
             engine::defaults_for_run(setup->profile, gpu->id, gpu->memory_usable_bytes, setup->choice.version_asked, id.max_model_len);
         setup->profile.defaults = d;
@@ -208,23 +426,20 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         Workload w;
         w.tensor_parallel = id.tp;
         w.kv = parse_kv_format(id.kv_cache_dtype);
-        const bool util_ok = log.gpu_memory_utilization && *log.gpu_memory_utilization > 0 && *log.gpu_memory_utilization <= 1;
-        if (log.gpu_memory_utilization && !util_ok) r.notes.push_back("the log's gpu_memory_utilization is outside (0, 1]: the profile's default is used");
-        w.engine.gpu_memory_utilization = util_ok ? *log.gpu_memory_utilization : d.gpu_memory_utilization;
-        if (log.mem_fraction_static && (*log.mem_fraction_static > 0 && *log.mem_fraction_static <= 1))
-            setup->profile.defaults.mem_fraction_static = *log.mem_fraction_static;
+        // The reader keeps only values inside their domains: (0, 1] for both fractions.
+        w.engine.gpu_memory_utilization = log.gpu_memory_utilization.value_or(d.gpu_memory_utilization);
+        if (log.mem_fraction_static) setup->profile.defaults.mem_fraction_static = *log.mem_fraction_static;
         w.engine.max_num_seqs = log.max_num_seqs.value_or(d.max_num_seqs);
         w.engine.max_num_batched_tokens = log.max_num_batched_tokens.value_or(d.max_num_batched_tokens);
-        if (log.block_size_tokens && *log.block_size_tokens >= 1 && *log.block_size_tokens <= 4096)
-            setup->profile.defaults.block_size_tokens = *log.block_size_tokens;
+        if (log.block_size_tokens) setup->profile.defaults.block_size_tokens = *log.block_size_tokens;
         w.engine.kv_block_tokens = setup->profile.defaults.block_size_tokens;
-        if (w.engine.max_num_batched_tokens < 1 || w.engine.max_num_seqs < 1)
-            throw Error("--check", "the log's max_num_batched_tokens and max_num_seqs must be positive");
         w.context_tokens = std::max<std::int64_t>(1, id.max_model_len);
         id.gpu_memory_utilization = log.engine == "sglang" ? engine::sglang_mem_fraction_static(setup->profile, gpu->memory_usable_bytes, id.tp)
                                                            : w.engine.gpu_memory_utilization;
-        id.from["gpu_memory_utilization"] = (log.gpu_memory_utilization || log.mem_fraction_static) ? "log" : "engine default";
-        if (model->num_attention_heads % id.tp != 0) throw Error("--check", "TP " + std::to_string(id.tp) + " does not divide the model's heads");
+        id.from["gpu_memory_utilization"] = log.gpu_memory_utilization ? from_log(log, "gpu_memory_utilization")
+                                            : log.mem_fraction_static  ? from_log(log, "mem_fraction_static")
+                                                                       : "engine default";
+        used_defaults = setup->profile.defaults;
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         // --kv-cache-dtype auto (or not logged): the engine may cache in the format the checkpoint declares.
         w.kv_auto = !log.kv_cache_dtype || kv_name_is_auto(*log.kv_cache_dtype);
@@ -248,6 +463,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             if (hybrid && has_hybrid_kv_groups(c)) block_groups = std::max<std::int64_t>(hybrid_kv_groups(c).groups(), 1);
         }
     }
+    report_settings(log, setup, used_defaults, id);
     const auto p = [&](double v) -> std::optional<double> { return a ? std::optional<double>(v) : std::nullopt; };
     add_row(r, "weights_bytes", log.weights_bytes, a ? p(static_cast<double>(a->weight_bytes)) : std::nullopt, "bytes");
     add_row(r, "activation_peak_bytes", log.activation_peak_bytes,

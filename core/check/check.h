@@ -29,11 +29,24 @@ struct CheckOptions {
     std::optional<std::int64_t> tp;      // --tp N: a benchmark result's tensor-parallel size (a log names its own)
 };
 
+// A GPU name as the runtime prints it, and the bundled profile it is (assets/gpu-device-names.json).
+struct DeviceNameEntry {
+    std::string name;        // "NVIDIA H100 80GB HBM3"
+    std::string gpu;         // bundled profile id; "" for a GPU quantplan does not bundle
+    std::string stand_in;    // for an unbundled GPU: the bundled profile of equal memory priced instead ("" none)
+    std::string differs;     // what differs from the stand-in, or why none
+    std::string source;
+};
+
+// Parses assets/gpu-device-names.json. Throws Error(source) on a malformed file.
+std::vector<DeviceNameEntry> parse_device_names(std::string_view text, const std::string& source);
+
 // What a check prices with.
 struct CheckInputs {
     std::filesystem::path models_dir;
     std::filesystem::path gpus_dir;
     std::vector<GpuProfile> gpus;            // bundled profiles (the log's total memory is matched against them)
+    std::vector<DeviceNameEntry> device_names;  // GPU names a log may print (empty: names are not matched)
     const engine::EngineCatalog* catalog = nullptr;
 };
 
@@ -52,6 +65,15 @@ struct Identified {
     std::string quantization;            // as the log names it ("" for none)
     std::string scheme;                  // the quantplan scheme priced
     std::map<std::string, std::string> from;
+    // Every setting the issue lists, by its vLLM name (SGLang's mem_fraction_static under its own):
+    // the value priced and where it came from ("log (args: Namespace)", "engine default (...)").
+    struct Setting {
+        std::string value;
+        std::string from;
+    };
+    std::map<std::string, Setting> settings;
+    std::string device_name;                   // the GPU name the log printed, when it printed one
+    std::vector<std::string> gpu_candidates;   // every bundled GPU the evidence fits (first: the one picked)
     // A benchmark run's settings as corpus setup keys ("concurrency", "input_tokens",
     // "output_tokens", "num_prompts", "request_rate"), so --add-to-corpus records can be priced.
     std::map<std::string, double> run;
@@ -67,6 +89,10 @@ struct CheckRow {
     std::optional<double> error_fraction;  // (predicted - logged) / logged
     std::string note;
 };
+
+// The relative distance within which a logged total memory matches a bundled GPU's usable memory:
+// the largest seen over the log corpus (tests/data/logs/, docs/check.md) with room above it.
+inline constexpr double kMemoryMatchTolerance = 0.025;
 
 // The whole check.
 struct CheckResult {

@@ -7,6 +7,8 @@
 // "INFO 09-04 01:29:25 [gpu_worker.py:276]", "[2025-03-08 12:29:21 TP0]". Where several ranks
 // log the same quantity, the first value is kept and the count of ranks is noted.
 #include <cstdint>
+#include <istream>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,10 +23,33 @@ struct LoggedQuantity {
     std::string line;          // the cleaned line it came from (cut to 300 characters)
 };
 
+// One setting as the log printed it, in the form it was read from.
+struct LoggedSetting {
+    std::string value;         // the value text (quotes removed; "True"/"False" for a bare flag)
+    std::string form;          // "args: Namespace", "non-default args", "engine config", "ServerArgs", "command line"
+    std::string line;          // the cleaned line it came from (cut to 300 characters)
+};
+
+// A setting whose logged value lies outside its domain: named, never used.
+struct RejectedSetting {
+    std::string key;           // canonical name ("tensor_parallel_size")
+    std::string value;         // as logged
+    std::string domain;        // what the value must be ("an integer from 1 to 1024")
+    std::string form;
+};
+
+// A GPU name the log prints (an nvidia-smi table, `nvidia-smi -L`, SGLang's check_env, a torch
+// warning), as printed; the check matches it against the bundled names.
+struct LoggedDeviceName {
+    std::string name;          // "NVIDIA H100 80GB HBM3"
+    std::string line;
+};
+
 // What a startup log says about the setup and the memory budget. Absent: the log does not say.
 struct StartupLog {
     std::string engine;                            // "vllm" or "sglang"
     std::string version;                           // as logged ("0.10.1.1"), "" when no version line
+    std::string version_basis;                     // "version line", "engine config line", or the package list / image tag it came from
     std::string engine_generation;                 // "v0" / "v1" for vLLM by the log's wording, "" when unknown
     std::string model;                             // the model argument as logged (a path or a repository id)
     std::optional<std::string> dtype;              // "bfloat16", "float16", "auto"
@@ -39,8 +64,21 @@ struct StartupLog {
     std::optional<bool> enforce_eager;
     std::optional<bool> chunked_prefill;
     std::optional<std::int64_t> block_size_tokens;  // the engine's KV block size, when logged
+    std::optional<std::int64_t> pipeline_parallel;
+    std::optional<std::int64_t> data_parallel;
+    std::optional<bool> enable_prefix_caching;      // SGLang: not disable_radix_cache
+    std::optional<double> cpu_offload_gb;
+    std::optional<std::string> speculative;         // the speculative config or algorithm as logged ("None" is absent)
+    // Every setting read, by canonical name (the vLLM name: tensor_parallel_size, max_model_len,
+    // gpu_memory_utilization, ...; SGLang's mem_fraction_static), from the most authoritative form
+    // that printed it: the engine's own parse (args / non-default args / ServerArgs) over the
+    // engine config line over a pasted command line.
+    std::map<std::string, LoggedSetting> settings;
+    std::vector<RejectedSetting> rejected;          // values outside their domain (not used; the check notes them)
+    std::vector<LoggedDeviceName> device_names;     // GPU names as printed, first seen first
     // Memory terms per GPU.
-    std::optional<LoggedQuantity> total_memory_bytes;     // total_gpu_memory, or T of "Free memory on device (F/T GiB)"
+    std::optional<LoggedQuantity> total_memory_bytes;     // total_gpu_memory, T of "Free memory on device (F/T GiB)", a CUDA OOM's total capacity
+    std::optional<LoggedQuantity> free_memory_at_start_bytes;  // SGLang's "Load weight begin. avail mem" when no total is logged (a lower bound on it)
     std::optional<LoggedQuantity> weights_bytes;          // "Model loading took" / "Loading model weights took" / "model weights take"
     std::optional<LoggedQuantity> activation_peak_bytes;  // "PyTorch activation peak memory takes", "... for peak activation"
     std::optional<LoggedQuantity> non_torch_bytes;        // non_torch_memory
@@ -51,14 +89,23 @@ struct StartupLog {
     std::optional<LoggedQuantity> max_concurrency;        // "Maximum concurrency for N tokens per request: X x"
     std::optional<std::int64_t> max_concurrency_tokens;   // that line's N
     std::int64_t ranks_seen = 1;                          // distinct rank prefixes logging a KV size
+    std::int64_t servers_seen = 1;                        // distinct server startups (a second is noted, the first is read)
+    bool truncated = false;                               // the text ends inside a line or an argument list
     std::vector<std::string> notes;                       // what the reader noticed (units it assumed, repeated lines)
 };
 
 // Reads `text`. Throws Error("--check") when it holds none of the lines a vLLM or SGLang startup log
-// has (naming what was expected), or when it is larger than kMaxLogBytes.
+// has (naming what was expected), when it holds binary data (NUL bytes), or when it sets the
+// engine up but ends before any memory figure (a truncated log or a start that failed earlier).
 StartupLog read_startup_log(std::string_view text, const std::string& source);
+// The same from a stream, line by line in bounded memory: a log of any size is read (a line is kept
+// to its first kMaxLineBytes; the figures of a startup sit in its first lines, and a server that
+// ran for days adds request lines the reader passes over).
+StartupLog read_startup_log(std::istream& in, const std::string& source);
 
-// The largest log read (a startup log is kilobytes; a day of serving logs is not needed).
+// The most of one line kept (the rest of a longer line is skipped).
+inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 10;
+// The size above which the app reads a log as a stream rather than whole (it reads any size).
 inline constexpr std::size_t kMaxLogBytes = 64u << 20;
 
 // A log line without ANSI codes and the engine's and launcher's prefixes.
