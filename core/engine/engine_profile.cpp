@@ -306,6 +306,10 @@ KernelFamily linear_family(const Scheme& scheme, bool gpu_has_matmul_type) {
 
 std::string scheme_family(const Scheme& scheme) {
     if (!scheme.weights.is_quantized()) return "bf16";
+    // FP4 weights (MXFP4, NVFP4) run other kernels than int4's GPTQ/AWQ ones (vLLM and SGLang serve
+    // gpt-oss's MXFP4 experts with triton_kernels or Marlin's MXFP4 path on Hopper and Ampere), so
+    // an int4 scale is no evidence for them: their own key, unfitted until the corpus has points.
+    if (scheme.weights.storage == DType::Fp4E2M1) return "fp4";
     return dtype_bits(scheme.weights.storage) <= 4 ? "4bit" : "8bit";
 }
 
@@ -662,6 +666,7 @@ ServingFit parse_serving_fit(std::string_view text, const std::string& source) {
         s.host_per_sequence_s = number_of(t, "host_per_sequence_s", path, 0, 0, 1);
         s.host_per_prefill_sequence_s = number_of(t, "host_per_prefill_sequence_s", path, 0, 0, 10);
         s.frontend_latency_s = number_of(t, "frontend_latency_s", path, 0, 0, 100);
+        s.frontend_serial_s = number_of(t, "frontend_serial_s", path, 0, 0, 10);
         s.runs = count_of(t, "runs", path, 0);
         s.basis = text_of(t, "basis", path, false);
         s.fitted = true;
@@ -701,7 +706,8 @@ std::string serving_fit_json(const ServingFit& f) {
     ojson profiles = ojson::object();
     for (const auto& [id, t] : f.terms)
         profiles[id] = ojson{{"host_per_sequence_s", t.host_per_sequence_s}, {"host_per_prefill_sequence_s", t.host_per_prefill_sequence_s},
-                             {"frontend_latency_s", t.frontend_latency_s}, {"runs", t.runs}, {"basis", t.basis}};
+                             {"frontend_latency_s", t.frontend_latency_s}, {"frontend_serial_s", t.frontend_serial_s}, {"runs", t.runs},
+                             {"basis", t.basis}};
     j["profiles"] = std::move(profiles);
     ojson bands = ojson::array();
     for (const ServingBand& b : f.bands)

@@ -249,10 +249,18 @@ struct StepTerms {
     // the engine's kernels reach end to end beyond the kernel corpus (its quantized and MoE paths,
     // the GPU); 1 when not fitted (an MoE key falls back to its dense family's scale).
     std::map<std::string, double> kernel_scale_by_family;
-    // A prefill key ("4bit-moe/prefill") falls back to its decode key, an MoE key to its family.
+    // A prefill key ("4bit-moe/prefill") falls back to its decode key where that one is fitted, else
+    // to its family's prefill key ("4bit/prefill"): a decode scale of another kernel family is no
+    // estimate of a prefill's (vLLM's "4bit" decode scale, 0.47, once priced gpt-oss's MXFP4
+    // prefill above the GPU's bf16 peak). A decode key falls back to its family ("4bit-moe" to "4bit").
     double kernel_scale(const std::string& key) const {
         if (const auto it = kernel_scale_by_family.find(key); it != kernel_scale_by_family.end()) return it->second;
-        if (const std::size_t slash = key.find('/'); slash != std::string::npos) return kernel_scale(key.substr(0, slash));
+        if (const std::size_t slash = key.find('/'); slash != std::string::npos) {
+            const std::string decode = key.substr(0, slash);
+            if (kernel_scale_by_family.count(decode) > 0) return kernel_scale_by_family.at(decode);
+            if (const std::size_t dash = decode.rfind('-'); dash != std::string::npos) return kernel_scale(decode.substr(0, dash) + key.substr(slash));
+            return kernel_scale(decode);
+        }
         if (const std::size_t dash = key.find('-'); dash != std::string::npos) return kernel_scale(key.substr(0, dash));
         return 1.0;
     }
@@ -281,6 +289,7 @@ struct ServingTerms {
     double host_per_sequence_s = 0.0;          // per running sequence and step
     double host_per_prefill_sequence_s = 0.0;  // more per sequence prefilling in the step
     double frontend_latency_s = 0.0;           // per request, client to engine
+    double frontend_serial_s = 0.0;            // per request, in the frontend's one process (queued: serve::EngineLimits)
     bool fitted = false;                       // loaded from the serving fit (else the step fit's overhead is the frontend)
     std::int64_t runs = 0;                     // serving runs fitted on
     std::string basis;                         // which runs
