@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -184,7 +185,14 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         in.models_dir = models_dir();
         in.gpus_dir = gpus_dir();
         in.gpus = load_gpu_profiles(gpus_dir());
-        in.catalog = &engine_catalog();
+        // --serving-fit FILE: its serving terms price the replay of a benchmark result, as they do
+        // a --serve run (opt-in, docs/capacity.md).
+        std::optional<engine::EngineCatalog> with_serving;
+        if (o.serving_fit) {
+            with_serving = engine_catalog();
+            engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*o.serving_fit, "--serving-fit"), *o.serving_fit));
+        }
+        in.catalog = with_serving ? &*with_serving : &engine_catalog();
         in.device_names = device_names();
         const check::CheckResult r = bench
                                          ? check::check_bench_result(check::read_bench_result(text, *o.check_path), options, in)

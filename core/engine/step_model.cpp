@@ -139,6 +139,46 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     return s;
 }
 
+PrefillResult engine_prefill_step(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+                                  const Workload& w, const std::vector<PrefillChunk>& chunks) {
+    assert(!chunks.empty());
+    PrefillResult r;
+    std::int64_t n = 0, context = 1;
+    double attention_flop = 0, kv_bytes = 0;
+    const std::int64_t tp = w.tensor_parallel;
+    for (const PrefillChunk& k : chunks) {
+        assert(k.tokens > 0 && k.start_tokens >= 0);
+        n += k.tokens;
+        context = std::max(context, k.start_tokens + k.tokens);
+        attention_flop += prefill_attention_flop(c, k.start_tokens, k.tokens) / d(tp);
+        kv_bytes += kv_read_bytes_per_sequence(c, tp, k.start_tokens + k.tokens);
+    }
+    r.prompt_tokens = n;
+    r.chunk_tokens = n;
+    r.chunks = 1;
+    const KernelFamily family = weight_kernel_family(c.scheme, gpu, w.kernel);
+    const std::string prefill_key = kernel_scale_key(c.scheme, c.num_experts > 0, family == KernelFamily::GenericDequant) + "/prefill";
+    // The roofline's bytes and FLOPs of the step's linears: a decode step of n rows prices the
+    // weights once and n tokens' linears (its attention terms are not used).
+    const DecodeStep rows = decode_step(c, gpu, ideal_efficiency(), w, n, context);
+    const HeadCost head = lm_head_cost(c, m, static_cast<std::int64_t>(chunks.size()), tp);  // one sampled row per sequence
+    const HeadCost all_rows = lm_head_cost(c, m, n, tp);
+    const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
+    const double linear_flop = std::max(0.0, rows.linear_flop - all_rows.flop);
+    const double kernels = kernel_time_s(linear_bytes, linear_flop, n, family, gpu, setup, nullptr) +
+                           kernel_time_s(head.bytes, head.flop, static_cast<std::int64_t>(chunks.size()), KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
+                           kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
+    r.time_s = setup.profile.step.fixed_step_s + d(m.per_layer_cost_layers()) * setup.profile.step.per_layer_s +
+               setup.profile.step.kernel_scale(prefill_key) * kernels + allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
+               (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);
+    r.flop = linear_flop + attention_flop + head.flop;
+    r.bytes = static_cast<std::uint64_t>(linear_bytes + head.bytes + kv_bytes);
+    r.bound = linear_flop / std::max(1.0, matmul_peak_flop_per_s(gpu, c.matmul)) > linear_bytes / gpu.memory_bandwidth_bytes_per_s
+                  ? Bound::Compute
+                  : Bound::Memory;
+    return r;
+}
+
 PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
                              const Workload& w, std::int64_t prompt_tokens) {
     assert(prompt_tokens > 0);
@@ -146,33 +186,15 @@ PrefillResult engine_prefill(const SchemeCosts& c, const ModelConfig& m, const G
     r.prompt_tokens = prompt_tokens;
     // A chunk of at least one token (a zero from a malformed corpus record would never end).
     r.chunk_tokens = std::max<std::int64_t>(1, std::min(prompt_tokens, w.engine.max_num_batched_tokens));
-    const std::int64_t tp = w.tensor_parallel;
-    const KernelFamily family = weight_kernel_family(c.scheme, gpu, w.kernel);
-    const std::string prefill_key = kernel_scale_key(c.scheme, c.num_experts > 0, family == KernelFamily::GenericDequant) + "/prefill";
+    std::vector<PrefillChunk> chunk(1);
     for (std::int64_t start = 0; start < prompt_tokens; start += r.chunk_tokens) {
-        const std::int64_t n = std::min(r.chunk_tokens, prompt_tokens - start);
-        // The roofline's bytes and FLOPs of this chunk: a decode step of n rows at the chunk's
-        // context prices the weights once and n tokens' linears; attention is causal.
-        const DecodeStep rows = decode_step(c, gpu, ideal_efficiency(), w, n, std::max<std::int64_t>(start + n, 1));
-        const HeadCost head = lm_head_cost(c, m, 1, tp);  // only the last token's logits are sampled
-        const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
-        const double linear_flop = std::max(0.0, rows.linear_flop - 2.0 * d(n) * d(m.vocab_size) * d(m.hidden_size) / d(tp));
-        const double attention_flop = prefill_attention_flop(c, start, n) / d(tp);
-        const double kv_bytes = kv_read_bytes_per_sequence(c, tp, start + n);
-        const double kernels = kernel_time_s(linear_bytes, linear_flop, n, family, gpu, setup, nullptr) +
-                               kernel_time_s(head.bytes, head.flop, 1, KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
-                               kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
-        const double t = setup.profile.step.fixed_step_s + d(m.per_layer_cost_layers()) * setup.profile.step.per_layer_s +
-                         setup.profile.step.kernel_scale(prefill_key) * kernels +
-                         allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
-                         (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);
-        r.flop += linear_flop + attention_flop + head.flop;
-        r.bytes += static_cast<std::uint64_t>(linear_bytes + head.bytes + kv_bytes);
-        r.time_s += t;
+        chunk[0] = {start, std::min(r.chunk_tokens, prompt_tokens - start)};
+        const PrefillResult step = engine_prefill_step(c, m, gpu, setup, w, chunk);
+        r.flop += step.flop;
+        r.bytes += step.bytes;
+        r.time_s += step.time_s;
+        r.bound = step.bound;
         ++r.chunks;
-        r.bound = linear_flop / std::max(1.0, matmul_peak_flop_per_s(gpu, c.matmul)) > linear_bytes / gpu.memory_bandwidth_bytes_per_s
-                      ? Bound::Compute
-                      : Bound::Memory;
     }
     r.time_s += setup.profile.step.ttft_overhead_s;
     return r;

@@ -71,6 +71,21 @@ SchemeCosts costs_as_served(SchemeCosts costs, const ModelConfig& model, const E
 EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context);
 
+// One sequence's share of a prefill step: `tokens` prompt tokens at positions start_tokens + 1 ..
+// start_tokens + tokens (a chunk of a longer prompt attends to everything before it too).
+struct PrefillChunk {
+    std::int64_t start_tokens = 0;
+    std::int64_t tokens = 0;
+};
+
+// One engine step that prefills `chunks` (one per sequence) together: the linears run once over
+// every chunk's tokens (one GEMM of M = their sum), the lm_head over one row per sequence (only a
+// sequence's last token is sampled), and each chunk's attention over its own positions and the KV
+// cache before it (its causal FLOPs and the KV bytes it reads). The fixed and per-layer costs are
+// the step's. `chunks` is not empty and every chunk has tokens.
+PrefillResult engine_prefill_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
+                                  const Workload& w, const std::vector<PrefillChunk>& chunks);
+
 // Time to first token of one prompt of `prompt_tokens` (chunks of max_num_batched_tokens, each a
 // step of its own with the fixed and per-layer costs), plus the profile's per-request overhead.
 PrefillResult engine_prefill(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,

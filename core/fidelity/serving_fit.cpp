@@ -21,6 +21,10 @@ namespace {
 using nlohmann::json;
 
 constexpr std::int64_t kMaxRunLength = 1 << 20;  // tokens of one request's prompt or output
+// A stated fixed length whose run's totals differ by more than this share is replayed at the totals'
+// mean: 2% is above what a random dataset's re-tokenized prompts move (vLLM's random prompts: 1999249
+// tokens for 500 x 4000 asked, -0.04%) and below an answer that stopped early (gpt-oss: -33%).
+constexpr double kStatedLengthTolerance = 0.02;
 
 std::optional<double> number_at(const json& s, const char* key) {
     const auto it = s.find(key);
@@ -66,6 +70,35 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
     std::sort(files.begin(), files.end());
     std::uint64_t sum = fnv1a64("");
     std::vector<ServingRunRecord> out;
+    // A lengths CSV under the folder: "input_tokens,output_tokens" a line after a header. A request
+    // that streamed no token (output 0: a failed one the client still counted) is left out, as
+    // --check leaves it out of a result file's lengths. Read files enter the checksum.
+    const auto read_lengths = [&](const std::string& lengths, const std::string& where, std::vector<std::int64_t>& in_lens,
+                                  std::vector<std::int64_t>& out_lens) {
+        const std::string body = read_text_file(dir / lengths, "lengths file", 16 << 20);
+        sum = fnv1a64(lengths, sum);
+        sum = fnv1a64(body, sum);
+        std::size_t from = 0;
+        std::int64_t line_no = 0;
+        while (from < body.size()) {
+            const std::size_t end = std::min(body.find('\n', from), body.size());
+            const std::string line = body.substr(from, end - from);
+            from = end + 1;
+            ++line_no;
+            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+            long long a = -1, b = -1;
+            if (std::sscanf(line.c_str(), "%lld,%lld", &a, &b) != 2) {
+                if (line_no == 1) continue;  // the header
+                throw Error(where, lengths + ":" + std::to_string(line_no) + ": expects input_tokens,output_tokens");
+            }
+            if (a < 0 || b < 0 || a > kMaxRunLength || b > kMaxRunLength)
+                throw Error(where, lengths + ":" + std::to_string(line_no) + ": a length is 0 to 2^20 tokens");
+            if (a < 1 || b < 1) continue;
+            in_lens.push_back(a);
+            out_lens.push_back(b);
+            if (in_lens.size() > 1'000'000) throw Error(where, "more than 1,000,000 requests");
+        }
+    };
     for (const auto& path : files) {
         const std::string name = path.filename().string();
         const std::string text = read_text_file(path, "serving runs", 64 << 20);
@@ -119,34 +152,14 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
                 if (!x.max_num_batched_tokens) x.max_num_batched_tokens = count_at(s, "chunked_prefill_size", where);
                 x.chunked_prefill = flag_at(s, "chunked_prefill");
                 x.cuda_graphs = flag_at(s, "cuda_graphs");
+                x.dataset = text_at(s, "dataset");
                 if (const std::string lengths = text_at(s, "lengths_file"); !lengths.empty()) {
                     if (lengths.find("..") != std::string::npos) throw Error(where + ".setup.lengths_file", "must stay inside the folder");
-                    const std::string body = read_text_file(dir / lengths, "lengths file", 16 << 20);
-                    sum = fnv1a64(lengths, sum);
-                    sum = fnv1a64(body, sum);
-                    // "input_tokens,output_tokens" a line after a header. A request that streamed no
-                    // token (output 0: a failed one the client still counted) is left out, as
-                    // --check leaves it out of a result file's lengths.
-                    std::size_t from = 0;
-                    std::int64_t line_no = 0;
-                    while (from < body.size()) {
-                        const std::size_t end = std::min(body.find('\n', from), body.size());
-                        const std::string line = body.substr(from, end - from);
-                        from = end + 1;
-                        ++line_no;
-                        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-                        long long a = -1, b = -1;
-                        if (std::sscanf(line.c_str(), "%lld,%lld", &a, &b) != 2) {
-                            if (line_no == 1) continue;  // the header
-                            throw Error(where + ".setup.lengths_file", lengths + ":" + std::to_string(line_no) + ": expects input_tokens,output_tokens");
-                        }
-                        if (a < 0 || b < 0 || a > kMaxRunLength || b > kMaxRunLength)
-                            throw Error(where + ".setup.lengths_file", lengths + ":" + std::to_string(line_no) + ": a length is 0 to 2^20 tokens");
-                        if (a < 1 || b < 1) continue;
-                        x.input_lens.push_back(a);
-                        x.output_lens.push_back(b);
-                        if (x.input_lens.size() > 1'000'000) throw Error(where + ".setup.lengths_file", "more than 1,000,000 requests");
-                    }
+                    read_lengths(lengths, where + ".setup.lengths_file", x.input_lens, x.output_lens);
+                } else if (!x.dataset.empty() && x.dataset.find_first_of("/\\.") == std::string::npos) {
+                    // No lengths of its own: the dataset's reference sample, when the folder has one.
+                    const std::string shape = "lengths/dataset-" + x.dataset + ".csv";
+                    if (std::filesystem::is_regular_file(dir / shape)) read_lengths(shape, where + ".setup.dataset", x.shape_input_lens, x.shape_output_lens);
                 }
                 out.push_back(std::move(x));
             }
@@ -193,17 +206,20 @@ struct Prepared {
     std::string load;
 };
 
-// The three serving terms as a vector (the search's coordinates).
+// The serving terms as a vector (the search's coordinates).
 struct Theta {
-    double v[3] = {0, 0, 0};  // host_per_sequence_s, host_per_prefill_sequence_s, frontend_latency_s
+    double v[4] = {0, 0, 0, 0};  // host_per_sequence_s, host_per_prefill_sequence_s, frontend_latency_s, frontend_serial_s
 };
-constexpr double kUpper[3] = {2e-3, 0.02, 0.5};
+constexpr double kUpper[4] = {2e-3, 0.02, 0.5, 0.02};
+// The coordinates searched (the frontend latency is not: fit_terms says why).
+constexpr int kSearched[3] = {0, 1, 3};
 
 engine::ServingTerms terms_of(const Theta& t) {
     engine::ServingTerms s;
     s.host_per_sequence_s = t.v[0];
     s.host_per_prefill_sequence_s = t.v[1];
     s.frontend_latency_s = t.v[2];
+    s.frontend_serial_s = t.v[3];
     s.fitted = true;
     return s;
 }
@@ -244,13 +260,41 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
     }
     p.group = serving_group(p.setup.profile);
     if (p.model.num_attention_heads % r.tp != 0) return why = "TP does not divide the heads", std::nullopt;
-    // The requests: the file's own lengths, fixed lengths, a stated distribution, or the means.
-    const std::int64_t n = r.input_lens.empty() ? r.requests : static_cast<std::int64_t>(r.input_lens.size());
+    // The requests: the file's own lengths, fixed lengths, a stated distribution, the dataset's
+    // reference sample scaled to the run's means, or the means.
     std::int64_t mean_in = 0, mean_out = 0;
     if (r.total_input_tokens && r.total_output_tokens && r.requests > 0) {
         mean_in = std::max<std::int64_t>(1, std::llround(static_cast<double>(*r.total_input_tokens) / static_cast<double>(r.requests)));
         mean_out = std::max<std::int64_t>(1, std::llround(static_cast<double>(*r.total_output_tokens) / static_cast<double>(r.requests)));
     }
+    std::vector<std::int64_t> in_lens = r.input_lens, out_lens = r.output_lens;
+    const bool stated_lengths = r.input_tokens || r.output_tokens || !r.input_len_spec.empty() || !r.output_len_spec.empty();
+    if (in_lens.empty() && !stated_lengths && mean_in > 0 && !r.shape_input_lens.empty()) {
+        // A dataset's lengths are heavy-tailed (ShareGPT: a median answer under the mean, a few
+        // near the client's cap), and a burst's waves, its batch turnover and its tail are theirs;
+        // replayed at the mean, every answer would end at once. The reference sample's pairs in
+        // order, scaled to this run's means (its tokenizer and its model's answers differ).
+        double shape_in = 0, shape_out = 0;
+        for (std::size_t i = 0; i < r.shape_input_lens.size(); ++i) {
+            shape_in += static_cast<double>(r.shape_input_lens[i]);
+            shape_out += static_cast<double>(r.shape_output_lens[i]);
+        }
+        const double scale_in = static_cast<double>(mean_in) * static_cast<double>(r.shape_input_lens.size()) / shape_in;
+        const double scale_out = static_cast<double>(mean_out) * static_cast<double>(r.shape_output_lens.size()) / shape_out;
+        for (std::int64_t i = 0; i < r.requests; ++i) {
+            const std::size_t k = static_cast<std::size_t>(i) % r.shape_input_lens.size();
+            in_lens.push_back(std::max<std::int64_t>(1, std::llround(static_cast<double>(r.shape_input_lens[k]) * scale_in)));
+            out_lens.push_back(std::max<std::int64_t>(1, std::llround(static_cast<double>(r.shape_output_lens[k]) * scale_out)));
+        }
+    }
+    const std::int64_t n = in_lens.empty() ? r.requests : static_cast<std::int64_t>(in_lens.size());
+    // A stated fixed length is what the client asked for; the totals are what ran. Where they
+    // differ (answers that stopped at the model's end of text, without ignore_eos: gpt-oss's mean
+    // answer of 134 tokens where 200 were asked), the run is replayed at what ran.
+    const auto as_ran = [](const std::optional<std::int64_t>& fixed, std::int64_t mean) -> std::optional<std::int64_t> {
+        if (fixed && mean > 0 && std::abs(static_cast<double>(mean) / static_cast<double>(*fixed) - 1.0) > kStatedLengthTolerance) return mean;
+        return fixed;
+    };
     serve::Traffic t;
     t.requests = n;
     t.seed = 1;
@@ -267,8 +311,8 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
         if (mean >= 1) return serve::parse_length_spec(std::to_string(mean), "lengths");
         return std::nullopt;
     };
-    if (r.input_lens.empty()) {
-        const auto a = spec(r.input_tokens, r.input_len_spec, mean_in), b = spec(r.output_tokens, r.output_len_spec, mean_out);
+    if (in_lens.empty()) {
+        const auto a = spec(as_ran(r.input_tokens, mean_in), r.input_len_spec, mean_in), b = spec(as_ran(r.output_tokens, mean_out), r.output_len_spec, mean_out);
         if (!a || !b) return why = "lengths not stated", std::nullopt;
         t.input = *a;
         t.output = *b;
@@ -279,9 +323,9 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
         if (r.burstiness && *r.burstiness > 0 && *r.burstiness != 1) t.arrival = serve::parse_arrival("gamma:" + std::to_string(1 / std::sqrt(*r.burstiness)), "burstiness");
     }
     p.requests = serve::make_requests(t, r.request_rate.value_or(0.0));
-    for (std::size_t i = 0; i < r.input_lens.size(); ++i) {
-        p.requests[i].input_tokens = std::max<std::int64_t>(1, r.input_lens[i]);
-        p.requests[i].output_tokens = std::max<std::int64_t>(1, r.output_lens[i]);
+    for (std::size_t i = 0; i < in_lens.size(); ++i) {
+        p.requests[i].input_tokens = std::max<std::int64_t>(1, in_lens[i]);
+        p.requests[i].output_tokens = std::max<std::int64_t>(1, out_lens[i]);
     }
     std::int64_t longest = 0;
     for (const serve::Request& q : p.requests) longest = std::max(longest, q.input_tokens + q.output_tokens);
@@ -374,7 +418,7 @@ Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweep
     double best_loss = total_loss(runs, best);
     const double phi = (std::sqrt(5.0) - 1) / 2;
     for (int s = 0; s < sweeps; ++s)
-        for (int k = 0; k < 2; ++k) {
+        for (const int k : kSearched) {
             // A bracket around the current value on later sweeps, the whole range on the first.
             const double cur = std::sqrt(best.v[k] / kUpper[k]);
             double lo = s == 0 ? 0.0 : std::max(0.0, cur - 0.25), hi = s == 0 ? 1.0 : std::min(1.0, cur + 0.25);

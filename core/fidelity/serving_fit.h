@@ -46,6 +46,10 @@ struct ServingRunRecord {
     std::string input_len_spec, output_len_spec;                   // serve::LengthSpec text
     std::optional<std::int64_t> total_input_tokens, total_output_tokens;
     std::vector<std::int64_t> input_lens, output_lens;             // from lengths_file
+    std::string dataset;                                           // setup.dataset ("sharegpt", "random", ...)
+    // The dataset's reference sample (lengths/dataset-<dataset>.csv) for a run without lengths of
+    // its own: the shape of its per-request lengths, scaled to the run's stated means when replayed.
+    std::vector<std::int64_t> shape_input_lens, shape_output_lens;
     std::optional<double> gpu_memory_utilization, mem_fraction_static;
     std::optional<std::int64_t> max_model_len, max_num_seqs, max_num_batched_tokens;
     std::optional<bool> chunked_prefill, cuda_graphs;

@@ -318,12 +318,14 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     // (fitted on single requests, where the two are the same thing).
     const engine::ServingTerms& host = setup.profile.serving;
     p.limits.frontend_latency_s = host.fitted ? host.frontend_latency_s : setup.profile.step.ttft_overhead_s;
+    p.limits.frontend_serial_s = host.fitted ? host.frontend_serial_s : 0.0;
     const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model.num_layers) * setup.profile.step.per_layer_s;
     const double per_sequence_s = host.host_per_sequence_s, per_prefill_s = host.host_per_prefill_sequence_s;
     const bool overlap = setup.profile.defaults.host_overlaps_gpu;
     // A mixed step: the decode step of its sequences (fixed and per-layer costs included) plus the
-    // kernels of its prefill tokens as one chunk (the chunk's own fixed costs only when it runs
-    // alone). The lambda owns copies: the pricing outlives the caller's locals.
+    // kernels of its prefill chunks, batched into one forward, each chunk attending to its own
+    // positions and the cache before it (the chunks' own fixed costs only when they run alone).
+    // The lambda owns copies: the pricing outlives the caller's locals.
     p.cost = [costs, model, gpu, setup, w, fixed_s, per_sequence_s, per_prefill_s, overlap](const StepShape& shape) {
         double t = 0;
         if (shape.decode_sequences > 0) {
@@ -331,10 +333,12 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
             t += engine::engine_decode_step(costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
         }
         if (shape.prefill_tokens > 0) {
-            Workload chunk = w;
-            chunk.engine.max_num_batched_tokens = shape.prefill_tokens;
-            t += engine::engine_prefill(costs, model, gpu, setup, chunk, shape.prefill_tokens).time_s - setup.profile.step.ttft_overhead_s -
-                 (shape.decode_sequences > 0 ? fixed_s : 0.0);
+            std::vector<engine::PrefillChunk> chunks;
+            chunks.reserve(shape.prefill_chunks.size());
+            for (const PrefillChunk& k : shape.prefill_chunks) chunks.push_back({k.start_tokens, k.tokens});
+            // A cost function called with the aggregates alone (a test's shape): one chunk from 0.
+            if (chunks.empty()) chunks.push_back({0, shape.prefill_tokens});
+            t += engine::engine_prefill_step(costs, model, gpu, setup, w, chunks).time_s - (shape.decode_sequences > 0 ? fixed_s : 0.0);
         }
         // The host's share of the step (ServingTerms): summed with the GPU's, or hidden behind it.
         const double host_s = per_sequence_s * static_cast<double>(shape.decode_sequences + shape.prefill_sequences) +
@@ -342,7 +346,10 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
         t = overlap ? std::max(t, host_s) : t + host_s;
         return std::max(t, 1e-6);
     };
-    p.fastest_step_s = p.cost(StepShape{1, 1, 0, 0});
+    StepShape lone;
+    lone.decode_sequences = 1;
+    lone.decode_context_tokens = 1;
+    p.fastest_step_s = p.cost(lone);
     return p;
 }
 

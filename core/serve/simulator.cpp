@@ -32,7 +32,16 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::vector<Request> requests = given;
     if (!(limits.frontend_latency_s >= 0) || !std::isfinite(limits.frontend_latency_s) || limits.frontend_latency_s > 1e3)
         throw Error("--serve", "the frontend latency must be 0 to 1000 s");
+    if (!(limits.frontend_serial_s >= 0) || !std::isfinite(limits.frontend_serial_s) || limits.frontend_serial_s > 1e3)
+        throw Error("--serve", "the frontend's serial time per request must be 0 to 1000 s");
     const double frontend = limits.frontend_latency_s;
+    // The frontend's serial part is one server, first come first served: a request sent at `sent`
+    // starts there when it is free, and reaches the engine its latency after that part ends.
+    double frontend_free_s = 0;
+    const auto through_frontend = [&](double sent) {
+        frontend_free_s = std::max(sent, frontend_free_s) + limits.frontend_serial_s;
+        return frontend_free_s + frontend;
+    };
     // An engine without prefix caching (vLLM 0.11.0 for Mamba and gated DeltaNet hybrids) prefills
     // every prompt whole.
     if (!limits.prefix_caching)
@@ -45,7 +54,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::vector<double> sent_s(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
         sent_s[i] = requests[i].arrival_s;
-        requests[i].arrival_s += frontend;
+        if (std::isfinite(sent_s[i])) requests[i].arrival_s = through_frontend(sent_s[i]);  // a closed loop's later requests wait for their user
     }
     std::size_t released = std::min(requests.size(), static_cast<std::size_t>(std::max<std::int64_t>(closed_loop_users, 0)));
     if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
@@ -203,6 +212,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             shape.prefill_tokens += chunk;
             shape.prefill_attended_tokens += static_cast<double>(chunk) * (static_cast<double>(a.prefilled) + (static_cast<double>(chunk) + 1.0) / 2.0);
             ++shape.prefill_sequences;
+            shape.prefill_chunks.push_back({a.prefilled, chunk});
             budget -= chunk;
             chunk_out = chunk;
         };
@@ -338,7 +348,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 release(a);
                 ++finished;
                 if (closed_loop_users > 0 && released < requests.size()) {  // this user's next request
-                    requests[released].arrival_s = t + frontend;
+                    requests[released].arrival_s = through_frontend(t);
                     out.requests[released].arrival_s = t;
                     ++released;
                 }
@@ -349,8 +359,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         running.erase(std::remove_if(running.begin(), running.end(), [&](const Active& a) { return a.index == requests.size(); }), running.end());
     }
     out.end_s = t;
-    // Every request spends the frontend latency outside the engine's queues, in the system all the same.
-    in_system_time += static_cast<double>(requests.size()) * frontend;
+    // Every request spends the frontend latency, and its wait at the frontend's serial part, outside
+    // the engine's queues, in the system all the same.
+    for (std::size_t i = 0; i < requests.size(); ++i) in_system_time += requests[i].arrival_s - out.requests[i].arrival_s;
     const double span = out.requests.empty() ? 0.0 : out.end_s - first_sent_s;
     out.mean_batch = span > 0 ? batch_time / span : 0.0;
     out.mean_kv_utilization = span > 0 ? kv_time / span : 0.0;

@@ -34,6 +34,13 @@ struct Request {
     std::int64_t shared_prefix_tokens = 0;
 };
 
+// One sequence's prompt chunk in a step: `tokens` tokens after the `start_tokens` already in its
+// KV cache (prefilled in earlier steps, or a prefix-cache hit).
+struct PrefillChunk {
+    std::int64_t start_tokens = 0;
+    std::int64_t tokens = 0;
+};
+
 // What one engine step computes, for the cost function.
 struct StepShape {
     std::int64_t decode_sequences = 0;      // sequences generating one token this step
@@ -41,6 +48,7 @@ struct StepShape {
     std::int64_t prefill_tokens = 0;        // prompt tokens prefilled this step (all chunks)
     double prefill_attended_tokens = 0;     // sum over those tokens of the positions each attends to
     std::int64_t prefill_sequences = 0;     // sequences whose prompt chunk runs this step
+    std::vector<PrefillChunk> prefill_chunks;  // one per such sequence, in the order scheduled
 };
 
 // Seconds one step of `shape` takes (the engine profile's mixed-step model, or a test's).
@@ -93,6 +101,11 @@ struct EngineLimits {
     // it, so TTFT and E2E rise by exactly this, and a closed-loop user's next request reaches the
     // engine this long after the last one finished. Arrival times in RequestResult are the client's.
     double frontend_latency_s = 0;
+    // The frontend's serial share of a request: the API server handles one request at a time (one
+    // Python process: HTTP parsing, the chat template, tokenization, the request's validation), so
+    // requests sent together queue there, and the k-th of a burst reaches the engine k x this after
+    // the first. It adds to the frontend latency of a lone request.
+    double frontend_serial_s = 0;
 };
 
 // One request's outcome.

@@ -25,7 +25,9 @@
 #include "app/commands.h"
 #include "app/headless.h"
 #include "core/atomic_file.h"
+#include "core/engine/engine_profile.h"
 #include "core/error.h"
+#include "core/text_file.h"
 #include "tests/core/test_support.h"
 #include "tests/support/synthetic_calibration.h"
 
@@ -623,19 +625,19 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
     };
     const std::vector<Case> cases = {
         {"vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json --model llama-3-8b --gpu h200 --engine vllm@0.11.2",
-         {{"tpot_s_mean", -0.045}, {"e2e_s_mean", -0.051}, {"output_tokens_per_s", 0.063}, {"ttft_s_mean", -0.317}}},
+         {{"tpot_s_mean", -0.047}, {"e2e_s_mean", -0.053}, {"output_tokens_per_s", 0.058}, {"ttft_s_mean", -0.323}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np10.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.098}, {"tpot_s_mean", -0.153}, {"itl_s_mean", -0.027}, {"output_tokens_per_s", 0.001}}},
+         {{"ttft_s_mean", 0.090}, {"tpot_s_mean", -0.145}, {"itl_s_mean", -0.018}, {"output_tokens_per_s", -0.009}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np20.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", -0.131}, {"tpot_s_mean", -0.115}, {"itl_s_mean", -0.125}, {"output_tokens_per_s", 0.055}}},
+         {{"ttft_s_mean", -0.140}, {"tpot_s_mean", -0.109}, {"itl_s_mean", -0.117}, {"output_tokens_per_s", 0.045}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np40.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", -0.308}, {"tpot_s_mean", -0.249}, {"itl_s_mean", -0.196}, {"output_tokens_per_s", 0.135}}},
+         {{"ttft_s_mean", -0.314}, {"tpot_s_mean", -0.245}, {"itl_s_mean", -0.189}, {"output_tokens_per_s", 0.124}}},
         {"sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json --gpu gh200",
-         {{"ttft_s_mean", 1.477}, {"tpot_s_mean", -0.312}, {"e2e_s_mean", -0.169}, {"output_tokens_per_s", 0.118}}},
+         {{"ttft_s_mean", 1.068}, {"tpot_s_mean", -0.296}, {"e2e_s_mean", -0.185}, {"output_tokens_per_s", 0.131}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", -0.097}, {"tpot_s_p50", 0.054}, {"tpot_s_mean", -0.298}, {"output_tokens_per_s", -0.091}}},
+         {{"ttft_s_mean", -0.104}, {"tpot_s_p50", 0.058}, {"tpot_s_mean", -0.295}, {"output_tokens_per_s", -0.095}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", -0.317}, {"tpot_s_p50", 0.005}, {"tpot_s_mean", 0.069}, {"output_tokens_per_s", -0.038}}},
+         {{"ttft_s_mean", -0.323}, {"tpot_s_p50", 0.008}, {"tpot_s_mean", 0.067}, {"output_tokens_per_s", -0.042}}},
     };
     for (const Case& c : cases) {
         const auto [rc, out] = run_binary("--headless --check " + bench + c.args + " --json -");
@@ -663,9 +665,9 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
         return v;
     }();
     const std::map<double, std::vector<std::pair<std::string, double>>> sweep = {
-        {1.0, {{"output_throughput", -0.039}, {"median_itl_ms", 0.421}, {"mean_e2e_latency_ms", 0.369}}},
-        {4.0, {{"output_throughput", -0.048}, {"median_itl_ms", 0.070}, {"mean_e2e_latency_ms", 0.035}}},
-        {16.0, {{"output_throughput", 0.320}, {"median_itl_ms", -0.325}, {"mean_e2e_latency_ms", -0.329}}},
+        {1.0, {{"output_throughput", -0.040}, {"median_itl_ms", 0.455}, {"mean_e2e_latency_ms", 0.403}}},
+        {4.0, {{"output_throughput", -0.049}, {"median_itl_ms", 0.107}, {"mean_e2e_latency_ms", 0.063}}},
+        {16.0, {{"output_throughput", 0.304}, {"median_itl_ms", -0.309}, {"mean_e2e_latency_ms", -0.315}}},
     };
     for (const auto& m : lines) {
         if (m["dataset_name"] != "random") continue;
@@ -838,6 +840,22 @@ BOOST_AUTO_TEST_CASE(serving_fit_is_opt_in_and_bad_files_are_one_line) {
     BOOST_TEST(malformed.exit_code == 1);
     BOOST_TEST(malformed.err.find("host_per_sequence_s") != std::string::npos, malformed.err);
     BOOST_TEST(std::count(malformed.err.begin(), malformed.err.end(), '\n') == 1);
+    // --check replays a benchmark result with the file's terms too: the H200 closed loop's TTFT
+    // rises by at least the fitted frontend's serial time (every request pays it once).
+    const std::string result = std::string(QUANTPLAN_SOURCE_DIR) + "/tests/data/bench/vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json";
+    const auto ttft = [&](const std::string& extra) {
+        const auto [rc, out] = run_binary("--headless --check " + result + " --model llama-3-8b --gpu h200 --engine vllm@0.11.2 --json -" + extra);
+        BOOST_TEST_REQUIRE(rc == 0, out);
+        const nlohmann::json doc = nlohmann::json::parse(out);
+        for (const auto& r : doc["check"]["rows"])
+            if (r["quantity"] == "ttft_s_mean") return r["predicted"].get<double>();
+        return 0.0;
+    };
+    const double serial = engine::parse_serving_fit(read_text_file(fit, "fit"), fit).terms.at("vllm-v1").frontend_serial_s;
+    BOOST_TEST(serial > 0);
+    BOOST_TEST(ttft(" --serving-fit " + fit) >= ttft("") + serial);
+    const auto [rc, out] = run_binary("--headless --check " + result + " --gpu h200 --serving-fit " + bad);
+    BOOST_TEST(rc == 1, out);
     std::remove(bad.c_str());
 }
 

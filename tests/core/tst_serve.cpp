@@ -268,6 +268,32 @@ BOOST_AUTO_TEST_CASE(a_frontend_latency_adds_exactly_itself_to_ttft_and_e2e) {
     BOOST_TEST(std::abs(l.mean_in_system / l.throughput_times_latency - 1) < kLittleTolerance);
 }
 
+// The frontend's serial part is one server: a burst's k-th request reaches the engine k of its
+// times after the first. With 1 s a request (far longer than the steps that serve one) each request
+// of a burst of five is served alone, its TTFT exactly k s more than the first's; a lone request's
+// TTFT rises by the serial time once; Little's law counts the wait at the frontend.
+BOOST_AUTO_TEST_CASE(the_frontends_serial_part_queues_a_burst) {
+    EngineLimits limits;
+    const std::vector<Request> one = {{0.0, 300, 1}};
+    const SimulationResult bare = simulate(one, limits, synthetic_cost);
+    limits.frontend_serial_s = 1.0;
+    const SimulationResult lone = simulate(one, limits, synthetic_cost);
+    BOOST_TEST(std::abs(lone.requests[0].ttft_s() - bare.requests[0].ttft_s() - 1.0) < 1e-12);
+    const std::vector<Request> burst(5, Request{0.0, 300, 1});
+    const SimulationResult r = simulate(burst, limits, synthetic_cost, 1'000'000, 5);
+    for (std::size_t k = 0; k < burst.size(); ++k) {
+        BOOST_TEST(r.requests[k].arrival_s == 0.0);  // the client's send time
+        BOOST_TEST(std::abs(r.requests[k].ttft_s() - r.requests[0].ttft_s() - static_cast<double>(k)) < 1e-9, "request " << k);
+    }
+    limits.frontend_serial_s = 0.004;
+    limits.frontend_latency_s = 0.02;
+    const SimulationResult busy = simulate(poisson_requests(400, 40, 300, 60, 7), limits, synthetic_cost);
+    const LittlesLaw l = littles_law(busy);
+    BOOST_TEST(std::abs(l.mean_in_system / l.throughput_times_latency - 1) < kLittleTolerance);
+    limits.frontend_serial_s = -1;
+    BOOST_CHECK_THROW(simulate(one, limits, synthetic_cost), Error);
+}
+
 BOOST_AUTO_TEST_CASE(requests_all_sent_at_once_run_in_waves) {
     // 24 requests at time 0 through 8 sequence slots: the batch holds 8, and the queue falls from
     // 16 to 8 to 0 as each wave of equal requests finishes together.
@@ -373,6 +399,46 @@ BOOST_AUTO_TEST_CASE(host_time_per_sequence_adds_to_a_step_or_hides_behind_it) {
     setup.profile.defaults.host_overlaps_gpu = true;
     const EnginePricing overlapped = engine_pricing(c, m, g, setup, w, a);
     BOOST_TEST(std::abs(overlapped.cost(shape) - std::max(base.cost(shape), 12 * 1e-4 + 2 * 2e-3)) < 1e-12);
+}
+
+// A long prompt is prefilled in chunks of the token budget, and each chunk attends to the cache its
+// earlier chunks wrote: a lone 32K-token request's TTFT in the simulator is the step model's own
+// prefill of that prompt (engine_prefill, chunk by chunk), and a chunk late in a prompt costs more
+// than the same chunk at its start. Before the chunks kept their positions, the simulator priced
+// every chunk as a prompt's first, and long prompts came out low.
+BOOST_AUTO_TEST_CASE(a_prefill_chunk_attends_to_the_cache_before_it) {
+    const engine::EngineCatalog catalog = engine::load_engine_catalog(quantplan::test::source_dir() / "assets" / "engines" / "profiles",
+                                                                      quantplan::test::source_dir() / "assets" / "engines" / "fit" / "engine-fit.json");
+    engine::EngineSetup setup = engine::make_engine_setup(catalog, "vllm@0.10.1", true);
+    setup.profile.serving = {};
+    const ModelConfig m = quantplan::test::bundled_model("qwen3-8b");
+    const GpuProfile g = quantplan::test::bundled_gpu("a100-80gb");
+    Workload w;
+    w.context_tokens = 32768 + 16;
+    w.engine.max_num_batched_tokens = 2048;
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), parse_scheme("bf16"), w.kv, g);
+    const Admission a = engine::engine_admission(c, m, g, setup, w);
+    const EnginePricing pricing = engine_pricing(c, m, g, setup, w, a);
+    const std::vector<Request> lone{{0.0, 32768, 1, 0}};
+    const SimulationResult r = simulate(lone, pricing.limits, pricing.cost);
+    const double expected = engine::engine_prefill(c, m, g, setup, w, 32768).time_s;  // the step fit's overhead = the frontend's
+    BOOST_TEST(r.steps == 16);
+    BOOST_TEST(std::abs(r.requests[0].ttft_s() / expected - 1) < 1e-9, "TTFT " << r.requests[0].ttft_s() << " s, prefill " << expected << " s");
+    // One step, the same 2,048 tokens: at a prompt's start, 30,000 tokens into it, and as two
+    // sequences' first 1,024 (less causal attention than one prompt's first 2,048).
+    const auto step = [&](std::vector<PrefillChunk> chunks) {
+        StepShape s;
+        for (const PrefillChunk& k : chunks) {
+            s.prefill_tokens += k.tokens;
+            ++s.prefill_sequences;
+        }
+        s.prefill_chunks = std::move(chunks);
+        return pricing.cost(s);
+    };
+    const double first = step({{0, 2048}}), late = step({{30000, 2048}}), two = step({{0, 1024}, {0, 1024}});
+    BOOST_TEST(late > 1.5 * first, "late chunk " << late << " s, first chunk " << first << " s");
+    BOOST_TEST(two < first);
+    BOOST_TEST(two > 0.9 * first);  // the linears, the bulk of a 2,048-token step, are the same
 }
 
 BOOST_AUTO_TEST_SUITE_END()

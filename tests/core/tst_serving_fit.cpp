@@ -47,6 +47,7 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
         const auto close = [](double a, double b) { return std::abs(a - b) <= kTermTolerance * std::max({std::abs(a), std::abs(b), 1e-9}); };
         BOOST_TEST(close(it->second.host_per_sequence_s, t.host_per_sequence_s), id << " host per sequence " << it->second.host_per_sequence_s << " vs " << t.host_per_sequence_s);
         BOOST_TEST(close(it->second.host_per_prefill_sequence_s, t.host_per_prefill_sequence_s), id);
+        BOOST_TEST(close(it->second.frontend_serial_s, t.frontend_serial_s), id << " frontend serial " << it->second.frontend_serial_s << " vs " << t.frontend_serial_s);
     }
     BOOST_TEST_REQUIRE(!committed.medians.empty());
     for (const auto& [figure, m] : committed.medians) {
