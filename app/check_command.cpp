@@ -185,12 +185,11 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         in.models_dir = models_dir();
         in.gpus_dir = gpus_dir();
         in.gpus = load_gpu_profiles(gpus_dir());
-        // --serving-fit FILE: its serving terms price the replay of a benchmark result, as they do
-        // a --serve run (opt-in, docs/capacity.md).
+        // The serving fit's terms price the replay of a benchmark result, as they do a --serve run.
         std::optional<engine::EngineCatalog> with_serving;
-        if (o.serving_fit) {
+        if (const std::optional<std::filesystem::path> fit = serving_fit_path(o)) {
             with_serving = engine_catalog();
-            engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*o.serving_fit, "--serving-fit"), *o.serving_fit));
+            engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*fit, "--serving-fit"), fit->string()));
         }
         in.catalog = with_serving ? &*with_serving : &engine_catalog();
         in.device_names = device_names();

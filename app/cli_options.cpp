@@ -213,10 +213,9 @@ Model of the hardware:
   --profile NAME           engine: the engine profile's step model fitted to published
                            measurements, with error bands (docs/fidelity.md); or realistic, ideal
                            (the seeds' lecture rooflines) or measured (needs --calibration FILE) [engine]
-  --serving-fit FILE       apply a --fit-serving file's serving terms (host time per sequence, the
-                           frontend's queue) and bands to step and serving figures and to --check's
-                           replay of a benchmark result (assets/engines/fit/serving-fit.json;
-                           opt-in: docs/capacity.md says why)
+  --serving-fit FILE|none  the serving terms (host time per sequence, the frontend's queue) and
+                           bands of step and serving figures and of --check's replay of a benchmark
+                           result: a --fit-serving file's, or none [assets/engines/fit/serving-fit.json]
   --corpus FILE            a user corpus (repeatable): with --profile engine the profiles are
                            refitted with its points too, so the bands are your own
   --engine NAME[@VER]      engine profile: vllm, vllm@0.6.3, vllm@0.10.1, sglang@0.4.6, ... (the

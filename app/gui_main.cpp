@@ -113,6 +113,7 @@ int run_gui(int argc, char** argv, const CliOptions& options) {
             window_options.data.icon_file = data_dir() / "assets" / "icons" / "quantplan.svg";
             window_options.data.engine_profiles_dir = engine_profiles_dir();
             window_options.data.engine_fit_file = engine_fit_file();
+            window_options.data.serving_fit_file = serving_fit_file();
             window_options.data.gpu_prices_file = gpu_prices_file();
         } catch (const Error& e) {
             QMessageBox::critical(nullptr, QStringLiteral("quantplan"), QString::fromUtf8(e.what()));

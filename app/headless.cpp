@@ -140,6 +140,12 @@ errorsim::ErrorsimRequest errorsim_request_from_options(const CliOptions& o) {
     return r;
 }
 
+std::optional<std::filesystem::path> serving_fit_path(const CliOptions& o) {
+    if (o.serving_fit) return *o.serving_fit == "none" ? std::nullopt : std::optional<std::filesystem::path>(*o.serving_fit);
+    std::error_code ec;
+    return std::filesystem::is_regular_file(serving_fit_file(), ec) ? std::optional<std::filesystem::path>(serving_fit_file()) : std::nullopt;
+}
+
 const engine::EngineCatalog& engine_catalog() {
     static const engine::EngineCatalog catalog = engine::load_engine_catalog(engine_profiles_dir(), engine_fit_file());
     return catalog;
@@ -182,11 +188,12 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
         refitted = engine::load_engine_catalog(engine_profiles_dir(), "");
         engine::apply_fit(*refitted, run_fidelity(o, nullptr).parameters);
     }
-    // --serving-fit FILE: the serving terms and bands of a --fit-serving file, opt-in (docs/capacity.md).
+    // The serving terms and bands of the bundled serving fit, another --fit-serving file, or none
+    // (--serving-fit none; docs/capacity.md).
     std::optional<engine::EngineCatalog> with_serving;
-    if (o.serving_fit) {
+    if (const std::optional<std::filesystem::path> fit = serving_fit_path(o)) {
         with_serving = refitted ? *refitted : engine_catalog();
-        engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*o.serving_fit, "--serving-fit"), *o.serving_fit));
+        engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*fit, "--serving-fit"), fit->string()));
     }
     r.engine = engine::make_engine_setup(with_serving ? *with_serving : refitted ? *refitted : engine_catalog(), o.engine, engine_priced);
     // The defaults as they apply on this GPU (JSON `engine.defaults`); the plan takes them only

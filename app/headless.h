@@ -1,5 +1,6 @@
 #pragma once
 // The command-line path: no window, no Qt event loop.
+#include <filesystem>
 #include <iosfwd>
 #include <string>
 
@@ -15,6 +16,11 @@ namespace quantplan::app {
 // The bundled engine profiles with their fit (assets/engines/profiles/, assets/engines/fit/),
 // loaded once. Throws Error for a malformed profile or fit file.
 const engine::EngineCatalog& engine_catalog();
+
+// The serving fit a run applies (docs/capacity.md, "Fitted to serving runs under load"): the
+// bundled assets/engines/fit/serving-fit.json by default, --serving-fit FILE's, or none with
+// --serving-fit none (or when the bundled file is absent).
+std::optional<std::filesystem::path> serving_fit_path(const CliOptions& options);
 
 // Builds the plan request an options set describes (model, GPU, schemes, workload, profile).
 // Throws Error naming the option at fault.

@@ -291,6 +291,15 @@ json engine_json(const engine::EngineSetup& e) {
                        {"ttft_overhead_s", e.profile.step.ttft_overhead_s}, {"kernel_scale_by_family", scales},
                        {"fitted_points", e.profile.step.fitted_points}, {"basis", e.profile.step.basis}};
     }
+    // The serving terms the capacity simulator adds (the serving fit's; null with --serving-fit none).
+    const engine::ServingTerms& t = e.profile.serving;
+    out["serving"] = t.fitted ? json{{"host_per_sequence_s", t.host_per_sequence_s},
+                                     {"host_per_prefill_sequence_s", t.host_per_prefill_sequence_s},
+                                     {"frontend_latency_s", t.frontend_latency_s},
+                                     {"frontend_serial_s", t.frontend_serial_s},
+                                     {"runs", t.runs},
+                                     {"basis", t.basis}}
+                              : json(nullptr);
     return out;
 }
 

@@ -52,6 +52,7 @@
 #include "core/errorsim/errorsim_request.h"
 #include "core/model_config_json.h"
 #include "core/sweep.h"
+#include "core/text_file.h"
 #include "tests/support/synthetic_calibration.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
@@ -96,6 +97,7 @@ DataPaths source_data() {
     d.icon_file = kSource / "assets" / "icons" / "quantplan.svg";
     d.engine_profiles_dir = kSource / "assets" / "engines" / "profiles";
     d.engine_fit_file = kSource / "assets" / "engines" / "fit" / "engine-fit.json";
+    d.serving_fit_file = kSource / "assets" / "engines" / "fit" / "serving-fit.json";
     d.gpu_prices_file = kSource / "assets" / "prices" / "gpu-prices.json";
     return d;
 }
@@ -812,8 +814,10 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture)
     // The same request and inputs through core directly.
     PlannerSetup s = window.setup();
     s.profile = QStringLiteral("engine");
-    const engine::EngineCatalog catalog = engine::load_engine_catalog(kSource / "assets" / "engines" / "profiles",
-                                                                      kSource / "assets" / "engines" / "fit" / "engine-fit.json");
+    engine::EngineCatalog catalog = engine::load_engine_catalog(kSource / "assets" / "engines" / "profiles",
+                                                                kSource / "assets" / "engines" / "fit" / "engine-fit.json");
+    const std::filesystem::path serving = kSource / "assets" / "engines" / "fit" / "serving-fit.json";  // the window applies it, as the command line does
+    engine::apply_serving_fit(catalog, engine::parse_serving_fit(read_text_file(serving, "serving fit"), serving.string()));
     const PlanRequest request = plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"),
                                              resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus"), nullptr, &catalog);
     DirectContext direct;

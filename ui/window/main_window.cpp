@@ -106,6 +106,11 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
     if (!options_.data.engine_profiles_dir.empty()) {
         try {
             engine_catalog_ = engine::load_engine_catalog(options_.data.engine_profiles_dir, options_.data.engine_fit_file);
+            // The serving fit's terms and bands, as the command line applies them by default.
+            if (!options_.data.serving_fit_file.empty()) {
+                const std::string path = options_.data.serving_fit_file.string();
+                engine::apply_serving_fit(*engine_catalog_, engine::parse_serving_fit(read_text_file(path, path), path));
+            }
         } catch (const std::exception& e) {
             load_error = QString::fromUtf8(e.what());
         }

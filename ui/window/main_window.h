@@ -58,6 +58,7 @@ struct DataPaths {
     std::filesystem::path icon_file;      // assets/icons/quantplan.svg
     std::filesystem::path engine_profiles_dir;  // assets/engines/profiles/ (empty: no engine profiles)
     std::filesystem::path engine_fit_file;      // assets/engines/fit/engine-fit.json
+    std::filesystem::path serving_fit_file;     // assets/engines/fit/serving-fit.json (empty: no serving terms)
     std::filesystem::path gpu_prices_file;      // assets/prices/gpu-prices.json (empty: no bundled prices)
 };
 
