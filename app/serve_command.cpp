@@ -232,6 +232,15 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                 table.add_row({r.name, fixed(s.ttft_s.p50 * 1e3, 1) + " ms", fixed(s.ttft_s.p99 * 1e3, 1) + " ms", fixed(s.tpot_s.p50 * 1e3, 2) + " ms",
                                fixed(s.tpot_s.p99 * 1e3, 2) + " ms", fixed(s.output_tokens_per_s, 0), fixed(s.slo_attainment * 100, 1), max_rate,
                                replicas, headroom, cost, binds});
+                // The serving fit's band under each figure it has one for (p10-p90: docs/capacity.md).
+                const auto band = [&](const char* figure, double predicted, double unit, int digits, const char* suffix) {
+                    const std::optional<serve::FigureBand> b = serve::figure_band(capacity, figure, predicted);
+                    return b ? fixed(b->low * unit, digits) + "-" + fixed(b->high * unit, digits) + suffix : std::string();
+                };
+                const std::string ttft_band = band("ttft_s", s.ttft_s.p50, 1e3, 1, " ms");
+                if (!ttft_band.empty())
+                    table.add_row({"  p10-p90", ttft_band, "", band("tpot_s", s.tpot_s.p50, 1e3, 2, " ms"), "", band("output_tokens_per_s", s.output_tokens_per_s, 1, 0, ""), "",
+                                   r.max_rate ? band("requests_per_s", *r.max_rate, 1, 2, "") : "", "", "", "", ""});
             }
             out << "\n";
             table.print(out);
@@ -241,6 +250,9 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                 << (price != prices.end() ? " $/M out at the highest rate, " + fixed(price->second, 2) + " USD per GPU-hour"
                                           : " cost: no bundled price for " + gpu.id + "; pass --price " + gpu.id + "=USD_PER_HOUR")
                 << "\n";
+            if (!capacity.bands.empty())
+                out << "p10-p90: where the measured figure is expected to lie, from the serving fit's leave-one-source-out errors on "
+                       "published runs under load (docs/capacity.md)\n";
             if (price != prices.end()) out << "price: " << run.price_sources.at(gpu.id) << "\n";
             if (target) {
                 out << "\nrecommendation for " << fixed(*target, 2) << " requests/s within the SLOs (cheapest first"

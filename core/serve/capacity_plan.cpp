@@ -223,17 +223,21 @@ nlohmann::json opt(const std::optional<T>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-// Where the measured value of a figure predicted as `predicted` is expected to lie, from the
-// serving fit's band of residuals e = predicted / measured - 1: [predicted / (1 + p90),
-// predicted / (1 + p10)]; null without a band.
+// JSON of figure_band; null without a band.
 nlohmann::json band_json(const CapacityPlan& plan, const std::string& figure, const std::optional<double>& predicted) {
-    const engine::ServingBand* b = engine::find_serving_band(plan.bands, plan.engine, figure);
-    if (!b || !predicted) return nullptr;
-    const double low = *predicted / (1 + b->p90), high = *predicted / std::max(1 + b->p10, 0.05);
-    return {{"low", low}, {"high", high}, {"p10_error", b->p10}, {"p90_error", b->p90}, {"points", b->points}, {"basis", b->basis}};
+    const std::optional<FigureBand> b = predicted ? figure_band(plan, figure, *predicted) : std::nullopt;
+    if (!b) return nullptr;
+    return {{"low", b->low}, {"high", b->high}, {"p10_error", b->band.p10}, {"p90_error", b->band.p90}, {"points", b->band.points}, {"basis", b->band.basis}};
 }
 
 }  // namespace
+
+std::optional<FigureBand> figure_band(const CapacityPlan& plan, const std::string& figure, double predicted) {
+    const engine::ServingBand* b = engine::find_serving_band(plan.bands, plan.engine, figure);
+    if (!b) return std::nullopt;
+    // A p10 below -95% would put the high end at infinity: held at 1 / 0.05 = 20 x the prediction.
+    return FigureBand{predicted / (1 + b->p90), predicted / std::max(1 + b->p10, 0.05), *b};
+}
 
 nlohmann::json serve_json(const CapacityPlan& plan) {
     nlohmann::json arr = nlohmann::json::array();

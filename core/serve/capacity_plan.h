@@ -72,6 +72,17 @@ struct CapacityPlan {
     std::vector<std::string> vetoes;      // schemes the accuracy tolerance vetoes, with why
 };
 
+// Where the measured value of a figure ("ttft_s", "tpot_s", "requests_per_s") predicted as
+// `predicted` is expected to lie, from the plan's serving-fit band of residuals
+// e = predicted / measured - 1: [predicted / (1 + p90), predicted / (1 + p10)].
+struct FigureBand {
+    double low = 0;
+    double high = 0;
+    engine::ServingBand band;  // the residuals' band it comes from
+};
+// nullopt when the plan has no band for the figure (--serving-fit none).
+std::optional<FigureBand> figure_band(const CapacityPlan& plan, const std::string& figure, double predicted);
+
 // The longest request the traffic can hold (input + output): the engine's max_model_len.
 std::int64_t longest_request(const Traffic& traffic);
 

@@ -846,6 +846,12 @@ BOOST_AUTO_TEST_CASE(serving_fit_is_the_default_and_bad_files_are_one_line) {
     const RunResult by_default = run_serve({"--schemes", "bf16", "--rate", "2", "--requests", "200", "--json", "-"});
     BOOST_TEST_REQUIRE(by_default.exit_code == 0, by_default.err);
     BOOST_TEST(nlohmann::json::parse(by_default.out)["serve"][0]["ttft_s_band"].is_object());
+    // The table prints the bands under each row; without a serving fit it has none.
+    const RunResult table = run_serve({"--schemes", "bf16", "--rate", "2", "--requests", "200"});
+    BOOST_TEST_REQUIRE(table.exit_code == 0, table.err);
+    BOOST_TEST(table.out.find("  p10-p90 ") != std::string::npos, table.out);
+    const RunResult bare_table = run_serve({"--schemes", "bf16", "--rate", "2", "--requests", "200", "--serving-fit", "none"});
+    BOOST_TEST(bare_table.out.find("p10-p90") == std::string::npos, bare_table.out);
     const RunResult with = run_serve({"--schemes", "bf16", "--rate", "2", "--requests", "200", "--serving-fit", fit, "--json", "-"});
     BOOST_TEST_REQUIRE(with.exit_code == 0, with.err);
     const nlohmann::json row = nlohmann::json::parse(with.out)["serve"][0];

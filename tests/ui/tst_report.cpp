@@ -315,6 +315,13 @@ BOOST_AUTO_TEST_CASE(traffic_adds_the_capacity_section) {
     BOOST_TEST(md.find("## Capacity") != std::string::npos);
     BOOST_TEST(md.find("Cheapest configurations for 8.00 requests/s") != std::string::npos);
     BOOST_TEST(read_file(dir / "report.html").find("Capacity") != std::string::npos);
+    // Each scheme's row carries the serving fit's bands (the default), the JSON's low and high.
+    BOOST_TEST(md.find("p10-p90: TTFT p50 ms") != std::string::npos);
+    const auto& first = doc["capacity"]["serve"][0];
+    BOOST_TEST_REQUIRE(first["ttft_s_band"].is_object());
+    char ttft_band[64];
+    std::snprintf(ttft_band, sizeof ttft_band, "%.1f-%.1f", first["ttft_s_band"]["low"].get<double>() * 1e3, first["ttft_s_band"]["high"].get<double>() * 1e3);
+    BOOST_TEST(md.find(ttft_band) != std::string::npos, ttft_band);
     // The capacity charts: latency against rate with the SLO, cost per configuration, a timeline.
     for (const char* chart : {"capacity-ttft", "capacity-tpot", "capacity-cost", "capacity-timeline"}) {
         BOOST_TEST(fs::exists(dir / "charts" / (std::string(chart) + ".png")), chart);

@@ -834,6 +834,12 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture)
         BOOST_TEST(close(core.schemes[i].stats.tpot_s.p99 * 1e3, panel->model()->data(tpot, kExportRole).toDouble()));
         const QModelIndex rate = panel->model()->index(static_cast<int>(i), 10);
         BOOST_TEST(close(*core.schemes[i].max_rate, panel->model()->data(rate, kExportRole).toDouble()));
+        // The serving fit's band of the highest rate (the last column), around core's figure.
+        const QString band = panel->model()->data(panel->model()->index(static_cast<int>(i), panel->model()->columnCount() - 1), Qt::DisplayRole).toString();
+        const QStringList ends = band.split(QLatin1Char('-'));
+        BOOST_TEST_REQUIRE(ends.size() == 2, band.toStdString());
+        BOOST_TEST(ends[0].toDouble() < *core.schemes[i].max_rate);
+        BOOST_TEST(ends[1].toDouble() > *core.schemes[i].max_rate);
         BOOST_TEST(!shown.schemes[i].sweep.empty());
         BOOST_TEST(!shown.schemes[i].stats.timeline.empty());
     }

@@ -252,12 +252,17 @@ std::vector<Block> build_blocks(const ReportContent& c) {
                                 "step model; the highest rate is the highest Poisson rate one replica sustains within the SLOs "
                                 "with a stable queue (docs/capacity.md)."));
         Block cap = table({"scheme", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "output tok/s", "SLO attainment",
-                           "highest req/s", "replicas", "headroom", "USD / M output"},
-                          {false, true, true, true, true, true, true, true, true, true, true});
+                           "highest req/s", "replicas", "headroom", "USD / M output", "p10-p90: TTFT p50 ms", "TPOT p50 ms", "highest req/s"},
+                          {false, true, true, true, true, true, true, true, true, true, true, true, true, true});
+        // The serving fit's band of a figure (docs/capacity.md), "-" without one.
+        const auto band = [&](const char* figure, const std::optional<double>& predicted, double unit, int digits) {
+            const std::optional<serve::FigureBand> b = predicted ? serve::figure_band(*c.capacity, figure, *predicted) : std::nullopt;
+            return b ? fixed(b->low * unit, digits) + "-" + fixed(b->high * unit, digits) : std::string("-");
+        };
         const auto opt_text = [](const auto& v, int digits) { return v ? fixed(static_cast<double>(*v), digits) : std::string("-"); };
         for (const serve::SchemeCapacity& r : c.capacity->schemes) {
             if (!r.fits) {
-                cap.rows.push_back({r.name, r.reason, "", "", "", "", "", "", "", "", ""});
+                cap.rows.push_back({r.name, r.reason, "", "", "", "", "", "", "", "", "", "", "", ""});
                 continue;
             }
             const serve::ServeStats& st = r.stats;
@@ -266,13 +271,15 @@ std::vector<Block> build_blocks(const ReportContent& c) {
                 cap.rows.push_back({r.name, "overloaded: completes " + fixed(st.completed_requests_per_s, 2) + " of " +
                                                 fixed(st.offered_requests_per_s, 2) + " requests/s offered",
                                     "", "", "", "", "", opt_text(r.max_rate, 2), opt_text(r.replicas, 0),
-                                    r.headroom ? percent(*r.headroom) : std::string("-"), opt_text(r.cost_output, 3)});
+                                    r.headroom ? percent(*r.headroom) : std::string("-"), opt_text(r.cost_output, 3), "-", "-",
+                                    band("requests_per_s", r.max_rate, 1, 2)});
                 continue;
             }
             cap.rows.push_back({r.name, fixed(st.ttft_s.p50 * 1e3, 1), fixed(st.ttft_s.p99 * 1e3, 1), fixed(st.tpot_s.p50 * 1e3, 2),
                                 fixed(st.tpot_s.p99 * 1e3, 2), fixed(st.output_tokens_per_s, 0), percent(st.slo_attainment),
                                 opt_text(r.max_rate, 2), opt_text(r.replicas, 0), r.headroom ? percent(*r.headroom) : std::string("-"),
-                                opt_text(r.cost_output, 3)});
+                                opt_text(r.cost_output, 3), band("ttft_s", st.ttft_s.p50, 1e3, 1), band("tpot_s", st.tpot_s.p50, 1e3, 2),
+                                band("requests_per_s", r.max_rate, 1, 2)});
         }
         out.push_back(std::move(cap));
         if (c.capacity_target && !c.capacity->ranked.empty()) {

@@ -132,6 +132,15 @@ void CapacityTableModel::setResult(const serve::CapacityPlan& plan, bool searche
         {QStringLiteral("headroom (%)"), QStringLiteral("Capacity of those replicas beyond the target: replicas x highest rate / target - 1.")},
         {QStringLiteral("USD/M out"), QStringLiteral("USD per million output tokens at the highest rate, from the GPU's price per hour.")},
         {QStringLiteral("USD/M in"), QStringLiteral("USD per million input tokens at the highest rate.")},
+        {QStringLiteral("TTFT p50 p10-p90 (ms)"),
+         QStringLiteral("Where the measured TTFT p50 is expected to lie: the serving fit's leave-one-source-out errors on published runs under load.")},
+        {QStringLiteral("TPOT p50 p10-p90 (ms)"), QStringLiteral("Where the measured TPOT p50 is expected to lie (the serving fit's errors).")},
+        {QStringLiteral("highest req/s p10-p90"), QStringLiteral("Where the measured highest rate is expected to lie (the serving fit's errors).")},
+    };
+    // A figure's serving-fit band as text ("-" without one: --serving-fit none).
+    const auto band = [&](const char* figure, const std::optional<double>& predicted, double unit, int digits) {
+        const std::optional<serve::FigureBand> b = predicted ? serve::figure_band(plan, figure, *predicted) : std::nullopt;
+        return text_cell(b ? QStringLiteral("%1-%2").arg(b->low * unit, 0, 'f', digits).arg(b->high * unit, 0, 'f', digits) : QStringLiteral("-"));
     };
     const QString pending = searched ? QStringLiteral("-") : QStringLiteral("…");
     std::vector<std::vector<Cell>> rows;
@@ -168,6 +177,9 @@ void CapacityTableModel::setResult(const serve::CapacityPlan& plan, bool searche
         row.push_back(r.headroom ? number_cell(*r.headroom * kPercent, 0) : text_cell(pending));
         row.push_back(r.cost_output ? number_cell(*r.cost_output, 3) : text_cell(pending));
         row.push_back(r.cost_input ? number_cell(*r.cost_input, 3) : text_cell(pending));
+        row.push_back(band("ttft_s", s.ttft_s.p50, kMsPerS, 1));
+        row.push_back(band("tpot_s", s.tpot_s.p50, kMsPerS, 2));
+        row.push_back(r.max_rate ? band("requests_per_s", r.max_rate, 1, 2) : text_cell(pending));
         rows.push_back(std::move(row));
     }
     setTable(std::move(columns), std::move(rows));
