@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -137,8 +138,11 @@ const GpuProfile* gpu_by_id(const std::vector<GpuProfile>& gpus, const std::stri
 // The GPU from what the log holds: a printed device name first, then the total memory (the nearest
 // bundled GPU within the tolerance; every other one that fits is named), then SGLang's free memory
 // at start (the smallest bundled GPU that holds it, within 6%: the CUDA context and other
-// processes take some).
-void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, std::optional<GpuProfile>& gpu) {
+// processes take some), then vLLM's budget: gpu_memory_utilization (the log's, else
+// `default_utilization`) x the total holds the weights and the KV cache the log prints, so the
+// total is at least their sum over the utilization; the bundled GPUs within kBudgetSlack above
+// that bound fit, the nearest first.
+void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, std::optional<GpuProfile>& gpu, double default_utilization) {
     Identified& id = r.identified;
     for (const LoggedDeviceName& d : log.device_names) {
         const DeviceNameEntry* e = device_entry(in.device_names, d.name);
@@ -197,6 +201,23 @@ void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, 
         std::stable_sort(fits.begin(), fits.end(), [](const GpuProfile* a, const GpuProfile* b) { return a->memory_usable_bytes < b->memory_usable_bytes; });
         if (pick(fits, "the free memory before the weights " + log.free_memory_at_start_bytes->as_logged + " (SGLang's 'Load weight begin')", "free memory at start"))
             return;
+    }
+    if (log.engine == "vllm" && log.weights_bytes && log.kv_cache_bytes && default_utilization > 0) {
+        const double utilization = log.gpu_memory_utilization.value_or(default_utilization);
+        double inside = log.weights_bytes->value + log.kv_cache_bytes->value;
+        std::string parts = "weights " + log.weights_bytes->as_logged + " + KV cache " + log.kv_cache_bytes->as_logged;
+        for (const std::optional<LoggedQuantity>* q : {&log.activation_peak_bytes, &log.non_torch_bytes})
+            if (*q) inside += (*q)->value, parts += " + " + (*q)->as_logged;
+        const double bound = inside / utilization;
+        std::vector<const GpuProfile*> fits;
+        for (const GpuProfile& g : in.gpus) {
+            const double usable = static_cast<double>(g.memory_usable_bytes);
+            if (usable >= bound && (usable - bound) / usable <= kBudgetSlack) fits.push_back(&g);
+        }
+        std::stable_sort(fits.begin(), fits.end(), [](const GpuProfile* a, const GpuProfile* b) { return a->memory_usable_bytes < b->memory_usable_bytes; });
+        char at[96];
+        std::snprintf(at, sizeof at, " at gpu_memory_utilization %g: a total of at least %s", utilization, gib(bound).c_str());
+        if (pick(fits, "the memory the engine's budget holds (" + parts + at + ")", "memory budget")) return;
     }
     r.unresolved.push_back("GPU: the log names no GPU and states no total memory; pass --gpu ID|FILE");
 }
@@ -382,7 +403,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         id.from["gpu"] = "option";
         id.gpu_candidates = {gpu->id};
     } else {
-        identify_gpu(log, in, r, gpu);
+        identify_gpu(log, in, r, gpu, setup && setup->profile.memory.rule == engine::BudgetRule::UtilizationOfTotal ? setup->profile.defaults.gpu_memory_utilization : 0.0);
     }
     if (gpu) id.gpu = gpu->id;
 
@@ -417,23 +438,56 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             r.notes.push_back("priced with the logged total memory " + log.total_memory_bytes->as_logged + " (the " + gpu->id + " profile's is " + gib(profile) + ")");
         gpu->memory_usable_bytes = static_cast<std::uint64_t>(logged);
     }
-    if (setup && model && gpu && scheme && priceable_tp) {
-        const engine::EngineDefaults d =
-            engine::defaults_for_run(setup->profile, gpu->id, gpu->memory_usable_bytes, setup->choice.version_asked, id.max_model_len);
-        setup->profile.defaults = d;
-        if (log.chunked_prefill) setup->profile.defaults.chunked_prefill = *log.chunked_prefill;
-        if (log.enforce_eager) setup->profile.defaults.cuda_graphs = !*log.enforce_eager;
+    // The engine on GPU `g` as the log set it up (the version's defaults on that GPU where the log is
+    // silent): `s`'s defaults and the workload.
+    const auto setup_on = [&](const GpuProfile& g, engine::EngineSetup& s) {
+        const engine::EngineDefaults d = engine::defaults_for_run(s.profile, g.id, g.memory_usable_bytes, s.choice.version_asked, id.max_model_len);
+        s.profile.defaults = d;
+        if (log.chunked_prefill) s.profile.defaults.chunked_prefill = *log.chunked_prefill;
+        if (log.enforce_eager) s.profile.defaults.cuda_graphs = !*log.enforce_eager;
         Workload w;
         w.tensor_parallel = id.tp;
         w.kv = parse_kv_format(id.kv_cache_dtype);
         // The reader keeps only values inside their domains: (0, 1] for both fractions.
         w.engine.gpu_memory_utilization = log.gpu_memory_utilization.value_or(d.gpu_memory_utilization);
-        if (log.mem_fraction_static) setup->profile.defaults.mem_fraction_static = *log.mem_fraction_static;
+        if (log.mem_fraction_static) s.profile.defaults.mem_fraction_static = *log.mem_fraction_static;
         w.engine.max_num_seqs = log.max_num_seqs.value_or(d.max_num_seqs);
         w.engine.max_num_batched_tokens = log.max_num_batched_tokens.value_or(d.max_num_batched_tokens);
-        if (log.block_size_tokens) setup->profile.defaults.block_size_tokens = *log.block_size_tokens;
-        w.engine.kv_block_tokens = setup->profile.defaults.block_size_tokens;
+        if (log.block_size_tokens) s.profile.defaults.block_size_tokens = *log.block_size_tokens;
+        w.engine.kv_block_tokens = s.profile.defaults.block_size_tokens;
         w.context_tokens = std::max<std::int64_t>(1, id.max_model_len);
+        w.kv_auto = !log.kv_cache_dtype || kv_name_is_auto(*log.kv_cache_dtype);
+        return w;
+    };
+    // Several bundled GPUs fit the memory evidence alone: the one whose predicted KV budget is
+    // nearest the logged KV cache. The engine's defaults differ by GPU (vLLM V1 from 0.9 gives an
+    // H100 4 x an A100's max_num_batched_tokens, and so a larger profiling forward), and so do their
+    // usable memories.
+    if (!options.gpu && gpu && id.gpu_candidates.size() > 1 && log.kv_cache_bytes && setup && model && scheme && priceable_tp &&
+        !log.total_memory_bytes) {
+        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
+        double nearest = std::numeric_limits<double>::infinity();
+        std::string picked;
+        for (const std::string& candidate : id.gpu_candidates) {
+            const GpuProfile* g = gpu_by_id(in.gpus, candidate);
+            if (!g) continue;
+            engine::EngineSetup s = *setup;
+            Workload w = setup_on(*g, s);
+            w.kv = scheme_kv_format(*model, parse_scheme(*scheme), w, &s, nullptr);
+            const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *g), *model, s.profile);
+            const double off = std::abs(static_cast<double>(engine::engine_admission(c, *model, *g, s, w, id.max_model_len).budget_bytes) - log.kv_cache_bytes->value);
+            if (off < nearest) nearest = off, picked = candidate;
+        }
+        if (!picked.empty() && picked != gpu->id) {
+            r.notes.push_back("of the GPUs that fit, " + picked + "'s predicted KV cache is nearest the logged " + log.kv_cache_bytes->as_logged +
+                              " (its engine defaults and usable memory): priced as " + picked + ", not " + gpu->id);
+            gpu = *gpu_by_id(in.gpus, picked);
+            id.gpu = picked;
+            std::stable_partition(id.gpu_candidates.begin(), id.gpu_candidates.end(), [&](const std::string& x) { return x == picked; });
+        }
+    }
+    if (setup && model && gpu && scheme && priceable_tp) {
+        Workload w = setup_on(*gpu, *setup);
         id.gpu_memory_utilization = log.engine == "sglang" ? engine::sglang_mem_fraction_static(setup->profile, gpu->memory_usable_bytes, id.tp)
                                                            : w.engine.gpu_memory_utilization;
         id.from["gpu_memory_utilization"] = log.gpu_memory_utilization ? from_log(log, "gpu_memory_utilization")
@@ -441,8 +495,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
                                                                        : "engine default";
         used_defaults = setup->profile.defaults;
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
-        // --kv-cache-dtype auto (or not logged): the engine may cache in the format the checkpoint declares.
-        w.kv_auto = !log.kv_cache_dtype || kv_name_is_auto(*log.kv_cache_dtype);
+        // --kv-cache-dtype auto (or not logged, w.kv_auto): the engine may cache in the format the checkpoint declares.
         std::string kv_note;
         w.kv = scheme_kv_format(*model, parse_scheme(*scheme), w, &*setup, &kv_note);
         if (!kv_note.empty()) {

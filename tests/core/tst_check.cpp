@@ -2,10 +2,15 @@
 // field by field, then checked against the prediction; hostile and foreign text refused in one line.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/check/check.h"
 #include "core/check/startup_log.h"
@@ -178,18 +183,25 @@ BOOST_AUTO_TEST_CASE(wrapped_argument_lists_are_joined) {
     BOOST_TEST(*log.gpu_memory_utilization == 0.5);
     BOOST_TEST(*log.max_model_len == 16384);
     BOOST_TEST(log.kv_cache_tokens->value == 464848);
-    // The log names the model (Qwen2-7B-Instruct, bundled) but no total memory: the check asks for
-    // --gpu and still lists what the log holds, unpriced.
+    // The log names the model (Qwen2-7B-Instruct, bundled) but neither a GPU nor the total memory:
+    // its budget (weights 14.25 GiB + KV cache 24.83 GiB at 0.5) needs at least 78.2 GiB, which
+    // every 80 GB GPU fits; the A100's defaults (max_num_batched_tokens 2048, not the H100's 8192)
+    // predict the logged KV cache nearest, so it is priced as an A100 80GB, the others named.
     const CheckResult r = check_startup_log(log, {}, inputs());
     BOOST_TEST(r.identified.model == "qwen2-7b-instruct");
-    bool asks_model = false, asks_gpu = false;
-    for (const std::string& u : r.unresolved) {
-        asks_model = asks_model || u.find("--model") != std::string::npos;
-        asks_gpu = asks_gpu || u.find("--gpu") != std::string::npos;
-    }
-    BOOST_TEST(!asks_model);
+    BOOST_TEST(r.identified.gpu == "a100-80gb");
+    BOOST_TEST(r.identified.from.at("gpu") == "memory budget");
+    BOOST_TEST(std::count(r.identified.gpu_candidates.begin(), r.identified.gpu_candidates.end(), "h100-sxm") == 1);
+    for (const std::string& u : r.unresolved) BOOST_TEST(u.find("--model") == std::string::npos, u);
+    const CheckRow* tokens = row(r, "kv_cache_tokens");
+    BOOST_TEST_REQUIRE(tokens->predicted.has_value());
+    BOOST_TEST(std::abs(*tokens->error_fraction) <= kKvTokensTarget, "KV tokens " << *tokens->error_fraction);
+    // Without the KV cache line the budget says nothing, and the check asks for --gpu.
+    StartupLog bare = log;
+    bare.kv_cache_bytes.reset();
+    bool asks_gpu = false;
+    for (const std::string& u : check_startup_log(bare, {}, inputs()).unresolved) asks_gpu = asks_gpu || u.find("--gpu") != std::string::npos;
     BOOST_TEST(asks_gpu);
-    BOOST_TEST(!row(r, "kv_cache_tokens")->predicted.has_value());  // a partial check still lists what the log holds
     const StartupLog tp2 = read_startup_log(fixture("vllm-0.10.1.1-qwen2-7b-a100-40gb-tp2-gmu0.5-ray.log"), "tp2.log");
     BOOST_TEST(*tp2.tensor_parallel == 2);
 }
@@ -362,6 +374,68 @@ BOOST_AUTO_TEST_CASE(sglang_benchmark_result_with_python_literals) {
                R"({"a": null, "b": "Infinity", "c": null, "d": [null], "e": NaNx})");
     // JSON that is no benchmark result is refused in one error.
     BOOST_TEST(test::throws_naming([] { read_bench_result(R"({"a": 1})", "x.json"); }, "not a benchmark result"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The log corpus as a whole (the log issue's item 3): every fixture under tests/data/logs/ is read
+// without an error, and each one with an `.expect.json` (what the log prints, with the bundled GPU
+// and model it is) is identified field by field by `--check` as a user runs it, with no option.
+// The share identified per field is printed beside the issue's 95% target, and a field that falls
+// below the share recorded here fails: the corpus only gains.
+BOOST_AUTO_TEST_SUITE(check_log_corpus)
+
+BOOST_AUTO_TEST_CASE(every_fixture_parses_and_the_expected_fields_are_identified) {
+    namespace fs = std::filesystem;
+    // The shares identified when this test was written (session 13, 10 fixtures with expectations);
+    // the issue's target is 95% over at least 40 logs.
+    const std::map<std::string, double> recorded = {{"gpu", 1.0},  {"model", 1.0}, {"version", 1.0},
+                                                    {"tp", 1.0},   {"gpu_memory_utilization", 1.0}, {"kv_cache_tokens", 1.0}};
+    constexpr double kIssueTarget = 0.95;
+    CheckInputs in = inputs();
+    in.device_names = parse_device_names(fixture("gpu-device-names.json", "../../assets"), "gpu-device-names.json");
+    std::map<std::string, std::pair<int, int>> tally;  // field -> (identified, expected)
+    int logs = 0;
+    for (const auto& e : fs::directory_iterator(test::source_dir() / "tests" / "data" / "logs")) {
+        if (e.path().extension() != ".log") continue;
+        ++logs;
+        const std::string name = e.path().filename().string();
+        StartupLog log;
+        BOOST_REQUIRE_NO_THROW(log = read_startup_log(fixture(name), name));
+        const fs::path expect_path = fs::path(e.path()).replace_extension(".expect.json");
+        if (!fs::exists(expect_path)) continue;
+        const nlohmann::json expect = nlohmann::json::parse(fixture(expect_path.filename().string()));
+        CheckResult r;
+        BOOST_REQUIRE_NO_THROW(r = check_startup_log(log, CheckOptions{}, in));
+        const auto count = [&](const std::string& field, bool expected, bool identified, const std::string& got) {
+            if (!expected) return;
+            ++tally[field].second;
+            tally[field].first += identified ? 1 : 0;
+            BOOST_TEST_MESSAGE(name << " " << field << (identified ? " identified" : " not identified: got " + got));
+        };
+        count("gpu", expect["quantplan_gpu"].is_string(), expect["quantplan_gpu"].is_string() && r.identified.gpu == expect["quantplan_gpu"].get<std::string>(),
+              r.identified.gpu);
+        count("model", expect["quantplan_model"].is_string(),
+              expect["quantplan_model"].is_string() && r.identified.model == expect["quantplan_model"].get<std::string>(), r.identified.model);
+        count("version", expect["version"].is_string(), expect["version"].is_string() && log.version == expect["version"].get<std::string>(), log.version);
+        count("tp", expect["tp"].is_number(), expect["tp"].is_number() && r.identified.tp == expect["tp"].get<std::int64_t>(), std::to_string(r.identified.tp));
+        const nlohmann::json& utilization = expect["engine"] == "sglang" ? expect["mem_fraction_static"] : expect["gpu_memory_utilization"];
+        count("gpu_memory_utilization", utilization.is_number(),
+              utilization.is_number() && std::abs(r.identified.gpu_memory_utilization - utilization.get<double>()) < 1e-9,
+              std::to_string(r.identified.gpu_memory_utilization));
+        count("kv_cache_tokens", expect["kv_cache_tokens"].is_number(),
+              expect["kv_cache_tokens"].is_number() && log.kv_cache_tokens && log.kv_cache_tokens->value == expect["kv_cache_tokens"].get<double>(),
+              log.kv_cache_tokens ? std::to_string(log.kv_cache_tokens->value) : "none");
+    }
+    BOOST_TEST(logs >= 20);
+    for (const auto& [field, floor] : recorded) {
+        const auto [identified, expected] = tally[field];
+        BOOST_TEST_REQUIRE(expected > 0, field);
+        const double share = static_cast<double>(identified) / expected;
+        BOOST_TEST_MESSAGE(field << ": identified in " << identified << " of " << expected << " (" << share * 100 << "%; the issue's target "
+                                 << kIssueTarget * 100 << "% over 40 logs)");
+        BOOST_TEST(share >= floor, field << ": identified in " << identified << " of " << expected << ", recorded " << floor);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
