@@ -151,6 +151,7 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
                 x.max_num_batched_tokens = count_at(s, "max_num_batched_tokens", where);
                 if (!x.max_num_batched_tokens) x.max_num_batched_tokens = count_at(s, "chunked_prefill_size", where);
                 x.chunked_prefill = flag_at(s, "chunked_prefill");
+                x.kv_cache_dtype = text_at(s, "kv_cache_dtype");
                 x.cuda_graphs = flag_at(s, "cuda_graphs");
                 x.dataset = text_at(s, "dataset");
                 if (const std::string lengths = text_at(s, "lengths_file"); !lengths.empty()) {
@@ -169,7 +170,7 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
             const std::optional<double> value = number_at(r, "value");
             if (!value || !(*value > 0)) continue;  // a zero or missing figure is not compared
             const bool latency = metric == "ttft_s" || metric == "tpot_s" || metric == "itl_s" || metric == "e2e_s";
-            const bool rate = metric == "requests_per_s" || metric == "output_tokens_per_s";
+            const bool rate = metric == "requests_per_s" || metric == "output_tokens_per_s" || metric == "total_tokens_per_s";
             if (!latency && !rate) continue;
             if (latency && stat != "mean" && stat != "p50") continue;  // tails stay in the corpus
             if (rate) stat.clear();
@@ -269,7 +270,7 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
     }
     std::vector<std::int64_t> in_lens = r.input_lens, out_lens = r.output_lens;
     const bool stated_lengths = r.input_tokens || r.output_tokens || !r.input_len_spec.empty() || !r.output_len_spec.empty();
-    if (in_lens.empty() && !stated_lengths && mean_in > 0 && !r.shape_input_lens.empty()) {
+    if (in_lens.empty() && !stated_lengths && !r.shape_input_lens.empty()) {
         // A dataset's lengths are heavy-tailed (ShareGPT: a median answer under the mean, a few
         // near the client's cap), and a burst's waves, its batch turnover and its tail are theirs;
         // replayed at the mean, every answer would end at once. The reference sample's pairs in
@@ -279,8 +280,9 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
             shape_in += static_cast<double>(r.shape_input_lens[i]);
             shape_out += static_cast<double>(r.shape_output_lens[i]);
         }
-        const double scale_in = static_cast<double>(mean_in) * static_cast<double>(r.shape_input_lens.size()) / shape_in;
-        const double scale_out = static_cast<double>(mean_out) * static_cast<double>(r.shape_output_lens.size()) / shape_out;
+        // A run that states no totals is replayed with the sample's lengths as they are.
+        const double scale_in = mean_in > 0 ? static_cast<double>(mean_in) * static_cast<double>(r.shape_input_lens.size()) / shape_in : 1.0;
+        const double scale_out = mean_out > 0 ? static_cast<double>(mean_out) * static_cast<double>(r.shape_output_lens.size()) / shape_out : 1.0;
         for (std::int64_t i = 0; i < r.requests; ++i) {
             const std::size_t k = static_cast<std::size_t>(i) % r.shape_input_lens.size();
             in_lens.push_back(std::max<std::int64_t>(1, std::llround(static_cast<double>(r.shape_input_lens[k]) * scale_in)));
@@ -347,6 +349,13 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
     p.w.engine.kv_block_tokens = d.block_size_tokens;
     p.w.context_tokens = std::max(max_model_len, longest);
     p.w.tensor_parallel = r.tp;
+    if (!r.kv_cache_dtype.empty() && r.kv_cache_dtype != "auto") {
+        try {
+            p.w.kv = parse_kv_format(r.kv_cache_dtype.find("fp8") != std::string::npos ? "fp8" : r.kv_cache_dtype);
+        } catch (const Error&) {
+            return why = "KV-cache dtype not priced", std::nullopt;
+        }
+    }
     try {
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(p.model));
         p.costs = engine::costs_as_served(scheme_costs(p.model, inventory, scheme, p.w.kv, p.gpu), p.model, p.setup.profile);
@@ -373,6 +382,7 @@ std::map<std::string, double> predict(const Prepared& p, const std::optional<eng
     }
     out["requests_per_s:"] = s.requests_per_s;
     out["output_tokens_per_s:"] = s.output_tokens_per_s;
+    out["total_tokens_per_s:"] = s.input_tokens_per_s + s.output_tokens_per_s;
     return out;
 }
 
@@ -380,7 +390,7 @@ std::map<std::string, double> predict(const Prepared& p, const std::optional<eng
 int figure_class(const std::string& figure) {
     if (figure == "ttft_s") return 0;
     if (figure == "tpot_s" || figure == "itl_s") return 1;
-    if (figure == "requests_per_s" || figure == "output_tokens_per_s") return 2;
+    if (figure == "requests_per_s" || figure == "output_tokens_per_s" || figure == "total_tokens_per_s") return 2;
     return -1;
 }
 
@@ -598,7 +608,8 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
     };
     for (const std::string engine : {"*", "vllm", "sglang"})
         for (const auto& [figure, stat] : {std::pair<std::string, std::string>{"ttft_s", ""}, {"ttft_s", "mean"}, {"ttft_s", "p50"}, {"tpot_s", ""},
-                                           {"itl_s", ""}, {"e2e_s", ""}, {"requests_per_s", ""}, {"output_tokens_per_s", ""}}) {
+                                           {"itl_s", ""}, {"e2e_s", ""}, {"requests_per_s", ""}, {"output_tokens_per_s", ""},
+                                           {"total_tokens_per_s", ""}}) {
             ServingSummary s = summarise(engine, figure, stat);
             if (s.points > 0) rep.summaries.push_back(s);
         }

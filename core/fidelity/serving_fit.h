@@ -22,7 +22,8 @@
 namespace quantplan::fidelity {
 
 // One published figure of a run: `figure` ("ttft_s", "tpot_s", "itl_s", "e2e_s",
-// "requests_per_s", "output_tokens_per_s"), `stat` ("mean", "p50"; "" for a rate), in SI units.
+// "requests_per_s", "output_tokens_per_s", "total_tokens_per_s": input and output tokens over the
+// run's duration), `stat` ("mean", "p50"; "" for a rate), in SI units.
 struct ServingFigure {
     std::string figure;
     std::string stat;
@@ -53,6 +54,7 @@ struct ServingRunRecord {
     std::optional<double> gpu_memory_utilization, mem_fraction_static;
     std::optional<std::int64_t> max_model_len, max_num_seqs, max_num_batched_tokens;
     std::optional<bool> chunked_prefill, cuda_graphs;
+    std::string kv_cache_dtype;                                    // setup.kv_cache_dtype ("" or "auto": the model's dtype)
     std::vector<ServingFigure> figures;
 };
 

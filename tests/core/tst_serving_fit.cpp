@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "core/engine/engine_profile.h"
 #include "core/fidelity/serving_fit.h"
@@ -72,6 +73,50 @@ BOOST_AUTO_TEST_CASE(a_malformed_serving_run_file_is_one_error) {
         std::ofstream(dir / "bad.json") << R"({"format": "quantplan-measurements/1", "records": [{"metric": "ttft_s", "stat": "mean", "value": 1, "unit": "furlongs", "setup": {"run": "a"}}]})";
     }
     BOOST_TEST(quantplan::test::throws_naming([&] { fidelity::load_serving_runs(dir); }, "unit"));
+    std::filesystem::remove_all(dir);
+}
+
+// What a run replays when its file has no per-request lengths (docs/capacity.md): a dataset's
+// reference sample (lengths/dataset-<name>.csv) for a run that states none, and a stated fixed
+// length replayed at what ran where the totals disagree with it. Two runs that differ only in a
+// stated output of 200 tokens whose totals say 134 ran, and a stated 134, are predicted alike;
+// total tokens/s is a figure of its own; the KV-cache dtype of the run is read.
+BOOST_AUTO_TEST_CASE(runs_replay_what_ran) {
+    const auto dir = std::filesystem::temp_directory_path() / "quantplan-serving-runs-replay";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "lengths");
+    std::ofstream(dir / "lengths" / "dataset-sharegpt.csv") << "input_tokens,output_tokens\n10,300\n200,20\n40,100\n";
+    const auto run = [](const std::string& name, const std::string& extra) {
+        return R"({"metric": "total_tokens_per_s", "value": 1000, "unit": "tok/s", "setup": {"run": ")" + name +
+               R"(", "engine": "vllm", "engine_version": "0.10.1", "gpu": "h100-sxm", "model": "qwen3-8b", "scheme": "bf16", "num_prompts": 60, )" + extra + "}}";
+    };
+    std::ofstream(dir / "runs.json") << R"({"format": "quantplan-measurements/1", "records": [)"
+                                     << run("asked-200", R"("input_tokens": 500, "output_tokens": 200, "total_input_tokens": 30000, "total_output_tokens": 8040)") << ", "
+                                     << run("asked-134", R"("input_tokens": 500, "output_tokens": 134, "total_input_tokens": 30000, "total_output_tokens": 8040)") << ", "
+                                     << run("sharegpt", R"("dataset": "sharegpt", "kv_cache_dtype": "fp8_e4m3")") << ", "
+                                     << run("elsewhere", R"("dataset": "../sharegpt")") << "]}";
+    const std::vector<fidelity::ServingRunRecord> runs = fidelity::load_serving_runs(dir);
+    BOOST_TEST_REQUIRE(runs.size() == 4u);
+    BOOST_TEST(runs[2].shape_input_lens.size() == 3u);
+    BOOST_TEST(runs[2].shape_output_lens[0] == 300);
+    BOOST_TEST(runs[2].kv_cache_dtype == "fp8_e4m3");
+    BOOST_TEST(runs[3].shape_input_lens.empty());  // a dataset name never leaves the folder
+    BOOST_TEST_REQUIRE(runs[0].figures.size() == 1u);
+    BOOST_TEST(runs[0].figures[0].figure == "total_tokens_per_s");
+    const auto root = quantplan::test::source_dir();
+    fidelity::ServingFitInputs in;
+    in.models_dir = root / "models";
+    in.gpus = load_gpu_profiles(root / "assets" / "gpus");
+    const engine::EngineCatalog catalog =
+        engine::load_engine_catalog(root / "assets" / "engines" / "profiles", root / "assets" / "engines" / "fit" / "engine-fit.json");
+    in.catalog = &catalog;
+    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, in, false);
+    BOOST_TEST(r.runs_used == 3);  // "elsewhere" states no lengths and has no sample
+    std::map<std::string, double> predicted;
+    for (const fidelity::ServingPoint& pt : r.points) predicted[pt.run] = pt.fitted;
+    BOOST_TEST_REQUIRE(predicted.count("asked-200") == 1u);
+    BOOST_TEST(predicted.at("asked-200") == predicted.at("asked-134"));
+    BOOST_TEST(predicted.at("sharegpt") > 0);
     std::filesystem::remove_all(dir);
 }
 
