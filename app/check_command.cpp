@@ -186,11 +186,7 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         in.gpus_dir = gpus_dir();
         in.gpus = load_gpu_profiles(gpus_dir());
         // The serving fit's terms price the replay of a benchmark result, as they do a --serve run.
-        std::optional<engine::EngineCatalog> with_serving;
-        if (const std::optional<std::filesystem::path> fit = serving_fit_path(o)) {
-            with_serving = engine_catalog();
-            engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*fit, "--serving-fit"), fit->string()));
-        }
+        const std::optional<engine::EngineCatalog> with_serving = with_serving_fit(o, engine_catalog());
         in.catalog = with_serving ? &*with_serving : &engine_catalog();
         in.device_names = device_names();
         const check::CheckResult r = bench

@@ -146,6 +146,14 @@ std::optional<std::filesystem::path> serving_fit_path(const CliOptions& o) {
     return std::filesystem::is_regular_file(serving_fit_file(), ec) ? std::optional<std::filesystem::path>(serving_fit_file()) : std::nullopt;
 }
 
+std::optional<engine::EngineCatalog> with_serving_fit(const CliOptions& o, const engine::EngineCatalog& base) {
+    const std::optional<std::filesystem::path> fit = serving_fit_path(o);
+    if (!fit) return std::nullopt;
+    engine::EngineCatalog out = base;
+    engine::apply_serving_fit(out, engine::parse_serving_fit(read_text_file(*fit, "--serving-fit"), fit->string()));
+    return out;
+}
+
 const engine::EngineCatalog& engine_catalog() {
     static const engine::EngineCatalog catalog = engine::load_engine_catalog(engine_profiles_dir(), engine_fit_file());
     return catalog;
@@ -190,11 +198,7 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     }
     // The serving terms and bands of the bundled serving fit, another --fit-serving file, or none
     // (--serving-fit none; docs/capacity.md).
-    std::optional<engine::EngineCatalog> with_serving;
-    if (const std::optional<std::filesystem::path> fit = serving_fit_path(o)) {
-        with_serving = refitted ? *refitted : engine_catalog();
-        engine::apply_serving_fit(*with_serving, engine::parse_serving_fit(read_text_file(*fit, "--serving-fit"), fit->string()));
-    }
+    const std::optional<engine::EngineCatalog> with_serving = with_serving_fit(o, refitted ? *refitted : engine_catalog());
     r.engine = engine::make_engine_setup(with_serving ? *with_serving : refitted ? *refitted : engine_catalog(), o.engine, engine_priced);
     // The defaults as they apply on this GPU (JSON `engine.defaults`); the plan takes them only
     // when the engine profile prices it.

@@ -22,6 +22,10 @@ const engine::EngineCatalog& engine_catalog();
 // --serving-fit none (or when the bundled file is absent).
 std::optional<std::filesystem::path> serving_fit_path(const CliOptions& options);
 
+// `base` with the serving fit of serving_fit_path applied; nullopt when there is none (use `base`).
+// Throws Error("--serving-fit") for a file that cannot be read or parsed.
+std::optional<engine::EngineCatalog> with_serving_fit(const CliOptions& options, const engine::EngineCatalog& base);
+
 // Builds the plan request an options set describes (model, GPU, schemes, workload, profile).
 // Throws Error naming the option at fault.
 PlanRequest plan_request_from_options(const CliOptions& options);
