@@ -22,6 +22,18 @@ constexpr double kMedianSlack = 0.02;
 // points move in the last digits between builds, as the step fit's do).
 constexpr double kTermTolerance = 1e-6;
 
+// The fit's inputs from the bundled models, GPUs and engine profiles with the step fit applied.
+fidelity::ServingFitInputs bundled_inputs() {
+    const auto root = quantplan::test::source_dir();
+    static const engine::EngineCatalog catalog =
+        engine::load_engine_catalog(root / "assets" / "engines" / "profiles", root / "assets" / "engines" / "fit" / "engine-fit.json");
+    fidelity::ServingFitInputs in;
+    in.models_dir = root / "models";
+    in.gpus = load_gpu_profiles(root / "assets" / "gpus");
+    in.catalog = &catalog;
+    return in;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(serving_fit)
@@ -33,13 +45,7 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
     std::string checksum;
     const std::vector<fidelity::ServingRunRecord> runs = fidelity::load_serving_runs(root / "assets" / "serving-runs", &checksum);
     BOOST_TEST(checksum == committed.corpus_checksum);  // else: run quantplan --fit-serving
-    fidelity::ServingFitInputs in;
-    in.models_dir = root / "models";
-    in.gpus = load_gpu_profiles(root / "assets" / "gpus");
-    const engine::EngineCatalog catalog =
-        engine::load_engine_catalog(root / "assets" / "engines" / "profiles", root / "assets" / "engines" / "fit" / "engine-fit.json");
-    in.catalog = &catalog;
-    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, in, true);
+    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, bundled_inputs(), true);
     BOOST_TEST(r.runs_used == committed.runs);
     BOOST_TEST(r.runs_used >= 40);
     for (const auto& [id, t] : committed.terms) {
@@ -103,14 +109,7 @@ BOOST_AUTO_TEST_CASE(runs_replay_what_ran) {
     BOOST_TEST(runs[3].shape_input_lens.empty());  // a dataset name never leaves the folder
     BOOST_TEST_REQUIRE(runs[0].figures.size() == 1u);
     BOOST_TEST(runs[0].figures[0].figure == "total_tokens_per_s");
-    const auto root = quantplan::test::source_dir();
-    fidelity::ServingFitInputs in;
-    in.models_dir = root / "models";
-    in.gpus = load_gpu_profiles(root / "assets" / "gpus");
-    const engine::EngineCatalog catalog =
-        engine::load_engine_catalog(root / "assets" / "engines" / "profiles", root / "assets" / "engines" / "fit" / "engine-fit.json");
-    in.catalog = &catalog;
-    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, in, false);
+    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, bundled_inputs(), false);
     BOOST_TEST(r.runs_used == 3);  // "elsewhere" states no lengths and has no sample
     std::map<std::string, double> predicted;
     for (const fidelity::ServingPoint& pt : r.points) predicted[pt.run] = pt.fitted;
