@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/engine/engine_profile.h"
+#include "core/engine/prefill_chunk.h"
 #include "core/gpu.h"
 #include "core/model.h"
 #include "core/roofline.h"
@@ -70,13 +71,6 @@ SchemeCosts costs_as_served(SchemeCosts costs, const ModelConfig& model, const E
 // Prices one decode step of `costs` at (batch, context) with `setup` on `gpu`.
 EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context);
-
-// One sequence's share of a prefill step: `tokens` prompt tokens at positions start_tokens + 1 ..
-// start_tokens + tokens (a chunk of a longer prompt attends to everything before it too).
-struct PrefillChunk {
-    std::int64_t start_tokens = 0;
-    std::int64_t tokens = 0;
-};
 
 // One engine step that prefills `chunks` (one per sequence) together: the linears run once over
 // every chunk's tokens (one GEMM of M = their sum), the lm_head over one row per sequence (only a

@@ -332,14 +332,8 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
             const std::int64_t context = std::max<std::int64_t>(1, shape.decode_context_tokens / shape.decode_sequences);
             t += engine::engine_decode_step(costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
         }
-        if (shape.prefill_tokens > 0) {
-            std::vector<engine::PrefillChunk> chunks;
-            chunks.reserve(shape.prefill_chunks.size());
-            for (const PrefillChunk& k : shape.prefill_chunks) chunks.push_back({k.start_tokens, k.tokens});
-            // A cost function called with the aggregates alone (a test's shape): one chunk from 0.
-            if (chunks.empty()) chunks.push_back({0, shape.prefill_tokens});
-            t += engine::engine_prefill_step(costs, model, gpu, setup, w, chunks).time_s - (shape.decode_sequences > 0 ? fixed_s : 0.0);
-        }
+        if (!shape.prefill_chunks.empty())
+            t += engine::engine_prefill_step(costs, model, gpu, setup, w, shape.prefill_chunks).time_s - (shape.decode_sequences > 0 ? fixed_s : 0.0);
         // The host's share of the step (ServingTerms): summed with the GPU's, or hidden behind it.
         const double host_s = per_sequence_s * static_cast<double>(shape.decode_sequences + shape.prefill_sequences) +
                               per_prefill_s * static_cast<double>(shape.prefill_sequences);

@@ -210,7 +210,6 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             free_blocks -= need;
             a.blocks += need;
             shape.prefill_tokens += chunk;
-            shape.prefill_attended_tokens += static_cast<double>(chunk) * (static_cast<double>(a.prefilled) + (static_cast<double>(chunk) + 1.0) / 2.0);
             ++shape.prefill_sequences;
             shape.prefill_chunks.push_back({a.prefilled, chunk});
             budget -= chunk;

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/prefill_chunk.h"
+
 namespace quantplan::serve {
 
 // One request.
@@ -34,21 +36,15 @@ struct Request {
     std::int64_t shared_prefix_tokens = 0;
 };
 
-// One sequence's prompt chunk in a step: `tokens` tokens after the `start_tokens` already in its
-// KV cache (prefilled in earlier steps, or a prefix-cache hit).
-struct PrefillChunk {
-    std::int64_t start_tokens = 0;
-    std::int64_t tokens = 0;
-};
+using engine::PrefillChunk;
 
 // What one engine step computes, for the cost function.
 struct StepShape {
     std::int64_t decode_sequences = 0;      // sequences generating one token this step
     std::int64_t decode_context_tokens = 0; // their KV-cache tokens, summed
     std::int64_t prefill_tokens = 0;        // prompt tokens prefilled this step (all chunks)
-    double prefill_attended_tokens = 0;     // sum over those tokens of the positions each attends to
     std::int64_t prefill_sequences = 0;     // sequences whose prompt chunk runs this step
-    std::vector<PrefillChunk> prefill_chunks;  // one per such sequence, in the order scheduled
+    std::vector<PrefillChunk> prefill_chunks;  // one per such sequence, in the order scheduled (their tokens sum to prefill_tokens)
 };
 
 // Seconds one step of `shape` takes (the engine profile's mixed-step model, or a test's).

@@ -391,8 +391,8 @@ BOOST_AUTO_TEST_CASE(host_time_per_sequence_adds_to_a_step_or_hides_behind_it) {
     shape.decode_sequences = 10;
     shape.decode_context_tokens = 10 * 1000;
     shape.prefill_tokens = 256;
-    shape.prefill_attended_tokens = 256 * 128.5;
     shape.prefill_sequences = 2;
+    shape.prefill_chunks = {{0, 128}, {0, 128}};
     // Serial host (vLLM): 12 sequences x 0.1 ms + 2 prefilling x 2 ms more.
     BOOST_TEST(std::abs(with.cost(shape) - base.cost(shape) - (12 * 1e-4 + 2 * 2e-3)) < 1e-12);
     // Overlapped (SGLang's scheduler): the longer of the two.
