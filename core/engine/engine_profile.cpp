@@ -374,6 +374,16 @@ const EagerHostCost* StepTerms::eager_host_for(std::string_view version) const {
     }
 }
 
+bool native_sampler_in_profile(const MemoryRules& m, std::string_view version) {
+    if (m.native_sampler_bytes_per_logit <= 0) return false;
+    if (m.native_sampler) return *m.native_sampler;
+    if (m.native_sampler_from_version.empty()) return false;
+    // The newest version asked ("") is past any bound.
+    if (version.empty()) return m.native_sampler_below_version.empty();
+    return !version_below(version, m.native_sampler_from_version) &&
+           (m.native_sampler_below_version.empty() || version_below(version, m.native_sampler_below_version));
+}
+
 bool kv_auto_follows_modelopt(const EngineDefaults& d, std::string_view version) {
     return !d.modelopt_kv_auto_from_version.empty() && !version_below(version, d.modelopt_kv_auto_from_version);
 }
@@ -493,6 +503,13 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.memory.profile_covers_max_model_len_without_chunking = flag_of(m, "profile_covers_max_model_len_without_chunking", mp, false);
     p.memory.sampler_in_profile = flag_of(m, "sampler_in_profile", mp, true);
     p.memory.cuda_graph_counted = flag_of(m, "cuda_graph_counted", mp, false);
+    p.memory.native_sampler_bytes_per_logit = number_of(m, "native_sampler_bytes_per_logit", mp, 0.0, 0, 1000);
+    p.memory.native_sampler_from_version = text_of(m, "native_sampler_from_version", mp, false);
+    if (!p.memory.native_sampler_from_version.empty())
+        parse_engine_version(p.memory.native_sampler_from_version, mp + ".native_sampler_from_version");
+    p.memory.native_sampler_below_version = text_of(m, "native_sampler_below_version", mp, false);
+    if (!p.memory.native_sampler_below_version.empty())
+        parse_engine_version(p.memory.native_sampler_below_version, mp + ".native_sampler_below_version");
     // Starting values before any fit (the fit file replaces them).
     p.memory = parse_memory_values(m, mp, p.memory);
     return p;

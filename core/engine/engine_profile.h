@@ -143,12 +143,26 @@ struct MemoryRules {
     bool profile_covers_max_model_len_without_chunking = false;
     bool sampler_in_profile = true;        // the dummy sampler run for max_num_seqs is in the peak
     bool cuda_graph_counted = false;       // CUDA-graph memory is subtracted from the KV budget
+    // The dummy sampler run through PyTorch's native top-k/top-p (a sort of every logit and its
+    // copies) rather than FlashInfer's kernel: its peak is native_sampler_bytes_per_logit per
+    // max_num_seqs x vocab logit, and the forward's activations are freed before it runs, so the
+    // profiled peak is the larger of the two. From native_sampler_from_version on (by the version
+    // asked; "" never) unless `native_sampler` says which the log shows.
+    double native_sampler_bytes_per_logit = 0;  // 0: not modelled (the sampler keeps one fp32 copy)
+    std::string native_sampler_from_version;
+    std::string native_sampler_below_version;  // "" open-ended
+    std::optional<bool> native_sampler;          // set from a startup log's sampler line
     // Fitted: activation peak = activation_scale x tokens x (2 x hidden + 3 x MLP width / TP) x 2 bytes.
     double activation_scale = 1.0;
     std::uint64_t non_torch_bytes = 0;                 // fitted: CUDA context, allocator slack (TP 1)
     std::uint64_t non_torch_bytes_per_extra_rank = 0;  // fitted: NCCL buffers added per TP rank beyond 1
     std::uint64_t cuda_graph_bytes = 0;                // fitted: what the captured graphs hold (per GPU)
 };
+
+// Whether the profiling run's sampler is PyTorch's native top-k/top-p for this version (or as a
+// log showed it): MemoryRules::native_sampler, else the versions from native_sampler_from_version
+// to below native_sampler_below_version ("" for the newest counts as the newest the profile covers).
+bool native_sampler_in_profile(const MemoryRules& m, std::string_view version);
 
 // Kernel families the step model prices with their own efficiency curve.
 enum class KernelFamily : std::uint8_t {

@@ -245,8 +245,16 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
             profiled_tokens = std::max(profiled_tokens, max_model_len);
         a.activation_workspace_bytes = static_cast<std::uint64_t>(
             std::clamp(p.memory.activation_scale * d(profiled_tokens) * profile_activation_bytes_per_token(c, m, tp), 0.0, 9.0e18));
-        if (p.memory.sampler_in_profile)
-            a.sampler_workspace_bytes = static_cast<std::uint64_t>(w.engine.max_num_seqs) * static_cast<std::uint64_t>(m.vocab_size) * 4;
+        if (p.memory.sampler_in_profile) {
+            const double logits = static_cast<double>(w.engine.max_num_seqs) * static_cast<double>(m.vocab_size);
+            if (native_sampler_in_profile(p.memory, setup.choice.version_asked)) {
+                // The forward's activations are freed before the sampler runs: the peak is the larger.
+                const double sampler = std::clamp(p.memory.native_sampler_bytes_per_logit * logits, 0.0, 9.0e18);
+                a.sampler_workspace_bytes = static_cast<std::uint64_t>(std::max(0.0, sampler - d(a.activation_workspace_bytes)));
+            } else {
+                a.sampler_workspace_bytes = static_cast<std::uint64_t>(logits * 4);
+            }
+        }
         budget = clamped_budget(d(a.engine_memory_bytes) - d(a.weight_bytes) -
                                 d(a.activation_workspace_bytes) - d(a.sampler_workspace_bytes) - d(a.runtime_overhead_bytes));
     } else {

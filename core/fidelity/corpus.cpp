@@ -129,6 +129,10 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     r.kv_cache_dtype = opt_text(s, "kv_cache_dtype", path);
     r.cuda_graphs = opt_flag(s, "cuda_graphs", path);
     if (const auto eager = opt_flag(s, "enforce_eager", path); eager && !r.cuda_graphs) r.cuda_graphs = !*eager;
+    if (const std::string sampler = opt_text(s, "top_k_top_p_sampler", path); !sampler.empty()) {
+        if (sampler != "native" && sampler != "flashinfer") throw Error(path + ".top_k_top_p_sampler", "must be \"native\" or \"flashinfer\"");
+        r.native_sampler = sampler == "native";
+    }
     r.dataset = opt_text(s, "dataset", path);
     r.kv_transfer_config = opt_text(s, "kv_transfer_config", path);
     r.in_process = opt_flag(s, "in_process", path);

@@ -69,6 +69,7 @@ struct RecordSetup {
     std::optional<bool> chunked_prefill;
     std::string kv_cache_dtype;             // "auto", "fp8", ...
     std::optional<bool> cuda_graphs;
+    std::optional<bool> native_sampler;  // setup.top_k_top_p_sampler: "native" (PyTorch's sort) or "flashinfer", as the log says
     std::string dataset;                    // a serving benchmark's dataset, when named
     std::string kv_transfer_config;         // a KV connector beside the cache (LMCache, ...), as the source names it
     // The engine ran inside the benchmark's process (vLLM's LLM or AsyncLLMEngine, SGLang's Engine):

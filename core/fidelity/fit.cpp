@@ -419,6 +419,8 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     if (s.mem_fraction_static) setup.profile.defaults.mem_fraction_static = *s.mem_fraction_static;
     if (s.chunked_prefill) setup.profile.defaults.chunked_prefill = *s.chunked_prefill;
     if (s.cuda_graphs) setup.profile.defaults.cuda_graphs = *s.cuda_graphs;
+    // The sampler the log names, else the record's version's default (the setup prices the newest).
+    setup.profile.memory.native_sampler = s.native_sampler ? *s.native_sampler : engine::native_sampler_in_profile(setup.profile.memory, s.engine_version);
     if (o.figure == FigureClass::KvTokens) {
         // A KV connector (vLLM's kv_transfer_config: LMCache, NIXL, ...) runs in the same process
         // and may hold GPU memory of its own that no profile term models: its budget is not fitted.
