@@ -18,6 +18,7 @@
 #include "app/headless.h"
 #include "core/atomic_file.h"
 #include "core/check/check.h"
+#include "core/check/log_corpus.h"
 #include "core/error.h"
 #include "core/text_file.h"
 
@@ -172,6 +173,46 @@ std::size_t add_to_corpus(const check::CheckResult& r, const std::string& check_
 
 }  // namespace
 
+int run_check_corpus(const CliOptions& o, std::ostream& out, std::ostream& err) {
+    try {
+        namespace fs = std::filesystem;
+        const fs::path dir = *o.check_corpus;
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) throw Error("--check-corpus", dir.string() + " is not a folder");
+        check::CheckInputs in;
+        in.models_dir = models_dir();
+        in.gpus_dir = gpus_dir();
+        in.gpus = load_gpu_profiles(gpus_dir());
+        in.catalog = &engine_catalog();
+        in.device_names = device_names();
+        std::vector<check::CorpusLog> logs;
+        for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+            if (e.path().extension() != ".log" || !e.is_regular_file()) continue;
+            const std::string name = e.path().filename().string();
+            check::CheckOptions options;
+            const fs::path expect = fs::path(e.path()).replace_extension(".expect.json");
+            if (fs::exists(expect))
+                options = check::options_from_expectation(read_text_file(expect, expect.string(), std::uint64_t{1} << 20), expect.string());
+            try {
+                logs.push_back(check::check_corpus_log(name, read_log_stream(e.path().string()), options, in));
+            } catch (const Error& x) {  // the reader refused the file
+                check::CorpusLog refused;
+                refused.name = name;
+                refused.refused = x.what();
+                logs.push_back(std::move(refused));
+            }
+        }
+        if (logs.empty()) throw Error("--check-corpus", dir.string() + " holds no *.log file");
+        const std::string md = check::corpus_markdown(check::summarize_corpus(std::move(logs)));
+        if (o.check_corpus_out) write_file_atomically(*o.check_corpus_out, md);
+        else out << md;
+        return 0;
+    } catch (const Error& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 1;
+    }
+}
+
 int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
     try {
         const bool bench = file_is_json(*o.check_path);
@@ -190,7 +231,7 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         in.catalog = with_serving ? &*with_serving : &engine_catalog();
         in.device_names = device_names();
         const check::CheckResult r = bench
-                                         ? check::check_bench_result(check::read_bench_result(text, *o.check_path), options, in)
+                                         ? check::check_bench_result(check::read_bench_result(text, *o.check_path, static_cast<std::size_t>(o.bench_index - 1)), options, in)
                                          : check::check_startup_log(read_log_stream(*o.check_path), options, in);
         if (o.add_to_corpus) {
             const std::size_t n = add_to_corpus(r, *o.check_path, *o.add_to_corpus);

@@ -41,6 +41,12 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--model", [&](const std::string& v) { o.model = v; o.model_given = true; }},
         {"--check", [&](const std::string& v) { o.check_path = v; }},
         {"--add-to-corpus", [&](const std::string& v) { o.add_to_corpus = v; }},
+        {"--check-corpus", [&](const std::string& v) { o.check_corpus = v; }},
+        {"--bench-index", [&](const std::string& v) {
+             o.bench_index = to_int("--bench-index", v);
+             if (o.bench_index < 1 || o.bench_index > 100000) throw Error("--bench-index", "must be a run number from 1");
+         }},
+        {"--check-corpus-out", [&](const std::string& v) { o.check_corpus_out = v; }},
         {"--schemes", [&](const std::string& v) { o.schemes = v; }},
         {"--gpu", [&](const std::string& v) { o.gpu = v; o.gpu_given = true; }},
         {"--batch", [&](const std::string& v) { o.batch = to_int("--batch", v); }},
@@ -160,7 +166,13 @@ Usage:
                                            read a vLLM or SGLang startup log, price the same setup and
                                            show every logged memory term beside its prediction
                                            (docs/check.md); --add-to-corpus FILE appends what
-                                           it measured to a user corpus (then --corpus FILE)
+                                           it measured to a user corpus (then --corpus FILE);
+                                           FILE may be a benchmark result (vLLM, SGLang, GuideLLM:
+                                           --bench-index N picks its N-th run; genai-perf)
+  quantplan --headless --check-corpus DIR [--check-corpus-out FILE]
+                                           check every *.log in DIR (each at the model and GPU its
+                                           .expect.json names) and print the errors per quantity
+                                           as Markdown (docs/check-corpus.md)
   quantplan --headless --serve [--rate R | --concurrency N] [traffic and SLO options below]
                                            simulate serving traffic per scheme through the engine
                                            profile: latency percentiles, goodput, the highest rate

@@ -25,6 +25,9 @@ struct CliOptions {
     bool max_num_batched_tokens_given = false;
     std::optional<std::string> check_path;  // --check FILE: a startup log checked against the prediction
     std::optional<std::string> add_to_corpus;  // --add-to-corpus FILE: append what --check measured to a user corpus
+    std::int64_t bench_index = 1;             // --bench-index N: the N-th run of a GuideLLM benchmarks file (1-based)
+    std::optional<std::string> check_corpus;   // --check-corpus DIR: every *.log in DIR checked, errors per quantity (Markdown)
+    std::optional<std::string> check_corpus_out;  // --check-corpus-out FILE: write that Markdown there (atomically) [stdout]
     std::optional<std::string> schemes;     // comma-separated; default serving set
     std::string gpu = "h100-sxm";
     std::int64_t batch = 1;

@@ -35,6 +35,8 @@ std::string fidelity_markdown(const fidelity::FidelityReport& report, const fide
 
 // --check FILE: a startup log against the prediction (check_command.cpp).
 int run_check(const CliOptions& options, std::ostream& out, std::ostream& err);
+// --check-corpus DIR: every startup log in DIR checked, summarised per quantity (check_command.cpp).
+int run_check_corpus(const CliOptions& options, std::ostream& out, std::ostream& err);
 
 // --serve: capacity planning on the simulator (serve_command.cpp, docs/capacity.md).
 int run_serve(const CliOptions& options, std::ostream& out, std::ostream& err);

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (options.check_path) return app::run_check(options, std::cout, std::cerr);
+        if (options.check_corpus) return app::run_check_corpus(options, std::cout, std::cerr);
         // --serve with --out DIR writes the report, whose capacity section is --serve's planning.
         if (options.serve && !(options.out_dir && *options.out_dir != "-")) return app::run_serve(options, std::cout, std::cerr);
         if (options.fit_engines) return app::run_fit_engines(options, std::cout, std::cerr);

@@ -1,6 +1,7 @@
 #include "core/check/bench_result.h"
 
 #include <cmath>
+#include <initializer_list>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,130 @@ std::string text(const json& j, const char* key) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+const json* at_path(const json& j, std::initializer_list<const char*> path) {
+    const json* x = &j;
+    for (const char* key : path) {
+        if (!x->is_object()) return nullptr;
+        const auto it = x->find(key);
+        if (it == x->end()) return nullptr;
+        x = &*it;
+    }
+    return x;
+}
+
+std::optional<double> num_at(const json& j, std::initializer_list<const char*> path) {
+    const json* x = at_path(j, path);
+    if (!x || !x->is_number()) return std::nullopt;
+    const double v = x->get<double>();
+    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+std::string text_at(const json& j, std::initializer_list<const char*> path) {
+    const json* x = at_path(j, path);
+    if (x && x->is_string()) return x->get<std::string>();
+    if (x && x->is_array() && !x->empty() && (*x)[0].is_string()) return (*x)[0].get<std::string>();
+    return {};
+}
+
+// GuideLLM's benchmarks JSON (vllm-project/guidellm: benchmark/output.py at v0.2.1 and v0.3.0,
+// schemas/generative/report.py at v0.4.0 to v0.7.x): each entry of `benchmarks` is one load point.
+BenchResult read_guidellm(const json& j, const std::string& source, std::size_t index) {
+    const json& list = j["benchmarks"];
+    if (index >= list.size())
+        throw Error("--bench-index", source + " holds " + std::to_string(list.size()) + " GuideLLM benchmark(s); pass --bench-index 1 to " +
+                                         std::to_string(list.size()));
+    const json& b = list[index];
+    if (!b.is_object()) throw Error("--check", source + ": GuideLLM benchmark " + std::to_string(index + 1) + " is not an object");
+    BenchResult r;
+    r.format = "guidellm";
+    r.engine = "vllm";
+    r.backend = "guidellm";
+    r.runs_in_file = list.size();
+    r.run_index = index;
+    r.model = text_at(j, {"args", "model"});
+    if (r.model.empty()) r.model = text_at(b, {"config", "backend", "model"});
+    if (r.model.empty()) r.model = text_at(b, {"worker", "backend_model"});
+    if (r.model.empty()) r.model = text_at(j, {"config", "spec", "model"});
+    // The load: the scheduler strategy (0.4 on: config.strategy; 0.2/0.3: args.strategy).
+    const json* strategy = at_path(b, {"config", "strategy"});
+    if (!strategy) strategy = at_path(b, {"args", "strategy"});
+    const std::string type = strategy ? text_at(*strategy, {"type_"}) : std::string();
+    const auto count = [](std::optional<double> v) -> std::optional<std::int64_t> {
+        if (!v || *v < 1 || *v > 1e7) return std::nullopt;
+        return static_cast<std::int64_t>(*v);
+    };
+    if (type == "synchronous") r.max_concurrency = 1;
+    else if (type == "concurrent") r.max_concurrency = count(num_at(*strategy, {"streams"}));
+    else if (type == "throughput") r.max_concurrency = count(num_at(*strategy, {"max_concurrency"}));
+    else if (type == "constant" || type == "poisson") {
+        if (const auto rate = num_at(*strategy, {"rate"}); rate && *rate > 0) r.request_rate = *rate;
+        r.max_concurrency = count(num_at(*strategy, {"max_concurrency"}));
+    }
+    if (!type.empty()) r.notes.push_back("GuideLLM benchmark " + std::to_string(index + 1) + " of " + std::to_string(list.size()) + ": strategy " + type);
+    std::optional<double> done = num_at(b, {"metrics", "request_totals", "successful"});
+    if (!done) done = num_at(b, {"request_totals", "successful"});
+    if (done && *done >= 0) r.completed = static_cast<std::int64_t>(*done), r.num_prompts = r.completed;
+    r.duration_s = num_at(b, {"duration"});
+    const json& m = b.contains("metrics") ? b["metrics"] : json::object();
+    r.mean_input_tokens = num_at(m, {"prompt_token_count", "successful", "mean"});
+    r.mean_output_tokens = num_at(m, {"output_token_count", "successful", "mean"});
+    const auto stat = [&](const char* metric, const char* ours, double scale) {
+        if (const auto v = num_at(m, {metric, "successful", "mean"})) r.metrics[std::string(ours) + "_mean"] = *v * scale;
+        if (const auto v = num_at(m, {metric, "successful", "median"})) r.metrics[std::string(ours) + "_p50"] = *v * scale;
+        if (const auto v = num_at(m, {metric, "successful", "percentiles", "p99"})) r.metrics[std::string(ours) + "_p99"] = *v * scale;
+    };
+    stat("time_to_first_token_ms", "ttft_s", 1e-3);
+    stat("inter_token_latency_ms", "tpot_s", 1e-3);
+    stat("request_latency", "e2e_s", 1.0);
+    if (const auto v = num_at(m, {"requests_per_second", "successful", "mean"})) r.metrics["requests_per_s"] = *v;
+    if (const auto v = num_at(m, {"output_tokens_per_second", "successful", "mean"})) r.metrics["output_tokens_per_s"] = *v;
+    r.notes.push_back("GuideLLM's inter_token_latency_ms is vLLM's TPOT per request ((last - first token) / (tokens - 1)), but its "
+                      "summary weights each request by its tokens - 1; it is read as tpot_s");
+    if (r.metrics.empty()) throw Error("--check", source + ": GuideLLM benchmark " + std::to_string(index + 1) + " holds no successful metrics");
+    return r;
+}
+
+// genai-perf's profile_export_genai_perf.json (triton-inference-server/perf_analyzer genai-perf:
+// export_data/json_exporter.py; the flat input_config of 0.0.x, the nested one from PR #308).
+BenchResult read_genai_perf(const json& j, const std::string& source) {
+    BenchResult r;
+    r.format = "genai-perf";
+    r.engine = "vllm";
+    r.backend = "genai-perf";
+    const json& c = j.contains("input_config") && j["input_config"].is_object() ? j["input_config"] : json::object();
+    r.model = text_at(c, {"model"});
+    if (r.model.empty()) r.model = text_at(c, {"model_names"});
+    if (const auto n = num_at(c, {"concurrency"}); n && *n >= 1 && *n <= 1e7) r.max_concurrency = static_cast<std::int64_t>(*n);
+    else if (const auto s = num_at(c, {"perf_analyzer", "stimulus", "concurrency"}); s && *s >= 1 && *s <= 1e7) r.max_concurrency = static_cast<std::int64_t>(*s);
+    if (const auto rate = num_at(c, {"request_rate"}); rate && *rate > 0) r.request_rate = *rate;
+    else if (const auto rate2 = num_at(c, {"perf_analyzer", "stimulus", "request_rate"}); rate2 && *rate2 > 0) r.request_rate = *rate2;
+    if (const auto n = num_at(j, {"request_count", "avg"}); n && *n >= 1 && *n <= 1e9) r.completed = static_cast<std::int64_t>(*n), r.num_prompts = r.completed;
+    r.mean_input_tokens = num_at(j, {"input_sequence_length", "avg"});
+    r.mean_output_tokens = num_at(j, {"output_sequence_length", "avg"});
+    const auto scale_of = [&](const json& x) {
+        const std::string unit = text_at(x, {"unit"});
+        return unit == "s" ? 1.0 : unit == "ns" ? 1e-9 : unit == "us" ? 1e-6 : 1e-3;  // genai-perf writes ms
+    };
+    const auto stat = [&](const char* metric, const char* ours) {
+        const json* x = at_path(j, {metric});
+        if (!x || !x->is_object()) return;
+        const double scale = scale_of(*x);
+        if (const auto v = num_at(*x, {"avg"})) r.metrics[std::string(ours) + "_mean"] = *v * scale;
+        if (const auto v = num_at(*x, {"p50"})) r.metrics[std::string(ours) + "_p50"] = *v * scale;
+        if (const auto v = num_at(*x, {"p99"})) r.metrics[std::string(ours) + "_p99"] = *v * scale;
+    };
+    stat("time_to_first_token", "ttft_s");
+    stat("inter_token_latency", "tpot_s");
+    stat("request_latency", "e2e_s");
+    if (const auto v = num_at(j, {"request_throughput", "avg"})) r.metrics["requests_per_s"] = *v;
+    if (const auto v = num_at(j, {"output_token_throughput", "avg"})) r.metrics["output_tokens_per_s"] = *v;
+    r.notes.push_back("genai-perf counts output and input tokens with its own tokenizer (--tokenizer; Llama-2's by default), not the "
+                      "engine's: its sequence lengths, inter_token_latency (vLLM's TPOT per request, (E2E - TTFT) / (tokens - 1)) and token "
+                      "throughput follow that count");
+    if (r.metrics.empty()) throw Error("--check", source + " is a genai-perf export without metrics (time_to_first_token, request_throughput)");
+    return r;
+}
+
 }  // namespace
 
 bool looks_like_json(std::string_view t) {
@@ -32,7 +157,7 @@ bool looks_like_json(std::string_view t) {
     return i != std::string_view::npos && t[i] == '{';
 }
 
-BenchResult read_bench_result(std::string_view raw, const std::string& source) {
+BenchResult read_bench_result(std::string_view raw, const std::string& source, std::size_t run_index) {
     // SGLang writes "request_rate": Infinity (Python's json module): read it as null, i.e. "inf".
     const std::string cleaned = null_python_literals(raw);
     const std::string_view t = cleaned;
@@ -53,6 +178,10 @@ BenchResult read_bench_result(std::string_view raw, const std::string& source) {
         j = parse_untrusted_json(last, source);
     }
     if (!j.is_object()) throw Error("--check", source + " is JSON but not a benchmark result object");
+    if (const auto b = j.find("benchmarks"); b != j.end() && b->is_array() && !b->empty()) return read_guidellm(j, source, run_index);
+    if (j.contains("time_to_first_token") && j["time_to_first_token"].is_object() && (j.contains("input_config") || j.contains("request_throughput")))
+        return read_genai_perf(j, source);
+    if (run_index > 0) throw Error("--bench-index", source + " holds one run (a vLLM or SGLang result); --bench-index is for GuideLLM's files");
     BenchResult r;
     r.backend = text(j, "backend");
     r.model = text(j, "model_id");
@@ -64,6 +193,7 @@ BenchResult read_bench_result(std::string_view raw, const std::string& source) {
         if (const auto tp = num(*si, "tp_size"); tp && *tp >= 1 && *tp <= 64) r.tensor_parallel = static_cast<std::int64_t>(*tp);
     }
     r.engine = j.contains("mean_e2e_latency_ms") || r.backend.find("sglang") != std::string::npos ? "sglang" : "vllm";
+    r.format = j.contains("mean_e2e_latency_ms") ? "sglang" : "vllm";
     if (const auto v = num(j, "num_prompts")) r.num_prompts = static_cast<std::int64_t>(*v);
     if (const auto v = num(j, "completed")) r.completed = static_cast<std::int64_t>(*v);
     if (const auto v = num(j, "request_rate"); v && *v > 0) r.request_rate = *v;  // "inf" is a string or absent
@@ -110,7 +240,8 @@ BenchResult read_bench_result(std::string_view raw, const std::string& source) {
     if (const auto v = num(j, "request_throughput")) r.metrics["requests_per_s"] = *v;
     if (r.metrics.empty())
         throw Error("--check", source + " is JSON but not a benchmark result: expected keys such as mean_ttft_ms, mean_tpot_ms, "
-                               "output_throughput (vllm bench serve --save-result, sglang.bench_serving --output-file)");
+                               "output_throughput (vllm bench serve --save-result, sglang.bench_serving --output-file), GuideLLM's benchmarks or "
+                               "genai-perf's profile_export_genai_perf.json");
     return r;
 }
 

@@ -13,7 +13,8 @@ namespace quantplan::check {
 
 // What a benchmark result says. Latencies in seconds (the files hold milliseconds).
 struct BenchResult {
-    std::string engine;                       // "vllm" or "sglang" (by the file's keys and backend)
+    std::string format;                       // "vllm" (--save-result), "sglang" (bench_serving), "guidellm", "genai-perf"
+    std::string engine;                       // "vllm" or "sglang" (by the file's keys and backend; a client of any server: "vllm")
     std::string backend;                      // as written ("vllm", "openai-chat", "sglang", ...)
     std::string model;                        // model_id / model / tokenizer as written (SGLang: server_info.model_path)
     std::string engine_version;               // SGLang: server_info.version; "" when the file does not say
@@ -31,11 +32,17 @@ struct BenchResult {
     // "ttft_s_mean", "ttft_s_p50", "ttft_s_p99", "tpot_s_...", "itl_s_...", "e2e_s_..." (seconds),
     // "output_tokens_per_s", "requests_per_s".
     std::map<std::string, double> metrics;
+    std::size_t runs_in_file = 1;             // GuideLLM: the benchmarks (load points) the file holds
+    std::size_t run_index = 0;                // the one read (0-based)
+    std::vector<std::string> notes;           // how the client defines what was read, where it differs from vLLM's
 };
 
 // Parses `text` (a JSON object, or JSON lines: the last object is taken). Throws Error("--check")
-// when it is JSON but not a benchmark result (naming the keys expected).
-BenchResult read_bench_result(std::string_view text, const std::string& source);
+// when it is JSON but not a benchmark result (naming the keys expected). Reads, besides vLLM's and
+// SGLang's results, GuideLLM's benchmarks JSON (0.2 to 0.7: one load point of `benchmarks`, the
+// `run_index`-th, 0-based; Error("--bench-index") past the last) and genai-perf's
+// profile_export_genai_perf.json (docs/check.md, "Benchmark results").
+BenchResult read_bench_result(std::string_view text, const std::string& source, std::size_t run_index = 0);
 
 // True when `text` looks like JSON (its first non-blank character is '{').
 bool looks_like_json(std::string_view text);

@@ -42,6 +42,16 @@ std::string gib(double bytes) {
 std::optional<ModelConfig> model_from_name(const std::string& argument, const std::filesystem::path& models_dir, std::string* matched) {
     std::vector<std::string> candidates = {argument};
     std::string last = argument;
+    // A Hugging Face cache path (".../models--Qwen--Qwen3-30B-A3B-FP8/snapshots/<hash>") names the repository.
+    if (const std::size_t at = argument.find("models--"); at != std::string::npos) {
+        std::string repo = argument.substr(at + 8);
+        repo = repo.substr(0, repo.find('/'));
+        if (const std::size_t sep = repo.find("--"); sep != std::string::npos) {
+            repo = repo.substr(0, sep) + "/" + repo.substr(sep + 2);
+            candidates.push_back(repo);
+            last = repo;
+        }
+    }
     while (!last.empty() && last.back() == '/') last.pop_back();
     if (const std::size_t slash = last.find_last_of('/'); slash != std::string::npos) {
         // "Qwen/Qwen3-8B" is a repository id; "/home/x/Qwen/QwQ-32B" a local path whose last two folders may be one.
@@ -52,7 +62,15 @@ std::optional<ModelConfig> model_from_name(const std::string& argument, const st
     std::string stem = lower(last);
     candidates.push_back(stem);
     static const char* suffixes[] = {"-awq", "-gptq-int4", "-gptq-int8", "-gptq", "-fp8-dynamic", "-fp8", "-int4", "-int8",
-                                     "-w4a16", "-w8a8", "-w8a16", "-instruct", "-chat", "-hf", "-quantized.w4a16", "-quantized.w8a8"};
+                                     "-w4a16", "-w8a8", "-w8a16", "-instruct", "-chat", "-hf", "-quantized.w4a16", "-quantized.w8a8",
+                                     "-autoawq", "-qat", "-4bit", "-8bit", "-2507"};
+    // An llm-compressor export names its scheme after the model ("-W4A16_awq_sym", "-W8A8-dynamic").
+    for (const char* scheme : {"-w4a16", "-w8a8", "-w8a16", "-fp8"})
+        if (const std::size_t at = stem.find(scheme); at != std::string::npos && at > 0 && stem.find('-', at + 1) == std::string::npos &&
+                                                      stem.find('_', at) != std::string::npos) {
+            stem = stem.substr(0, at);
+            candidates.push_back(stem);
+        }
     for (bool changed = true; changed;) {
         changed = false;
         for (const char* s : suffixes)
@@ -318,6 +336,15 @@ std::optional<std::string> scheme_from_quantization(const std::string& model_nam
     if (q == "fp8") return name.find("qwen3") != std::string::npos ? "w8a8-fp8-block128" : "w8a8-fp8";
     // gpt-oss's MXFP4 experts (its config.json declares them: scheme native prices them as shipped).
     if (q == "mxfp4") return "native";
+    // llm-compressor's checkpoints name their scheme (W4A16: group 128, its default recipe; W8A8:
+    // int8 per-channel with dynamic per-token activations; FP8: per-channel weights).
+    if (q == "compressed-tensors" || q == "compressed_tensors") {
+        if (name.find("w4a16") != std::string::npos) return "w4a16-g128";
+        if (name.find("w8a16") != std::string::npos) return "w8a16-int8";
+        if (name.find("w8a8") != std::string::npos) return "w8a8-int8";
+        if (name.find("fp8") != std::string::npos) return "w8a8-fp8";
+        return std::nullopt;
+    }
     return std::nullopt;
 }
 
@@ -445,6 +472,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         s.profile.defaults = d;
         if (log.chunked_prefill) s.profile.defaults.chunked_prefill = *log.chunked_prefill;
         if (log.enforce_eager) s.profile.defaults.cuda_graphs = !*log.enforce_eager;
+        if (log.native_sampler) s.profile.memory.native_sampler = *log.native_sampler;
         Workload w;
         w.tensor_parallel = id.tp;
         w.kv = parse_kv_format(id.kv_cache_dtype);
@@ -559,6 +587,33 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             cause = ": the captured graphs (not modelled beyond the fitted constant)";
         r.largest_difference = worst->quantity + " logged " + gib(worst->logged) + ", predicted " + gib(*worst->predicted) + cause;
     }
+    // The KV cache is what the budget leaves: when it differs more than any printed term, the
+    // difference lies in the terms the log does not print, sized by what the log's budget leaves.
+    const CheckRow* kv = nullptr;
+    for (const CheckRow& row : r.rows)
+        if (row.quantity == "kv_cache_bytes" && row.predicted) kv = &row;
+    if (kv && a && (!worst || std::abs(*kv->predicted - kv->logged) > std::abs(*worst->predicted - worst->logged))) {
+        const double budget = static_cast<double>(a->engine_memory_bytes);
+        double printed = log.weights_bytes ? log.weights_bytes->value : static_cast<double>(a->weight_bytes);
+        std::string unprinted;
+        const auto term = [&](const std::optional<LoggedQuantity>& q, const char* name) {
+            if (q) printed += q->value;
+            else unprinted += std::string(unprinted.empty() ? "" : ", ") + name;
+        };
+        term(log.activation_peak_bytes, "activation peak");
+        term(log.non_torch_bytes, "non-torch memory");
+        const double predicted_rest = static_cast<double>(a->activation_workspace_bytes + a->sampler_workspace_bytes + a->runtime_overhead_bytes) -
+                                      (log.activation_peak_bytes ? static_cast<double>(a->activation_workspace_bytes + a->sampler_workspace_bytes) : 0.0) -
+                                      (log.non_torch_bytes ? static_cast<double>(a->runtime_overhead_bytes) : 0.0);
+        const double logged_rest = budget - printed - kv->logged;
+        r.largest_difference = "kv_cache_bytes logged " + gib(kv->logged) + ", predicted " + gib(*kv->predicted) + ": what the budget (" + gib(budget) +
+                               ") leaves beside the terms ";
+        if (unprinted.empty())
+            r.largest_difference += "the log prints; every term is printed, so the budget itself differs (the total memory or the utilization)";
+        else
+            r.largest_difference += "the log prints goes to " + unprinted + ": " + gib(logged_rest) + " by the log, " + gib(predicted_rest) +
+                                    " predicted";
+    }
     return r;
 }
 
@@ -566,6 +621,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
     CheckResult r;
     Identified& id = r.identified;
     id.engine = b.engine;
+    r.notes.insert(r.notes.end(), b.notes.begin(), b.notes.end());
     if (!in.catalog) throw Error("--check", "no engine profiles (assets/engines/profiles/)");
     std::string engine_argument = options.engine.value_or(b.engine + (b.engine_version.empty() ? "" : "@" + b.engine_version));
     if (!b.engine_version.empty()) id.version = b.engine_version;

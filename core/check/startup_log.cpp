@@ -182,7 +182,9 @@ std::vector<std::pair<std::string, std::string>> python_entries(std::string_view
             else if (c == '(' || c == '[' || c == '{') ++d;
             else if (c == ')' || c == ']' || c == '}') --d;
             else if (d == 0 && (c == '=' || c == ':')) {
-                std::string key = unquote(trim(entry.substr(0, i)));
+                std::string k = trim(entry.substr(0, i));
+                if (k.starts_with("...")) k = trim(std::string_view(k).substr(3));  // a pasted line's elision before the key
+                std::string key = unquote(k);
                 std::string value = unquote(trim(entry.substr(i + 1)));
                 if (!key.empty() && key.size() < 80 && out.size() < kMaxEntries) out.emplace_back(std::move(key), std::move(value));
                 return;
@@ -348,13 +350,14 @@ private:
 
 // Substrings one of which every line the reader uses holds: other lines are passed over before
 // any regex runs (a log of a long-running server is mostly request lines).
-constexpr std::array<std::string_view, 33> kTriggers = {
+constexpr std::array<std::string_view, 37> kTriggers = {
     "version",  "Version",          "Namespace(",       "non-default args", "with config",      "ServerArgs(",      "took",
     "take",     "total_gpu_memory", "blocks:",          "KV cache",         "KV Cache",         "Maximum concurrency",
     "Free memory on device",        "Load weight",      "max_total_num_tokens",                 "capac",            "vllm serve",
     "vllm.entrypoints",             "launch_server",    "sglang serve",     "NVIDIA",           "Tesla",            "AMD Instinct",
     "Quadro",   "GPU",              "vllm-openai",      "sglang:",          "vllm:",            "vllm==",           "sglang==",
-    "Using max model len",          "Capture cuda graph",
+    "Using max model len",          "Capture cuda graph",                   "Chunked prefill is enabled",
+    "top-p & top-k sampling",       "top-p/top-k sampling",                 "gpu-memory-utilization=",
 };
 
 bool has_trigger(std::string_view line) {
@@ -442,9 +445,25 @@ private:
             const std::optional<bool> f = flag_value(v);
             v = f ? (*f ? "False" : "True") : v;
         }
+        // A printed None is "not set", except where None is itself the setting: no quantization
+        // method (the checkpoint's config decides) and no speculative decoding.
+        if (v == "None" && (key == "quantization" || key == "speculative_config")) v = "none";
+        // A line that ends its last entry with a sentence's full stop ("gpu_memory_utilization=0.90.").
+        if (v.size() > 1 && v.back() == '.' && std::isdigit(static_cast<unsigned char>(v[v.size() - 2]))) v.pop_back();
         if (v == "None" || v.empty()) return;
         const auto it = log_.settings.find(key);
-        if (it != log_.settings.end() && form_rank(it->second.form) >= form_rank(form)) return;
+        // "none" is what the user asked when the parse prints None; the engine config line then names
+        // the method it resolved from the checkpoint (vLLM 0.8: args quantization=None, config
+        // quantization=awq_marlin): a method beats a none whatever the form, a none never replaces one.
+        if (it != log_.settings.end() && key == "quantization" && (it->second.value == "none") != (v == "none")) {
+            if (v == "none") return;
+            log_.settings[key] = LoggedSetting{v, form, line.substr(0, kMaxLineChars)};
+            return;
+        }
+        // The same form again keeps the first value, except an effective-value line, which the
+        // engine prints again once its defaults are resolved (vLLM 0.11 prints "Chunked prefill is
+        // enabled with max_num_batched_tokens=2048" before the usage context raises it to 8192).
+        if (it != log_.settings.end() && form_rank(it->second.form) >= form_rank(form) && !(form == "engine line" && it->second.form == form)) return;
         log_.settings[key] = LoggedSetting{v, form, line.substr(0, kMaxLineChars)};
     }
 
@@ -497,9 +516,15 @@ private:
         if (headers_seen_ && ((!first_model_.empty() && !model_text.empty() && model_text != first_model_) || (server_level && kv_seen_))) {
             if (!second_noted_) {
                 log_.servers_seen = 2;
-                log_.notes.push_back("the file holds a second server's startup (line " + std::to_string(line_number_) +
-                                     (model_text.empty() ? std::string() : ", model " + model_text.substr(0, 120)) +
-                                     "): the first server's settings and figures are read; lines of the two may be interleaved");
+                // Before the first server sized its KV cache, the two startups run side by side and
+                // their lines interleave: the figures that follow are still read, first come first kept.
+                interleaved_ = !kv_seen_;
+                log_.notes.push_back(
+                    "the file holds a second server's startup (line " + std::to_string(line_number_) +
+                    (model_text.empty() ? std::string() : ", model " + model_text.substr(0, 120)) + "): the first server's settings are read" +
+                    (interleaved_ ? std::string("; the two startups are interleaved (the second began before the first sized its KV cache), so "
+                                                "each figure is the first one printed and may be the second server's: check each server's own log")
+                                  : std::string(" and its figures, up to the second start")));
                 second_noted_ = true;
             }
         }
@@ -508,14 +533,16 @@ private:
     }
 
     bool second_server() const { return second_noted_; }
+    bool interleaved_ = false;  // a second startup began before the first's KV cache was sized
+    bool v0_wording_ = false;   // a line only V0 prints
 
     void read_line(const std::string& raw, const std::string& full_line) {
         static const std::regex version_line("vLLM API server version ([0-9][0-9A-Za-z.+]*)");
         static const std::regex collect_env_version("vLLM Version: ([0-9][0-9A-Za-z.+]*)");
         static const std::regex package_line("^\\s*(vllm|sglang)(==|:| +)\\s*v?([0-9]+\\.[0-9]+[0-9A-Za-z.+]*)\\s*$");
-        static const std::regex init_line("Initializing a(n)? (V1 )?LLM engine \\(v([0-9][0-9A-Za-z.+]*)\\) with config");
+        static const std::regex init_line("Initializing a(n)? (V[01] )?LLM engine \\(v([0-9][0-9A-Za-z.+]*)\\) with config");
         static const std::regex model_loading("Model loading took ([0-9.]+) ?(GiB|GB)");
-        static const std::regex v0_weights("Loading model weights took ([0-9.]+) ?(GiB|GB)");
+        static const std::regex v0_weights("Loading model weights took ([0-9.]+) ?(GiB|GB|MiB|MB)");
         static const std::regex breakdown(
             "model weights take ([0-9.]+) ?(GiB|GB); non_torch_memory takes (-?[0-9.]+) ?(GiB|GB); PyTorch activation peak memory takes ([0-9.]+) "
             "?(GiB|GB); the rest of the memory reserved for KV Cache is (-?[0-9.]+) ?(GiB|GB)");
@@ -547,7 +574,7 @@ private:
         static const std::regex torch_found("Found GPU[0-9]+ ((NVIDIA|Tesla|Quadro)[^\\n]*?) which is of cuda capability");
         // vLLM's fused-MoE and other kernel config files are named for the device, spaces as '_'
         // (".../E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json").
-        static const std::regex config_file_device("device_name=((NVIDIA|Tesla|Quadro|AMD)[A-Za-z0-9_\\-]*)\\.json");
+        static const std::regex config_file_device("device_name=((NVIDIA|Tesla|Quadro|AMD)[A-Za-z0-9_\\-]*)(,[^/]*)?\\.json");
         static const std::regex device_field("([Dd]evice[ _]name|CUDA device|GPU type|GPU model)\\s*[:=]\\s*'?((NVIDIA|Tesla|Quadro|AMD)[^',)\\]]*)");
 
         const std::string line = full_line.substr(0, kMaxRegexChars);
@@ -575,7 +602,7 @@ private:
             header(model, false);
             if (!in_second && !second_server()) {
                 if (log_.version.empty()) log_.version = m[3], version_basis_ = "engine config line";
-                if (log_.engine_generation.empty()) log_.engine_generation = m[2].matched ? "v1" : "v0";
+                if (log_.engine_generation.empty()) log_.engine_generation = m[2].matched && m[2].str() == "V1 " ? "v1" : "v0";
                 put_entries(body, "engine config", full_line);
             }
         }
@@ -593,7 +620,10 @@ private:
                     if (k == "model_tag") put("model", v, "non-default args", full_line);
             }
         }
-        if (const std::size_t at = full_line.find("Namespace("); at != std::string::npos && contains(full_line, "args")) {
+        // "args: Namespace(...)", or a benchmark script's bare print of its Namespace.
+        if (const std::size_t at = full_line.find("Namespace("); at != std::string::npos &&
+                                                                 (contains(full_line, "args") || contains(full_line, "gpu_memory_utilization=") ||
+                                                                  contains(full_line, "tensor_parallel_size="))) {
             const std::string body = full_line.substr(at + 10);
             std::string model;
             for (const auto& [k, v] : python_entries(body))
@@ -618,12 +648,27 @@ private:
             if (!second_server()) put_entries(body, "ServerArgs", full_line);
         }
         if (is_command_line(line) && !contains(line, "args") && !second_server()) read_command_line(full_line);
-        if (in_second) return;  // the second server's figures are not the first's
+        if (in_second && !interleaved_) return;  // the second server's figures are not the first's
         // Effective values the engine prints.
+        if (contains(line, "The current --gpu-memory-utilization=")) {
+            static const std::regex current("The current --gpu-memory-utilization=([0-9.]+[0-9])");
+            if (std::regex_search(line, m, current)) put("gpu_memory_utilization", m[1], "engine line", line);
+        }
         if (contains(line, "Using max model len") && std::regex_search(line, m, max_model_len_line)) put("max_model_len", m[1], "engine line", line);
         if (contains(line, "Chunked prefill is enabled") && std::regex_search(line, m, chunked_line)) {
             put("max_num_batched_tokens", m[1], "engine line", line);
             put("enable_chunked_prefill", "True", "engine line", line);
+        }
+        // Lines only V0's worker and runner print (vLLM 0.6.4 to 0.7: the one-line memory profile).
+        if (contains(line, "Memory profiling results") || contains(line, "[model_runner.py") || contains(line, " model_runner.py:") ||
+            contains(line, "multiproc_worker_utils.py"))
+            v0_wording_ = true;
+        // The sampler the profiling run used (its copies of the logits are the activation peak).
+        if (!log_.native_sampler) {
+            if (contains(line, "Using FlashInfer for top-p & top-k sampling")) log_.native_sampler = false;
+            else if (contains(line, "PyTorch-native implementation of top-p & top-k sampling") ||
+                     contains(line, "FlashInfer top-p/top-k sampling unavailable") || contains(line, "FlashInfer top-p/top-k sampling disabled"))
+                log_.native_sampler = true;
         }
         // GPU names.
         if (log_.device_names.size() < 16) {
@@ -656,8 +701,9 @@ private:
             keep_first(log_.total_memory_bytes, bytes_quantity(m[1], m[2], line, log_));
             keep_first(log_.non_torch_bytes, bytes_quantity(m[3], m[4], line, log_));
             keep_first(log_.kv_cache_bytes, bytes_quantity(m[5], m[6], line, log_));
-            for (const auto& [k, v] : python_entries(std::string_view(line).substr(line.find("Memory profiling results"))))
-                if (k.ends_with("gpu_memory_utilization")) put("gpu_memory_utilization", v, "engine line", line);
+            static const std::regex utilization("gpu_memory_utilization=([0-9.]+[0-9])");
+            std::smatch u;
+            if (std::regex_search(line, u, utilization)) put("gpu_memory_utilization", u[1], "engine line", line);
         }
         if (contains(line, "total_gpu_memory (") && std::regex_search(line, m, total_times)) {
             recognised_ = true;
@@ -792,6 +838,7 @@ private:
             log_.dtype = *dt;
         }
         log_.quantization = text("quantization");
+        if (log_.quantization == "none") log_.quantization.reset();
         log_.kv_cache_dtype = text("kv_cache_dtype");
         log_.max_model_len = integer("max_model_len");
         log_.tensor_parallel = integer("tensor_parallel_size");
@@ -812,6 +859,7 @@ private:
         log_.enable_prefix_caching = flag("enable_prefix_caching");
         log_.cpu_offload_gb = real("cpu_offload_gb");
         log_.speculative = text("speculative_config");
+        if (log_.speculative == "none") log_.speculative.reset();
     }
 
     StartupLog finish() {
@@ -851,7 +899,8 @@ private:
         if (free_at_start_ && !log_.total_memory_bytes) log_.free_memory_at_start_bytes = free_at_start_;
         if (log_.engine == "vllm" && log_.engine_generation.empty()) {
             const bool v1_wording = log_.kv_cache_tokens && contains(log_.kv_cache_tokens->line, "GPU KV cache size");
-            if (log_.gpu_blocks || (log_.activation_peak_bytes && !log_.cuda_graph_bytes && !v1_wording)) log_.engine_generation = "v0";
+            if (log_.gpu_blocks || (log_.activation_peak_bytes && !log_.cuda_graph_bytes && !v1_wording) || (v0_wording_ && !v1_wording))
+                log_.engine_generation = "v0";
             else if (v1_wording || log_.kv_cache_tokens) log_.engine_generation = "v1";
         }
         log_.ranks_seen = std::max<std::int64_t>(1, static_cast<std::int64_t>(kv_ranks_.size()));

@@ -69,6 +69,10 @@ struct StartupLog {
     std::optional<bool> enable_prefix_caching;      // SGLang: not disable_radix_cache
     std::optional<double> cpu_offload_gb;
     std::optional<std::string> speculative;         // the speculative config or algorithm as logged ("None" is absent)
+    // vLLM V1's top-k/top-p sampler as the log names it: true for PyTorch's native implementation
+    // ("Falling back to the PyTorch-native implementation", "sampling unavailable"), false for
+    // "Using FlashInfer for top-p & top-k sampling"; absent when the log prints neither.
+    std::optional<bool> native_sampler;
     // Every setting read, by canonical name (the vLLM name: tensor_parallel_size, max_model_len,
     // gpu_memory_utilization, ...; SGLang's mem_fraction_static), from the most authoritative form
     // that printed it: the engine's own parse (args / non-default args / ServerArgs) over the

@@ -151,6 +151,11 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_and_nonzero) {
         {"--headless --frobnicate", "unknown option"},
         {"--headless --model", "needs a value"},
         {"--headless --model /nonexistent/config.json", "no such"},
+        {"--headless --check-corpus /nonexistent", "--check-corpus"},
+        {"--headless --check-corpus " QUANTPLAN_SOURCE_DIR "/docs", "no *.log"},
+        {"--headless --bench-index 0 --check " QUANTPLAN_SOURCE_DIR "/tests/data/bench/genai-perf-0.0.4-llama-3-8b-instruct-unstated-c1.json", "--bench-index"},
+        {"--headless --bench-index 2 --check " QUANTPLAN_SOURCE_DIR "/tests/data/bench/guidellm-0.5.0.dev0-gpt-oss-20b-4xintel-xpu-sync.json",
+         "holds 1 GuideLLM"},
     };
     for (const Bad& c : cases) {
         const auto [rc, output] = run_binary(c.args);
@@ -300,6 +305,26 @@ BOOST_AUTO_TEST_CASE(check_json_contract_and_bad_files) {
         BOOST_TEST(std::count(msg.begin(), msg.end(), '\n') == 1, msg);
         BOOST_TEST(msg.find("--check") != std::string::npos, msg);
     }
+}
+
+// --check-corpus: every log of the bundled corpus checked, the summary table first; the file
+// written with --check-corpus-out is what stdout would hold.
+BOOST_AUTO_TEST_CASE(check_corpus_prints_the_errors_per_quantity) {
+    const std::string dir = std::string(QUANTPLAN_SOURCE_DIR) + "/tests/data/logs";
+    const auto [rc, out] = run_binary("--headless --check-corpus " + dir);
+    BOOST_TEST_REQUIRE(rc == 0, out);
+    BOOST_TEST(out.rfind("| quantity | logs printing it |", 0) == 0, out.substr(0, 200));
+    BOOST_TEST(out.find("| kv_cache_tokens |") != std::string::npos);
+    BOOST_TEST(out.find("vllm-0.11.0-llama-3.1-8b-l4-tp1.log") != std::string::npos);
+    BOOST_TEST(out.find("refused:") == std::string::npos, out);
+    const std::string file = (std::filesystem::temp_directory_path() / "quantplan-check-corpus.md").string();
+    const auto [rc2, quiet] = run_binary("--headless --check-corpus " + dir + " --check-corpus-out " + file);
+    BOOST_TEST(rc2 == 0, quiet);
+    std::ifstream in(file);
+    std::stringstream written;
+    written << in.rdbuf();
+    BOOST_TEST(written.str() == out);
+    std::remove(file.c_str());
 }
 
 BOOST_AUTO_TEST_CASE(help_and_version) {

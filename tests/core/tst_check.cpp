@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check/check.h"
+#include "core/check/log_corpus.h"
 #include "core/check/startup_log.h"
 #include "core/checkpoint/json_guard.h"
 #include "core/engine/engine_profile.h"
@@ -99,7 +100,7 @@ BOOST_AUTO_TEST_CASE(kv_tokens_of_the_v1_fixtures_within_three_percent) {
         double band;
     } cases[] = {
         {"vllm-0.11.0-llama-3.1-8b-l4-tp1.log", "l4", "llama-3.1-8b", kKvTokensTarget},
-        {"vllm-0.11.2-llama-3-8b-h200-tp1.log", "h200", "llama-3-8b", 0.035},
+        {"vllm-0.11.2-llama-3-8b-h200-tp1.log", "h200", "llama-3-8b", kKvTokensTarget},
         {"vllm-0.10.1.1-qwen2-7b-a100-80gb-tp1-gmu0.5.log", "a100-80gb", "qwen2-7b-instruct", kKvTokensTarget},
         // gpt-oss-120b at TP 4 (MXFP4 experts: quantization mxfp4 is scheme native; the hybrid
         // allocator's two groups of 18 layers).
@@ -131,9 +132,10 @@ BOOST_AUTO_TEST_CASE(kv_tokens_of_the_v1_fixtures_within_three_percent) {
 // A vLLM 0.10.2 log of Qwen3-Next-80B-A3B at TP 2 on H200s (a gated DeltaNet hybrid; the code
 // index's stored text id 7292846353): the weights within 0.2%, and the concurrency priced as the
 // hybrid allocator divides the cache (one block per request in each state group), so its error is
-// the KV budget's. The budget itself is 13.9% high, out of sample (no Qwen3-Next point is fitted):
-// vLLM keeps 6.2 GiB more per GPU out of the cache than the profile's terms explain. Recorded, not
-// explained; a change that moves it is seen here.
+// the KV budget's. The budget was 13.9% high until the profiling run's sampler was priced as the
+// version runs it (PyTorch's native top-k/top-p sort from 0.10.2: about 39 bytes per logit at
+// 1,024 sequences, 5.6 GiB for Qwen3-Next's vocabulary); out of sample (no Qwen3-Next point is
+// fitted), it is now 3.5% high. A change that moves it is seen here.
 BOOST_AUTO_TEST_CASE(qwen3_next_log_prices_the_hybrid_concurrency) {
     CheckOptions o;
     o.gpu = "h200";
@@ -149,7 +151,7 @@ BOOST_AUTO_TEST_CASE(qwen3_next_log_prices_the_hybrid_concurrency) {
     const CheckRow* concurrency = row(r, "max_concurrency");
     BOOST_TEST_REQUIRE((tokens != nullptr && tokens->error_fraction.has_value()));
     BOOST_TEST_REQUIRE((concurrency != nullptr && concurrency->error_fraction.has_value()));
-    BOOST_TEST(std::abs(*tokens->error_fraction - 0.139) < 0.01, *tokens->error_fraction);
+    BOOST_TEST(std::abs(*tokens->error_fraction - 0.035) < 0.01, *tokens->error_fraction);
     BOOST_TEST(std::abs(*concurrency->error_fraction - *tokens->error_fraction) < 0.005, *concurrency->error_fraction);
 }
 
@@ -283,6 +285,73 @@ BOOST_AUTO_TEST_CASE(foreign_and_hostile_text_is_one_error) {
     BOOST_TEST(!scheme_from_quantization("x", "bitsandbytes").has_value());
 }
 
+// Two servers in one file: one after the other, the first server's figures; interleaved line by
+// line (two startups written to one file at once), still the first server's settings, with a note.
+BOOST_AUTO_TEST_CASE(two_servers_in_one_file_read_as_the_first_with_a_note) {
+    const std::string l4 = fixture("vllm-0.11.0-llama-3.1-8b-l4-tp1.log");
+    const std::string a100 = fixture("vllm-0.10.1.1-qwen2-7b-a100-80gb-tp1-gmu0.5.log");
+    const StartupLog alone = read_startup_log(l4, "l4.log");
+    const auto has_note = [](const StartupLog& log, const std::string& part) {
+        return std::any_of(log.notes.begin(), log.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+    };
+    const StartupLog sequential = read_startup_log(l4 + a100, "two.log");
+    BOOST_TEST(sequential.servers_seen == 2);
+    BOOST_TEST(sequential.model == alone.model);
+    BOOST_TEST(sequential.kv_cache_tokens->value == alone.kv_cache_tokens->value);
+    BOOST_TEST(has_note(sequential, "second server"));
+    BOOST_TEST(!has_note(sequential, "interleaved"));
+    std::istringstream a(l4), b(a100);
+    std::string mixed, line;
+    // The L4 server starts first (its header lines), then the two write line by line.
+    for (int i = 0; i < 30 && std::getline(a, line); ++i) mixed += line + "\n";
+    for (bool more = true; more;) {
+        more = false;
+        if (std::getline(a, line)) mixed += line + "\n", more = true;
+        if (std::getline(b, line)) mixed += line + "\n", more = true;
+    }
+    const StartupLog interleaved = read_startup_log(mixed, "mixed.log");
+    BOOST_TEST(interleaved.servers_seen == 2);
+    BOOST_TEST(interleaved.model == alone.model);
+    BOOST_TEST(*interleaved.gpu_memory_utilization == *alone.gpu_memory_utilization);
+    BOOST_TEST(interleaved.kv_cache_tokens.has_value());
+    BOOST_TEST(has_note(interleaved, "interleaved"));
+}
+
+// GuideLLM's benchmarks JSON (0.5.0.dev0, danielkorat/guidellm-bench) and genai-perf's
+// profile_export_genai_perf.json (0.0.4, FernandoDorado/sizing-llm-inference-nvidia), field by
+// field (tests/data/bench/*.source.txt); a run number past the file's runs is one error.
+BOOST_AUTO_TEST_CASE(guidellm_and_genai_perf_results_field_by_field) {
+    constexpr double kMs = 1e-3;
+    const BenchResult g = read_bench_result(fixture("guidellm-0.5.0.dev0-gpt-oss-20b-4xintel-xpu-sync.json", "bench"), "g.json");
+    BOOST_TEST(g.format == "guidellm");
+    BOOST_TEST(g.model == "openai/gpt-oss-20b");
+    BOOST_TEST(g.runs_in_file == 1u);
+    BOOST_TEST(g.max_concurrency.value() == 1);  // strategy synchronous
+    BOOST_TEST(g.completed.value() == 25);
+    BOOST_TEST(std::abs(g.metrics.at("ttft_s_mean") - 48.843650817871094 * kMs) < 1e-9);
+    BOOST_TEST(std::abs(g.mean_output_tokens.value() - 1024) < 1e-9);
+    BOOST_TEST(g.metrics.at("tpot_s_mean") > 0.029);  // inter_token_latency_ms 29.9
+    BOOST_TEST(g.metrics.at("e2e_s_mean") > 30.0);    // request_latency is in seconds
+    BOOST_TEST(test::throws_naming([] { (void)read_bench_result(fixture("guidellm-0.5.0.dev0-gpt-oss-20b-4xintel-xpu-sync.json", "bench"), "g.json", 1); },
+                                   "holds 1 GuideLLM benchmark"));
+    BOOST_TEST(test::throws_naming([] { (void)read_bench_result(R"({"benchmarks": [1]})", "bad.json"); }, "not an object"));
+    const BenchResult p = read_bench_result(fixture("genai-perf-0.0.4-llama-3-8b-instruct-unstated-c100.json", "bench"), "p.json");
+    BOOST_TEST(p.format == "genai-perf");
+    BOOST_TEST(p.model == "meta/llama3-8b-instruct");
+    BOOST_TEST(p.max_concurrency.value() == 100);
+    BOOST_TEST(std::abs(p.metrics.at("ttft_s_mean") - 1019.6901196972727 * kMs) < 1e-9);
+    BOOST_TEST(std::abs(p.metrics.at("ttft_s_p99") - 1564.26834917 * kMs) < 1e-9);
+    BOOST_TEST(std::abs(p.metrics.at("requests_per_s") - 30.935429942267838) < 1e-9);
+    BOOST_TEST(!p.notes.empty());  // its own tokenizer's counts
+    // Priced like any result: the simulated run at the file's concurrency.
+    CheckOptions o;
+    o.gpu = "a100-80gb";
+    o.model = "llama-3-8b";
+    const CheckResult r = check_bench_result(p, o, inputs());
+    BOOST_TEST_REQUIRE(row(r, "tpot_s_mean") != nullptr);
+    BOOST_TEST(row(r, "tpot_s_mean")->predicted.has_value());
+}
+
 // vLLM 0.11.2 on an H200 at concurrency 8 (faradawn/bench3, written by TensorRT-LLM's copy of
 // vLLM's benchmark_serving.py): read field by field, then priced at its concurrency.
 BOOST_AUTO_TEST_CASE(vllm_benchmark_result_field_by_field_and_priced) {
@@ -387,10 +456,11 @@ BOOST_AUTO_TEST_SUITE(check_log_corpus)
 
 BOOST_AUTO_TEST_CASE(every_fixture_parses_and_the_expected_fields_are_identified) {
     namespace fs = std::filesystem;
-    // The shares identified when this test was written (session 13, 10 fixtures with expectations);
-    // the issue's target is 95% over at least 40 logs.
-    const std::map<std::string, double> recorded = {{"gpu", 1.0},  {"model", 1.0}, {"version", 1.0},
-                                                    {"tp", 1.0},   {"gpu_memory_utilization", 1.0}, {"kv_cache_tokens", 1.0}};
+    // The shares identified, with no option, over the fixtures whose expectation states the field
+    // (session 14: 45 logs, each with an expectation; the GPU and the model where the log holds the
+    // evidence, docs/check.md). The issue's target is 95%; the GPU and the model fall short.
+    const std::map<std::string, double> recorded = {{"gpu", 21.0 / 35}, {"model", 24.0 / 31}, {"version", 1.0},
+                                                    {"tp", 1.0},         {"gpu_memory_utilization", 27.0 / 28}, {"kv_cache_tokens", 1.0}};
     constexpr double kIssueTarget = 0.95;
     CheckInputs in = inputs();
     in.device_names = parse_device_names(fixture("gpu-device-names.json", "../../assets"), "gpu-device-names.json");
@@ -415,27 +485,64 @@ BOOST_AUTO_TEST_CASE(every_fixture_parses_and_the_expected_fields_are_identified
         };
         count("gpu", expect["quantplan_gpu"].is_string(), expect["quantplan_gpu"].is_string() && r.identified.gpu == expect["quantplan_gpu"].get<std::string>(),
               r.identified.gpu);
-        count("model", expect["quantplan_model"].is_string(),
+        // The model where the log prints one (an excerpt of memory lines names none).
+        count("model", expect["quantplan_model"].is_string() && expect["model"].is_string(),
               expect["quantplan_model"].is_string() && r.identified.model == expect["quantplan_model"].get<std::string>(), r.identified.model);
         count("version", expect["version"].is_string(), expect["version"].is_string() && log.version == expect["version"].get<std::string>(), log.version);
         count("tp", expect["tp"].is_number(), expect["tp"].is_number() && r.identified.tp == expect["tp"].get<std::int64_t>(), std::to_string(r.identified.tp));
         const nlohmann::json& utilization = expect["engine"] == "sglang" ? expect["mem_fraction_static"] : expect["gpu_memory_utilization"];
-        count("gpu_memory_utilization", utilization.is_number(),
-              utilization.is_number() && std::abs(r.identified.gpu_memory_utilization - utilization.get<double>()) < 1e-9,
-              std::to_string(r.identified.gpu_memory_utilization));
+        const std::optional<double> read = expect["engine"] == "sglang" ? log.mem_fraction_static : log.gpu_memory_utilization;
+        count("gpu_memory_utilization", utilization.is_number(), utilization.is_number() && read && std::abs(*read - utilization.get<double>()) < 1e-9,
+              read ? std::to_string(*read) : "none");
         count("kv_cache_tokens", expect["kv_cache_tokens"].is_number(),
               expect["kv_cache_tokens"].is_number() && log.kv_cache_tokens && log.kv_cache_tokens->value == expect["kv_cache_tokens"].get<double>(),
               log.kv_cache_tokens ? std::to_string(log.kv_cache_tokens->value) : "none");
     }
-    BOOST_TEST(logs >= 20);
+    BOOST_TEST(logs >= 45);
     for (const auto& [field, floor] : recorded) {
         const auto [identified, expected] = tally[field];
         BOOST_TEST_REQUIRE(expected > 0, field);
         const double share = static_cast<double>(identified) / expected;
         BOOST_TEST_MESSAGE(field << ": identified in " << identified << " of " << expected << " (" << share * 100 << "%; the issue's target "
                                  << kIssueTarget * 100 << "% over 40 logs)");
-        BOOST_TEST(share >= floor, field << ": identified in " << identified << " of " << expected << ", recorded " << floor);
+        BOOST_TEST(share >= floor - 1e-9, field << ": identified in " << identified << " of " << expected << ", recorded " << floor);
     }
+}
+
+// Predicted against logged over the whole log corpus, each log at the model and GPU its expectation
+// names (core/check/log_corpus.h; `quantplan --check-corpus tests/data/logs` prints the same table,
+// docs/check-corpus.md). Fails when a median or the number of logs priced moves the wrong way.
+BOOST_AUTO_TEST_CASE(predictions_over_the_corpus_within_the_recorded_errors) {
+    namespace fs = std::filesystem;
+    struct Recorded {
+        int predicted;         // logs priced (at least)
+        double median_abs;     // median |error| (at most, + 0.5 points)
+    };
+    // Session 14, 45 logs. The issue's targets: KV tokens median 3%, largest 8%; weights,
+    // activation peak, non-torch and CUDA-graph memory medians 5%.
+    const std::map<std::string, Recorded> recorded = {
+        {"weights_bytes", {26, 0.004}}, {"kv_cache_bytes", {23, 0.010}}, {"kv_cache_tokens", {31, 0.019}}, {"max_concurrency", {22, 0.014}}};
+    CheckInputs in = inputs();
+    in.device_names = parse_device_names(fixture("gpu-device-names.json", "../../assets"), "gpu-device-names.json");
+    std::vector<CorpusLog> logs;
+    for (const auto& e : fs::directory_iterator(test::source_dir() / "tests" / "data" / "logs")) {
+        if (e.path().extension() != ".log") continue;
+        const std::string name = e.path().filename().string();
+        const fs::path expect = fs::path(e.path()).replace_extension(".expect.json");
+        const CheckOptions options =
+            fs::exists(expect) ? options_from_expectation(fixture(expect.filename().string()), expect.filename().string()) : CheckOptions{};
+        logs.push_back(check_corpus_log(name, read_startup_log(fixture(name), name), options, in));
+    }
+    const CorpusSummary summary = summarize_corpus(std::move(logs));
+    BOOST_TEST_MESSAGE(corpus_markdown(summary));
+    for (const auto& [quantity, r] : recorded) {
+        const CorpusQuantity* q = corpus_quantity(summary, quantity);
+        BOOST_TEST_REQUIRE(q != nullptr, quantity);
+        BOOST_TEST(q->predicted >= r.predicted, quantity << ": " << q->predicted << " logs priced, recorded " << r.predicted);
+        BOOST_TEST(q->median_abs_error <= r.median_abs + 0.005, quantity << ": median |error| " << q->median_abs_error << ", recorded " << r.median_abs);
+    }
+    // A log the corpus holds is never refused by the reader or the check.
+    for (const CorpusLog& log : summary.logs) BOOST_TEST(log.refused.empty(), log.name << ": " << log.refused);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
