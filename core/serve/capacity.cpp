@@ -304,6 +304,10 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     // SGLang reserves KV room for the running requests' future tokens before it admits another
     // (sglang/srt/managers/schedule_policy.py PrefillAdder; the constants of sglang/srt/environ.py).
     p.limits.reserve_future_tokens = setup.profile.engine == "sglang";
+    // vLLM schedules a prefill chunk whole or not at all, and admits nothing in a step that
+    // preempted (v1/core/sched/scheduler.py Scheduler.schedule: allocate_slots for the chunk, the
+    // running loop's preemption, `if not preempted_reqs` before the waiting queue).
+    p.limits.whole_chunks = setup.profile.engine == "vllm" && !v0_whole;
     if (v0_whole) p.limits.max_num_batched_tokens = std::max(p.limits.max_num_batched_tokens, w.context_tokens);
     // SGLang runs as many requests as its request pool holds, not vLLM's 256:
     // min(max(kv_tokens / context_len x 512, 2048), 4096), at most half the KV tokens

@@ -113,6 +113,25 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     };
     double in_system_time = 0;  // time integral of the requests arrived and not finished, from the engine's state
     const auto blocks_for = [&](std::int64_t tokens) { return group_blocks(tokens, 1); };
+    // vLLM V1's prefix cache keeps a preempted request's computed blocks (freed, but hashed) until
+    // the allocator reuses them, least recently freed first: readmitted before that, it prefills
+    // only what was evicted (kv_cache_manager.get_computed_blocks). retained[r]: request r's head
+    // blocks still cached; eviction takes the oldest preemption's first, from its tail.
+    const bool retain_preempted = limits.whole_chunks && limits.prefix_caching && !hybrid && limits.full_groups == 1 && limits.state_groups == 0;
+    std::vector<std::int64_t> retained(requests.size(), 0);
+    std::deque<std::size_t> retained_order;
+    std::int64_t retained_total = 0;
+    // Takes `n` blocks from the free pool, evicting retained blocks when the unheld ones run out.
+    const auto take = [&](std::int64_t n) {
+        std::int64_t evict = n - (free_blocks - retained_total);
+        while (evict > 0 && !retained_order.empty()) {
+            std::int64_t& r = retained[retained_order.front()];
+            const std::int64_t m = std::min(evict, r);
+            r -= m, retained_total -= m, evict -= m;
+            if (r == 0) retained_order.pop_front();
+        }
+        free_blocks -= n;
+    };
     const auto release = [&](Active& a) {
         free_blocks += a.blocks;
         a.blocks = 0;
@@ -136,6 +155,38 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         StepShape shape;
         std::vector<std::int64_t> prefill_chunk(running.size(), 0);
         std::vector<bool> decodes(running.size(), false);
+        bool preempted = false;  // this step preempted a sequence
+        // Preempts the most recently admitted running sequence (running[i] itself when it is the
+        // latest): its blocks freed, its prompt and output so far to prefill again, at the front of
+        // the queue. Keeps `i` on the same sequence; true when the victim was running[i].
+        const auto preempt_latest = [&](std::size_t& i) {
+            std::size_t victim = i;
+            for (std::size_t j = 0; j < running.size(); ++j)
+                if (running[j].admitted_order > running[victim].admitted_order) victim = j;
+            Active& v = running[victim];
+            if (retain_preempted) {
+                const std::int64_t computed = v.prefilled < v.prefill_target ? v.prefilled : requests[v.index].input_tokens + v.generated - 1;
+                const std::int64_t full = std::min(v.blocks, computed / limits.block_size_tokens);
+                if (retained[v.index] == 0 && full > 0) retained_order.push_back(v.index);
+                retained_total += full - retained[v.index];
+                retained[v.index] = full;
+            }
+            release(v);
+            v.cached_blocks = 0;
+            v.prefill_target = requests[v.index].input_tokens + v.generated;
+            v.prefilled = 0;
+            ++out.requests[v.index].preemptions;
+            ++out.preemptions;
+            preempted = true;
+            new_token_ratio = limits.init_new_token_ratio;
+            waiting.push_front(v);
+            running.erase(running.begin() + static_cast<std::ptrdiff_t>(victim));
+            prefill_chunk.erase(prefill_chunk.begin() + static_cast<std::ptrdiff_t>(victim));
+            decodes.erase(decodes.begin() + static_cast<std::ptrdiff_t>(victim));
+            if (victim == i) return true;
+            if (victim < i) --i;
+            return false;
+        };
         // (a) Decoding sequences, one token each; a missing block preempts the latest admission.
         const auto schedule_decodes = [&] {
             for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
@@ -151,27 +202,10 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     free_blocks += extra;
                 }
                 while (blocks_for(held + 1) - running[i].blocks - running[i].cached_blocks > free_blocks) {
-                    // Preempt the most recently admitted other running sequence (or this one when it is the latest).
-                    std::size_t victim = i;
-                    for (std::size_t j = 0; j < running.size(); ++j)
-                        if (running[j].admitted_order > running[victim].admitted_order) victim = j;
-                    Active& v = running[victim];
-                    release(v);
-                    v.cached_blocks = 0;
-                    v.prefill_target = requests[v.index].input_tokens + v.generated;
-                    v.prefilled = 0;
-                    ++out.requests[v.index].preemptions;
-                    ++out.preemptions;
-                    new_token_ratio = limits.init_new_token_ratio;
-                    waiting.push_front(v);
-                    running.erase(running.begin() + static_cast<std::ptrdiff_t>(victim));
-                    prefill_chunk.erase(prefill_chunk.begin() + static_cast<std::ptrdiff_t>(victim));
-                    decodes.erase(decodes.begin() + static_cast<std::ptrdiff_t>(victim));
-                    if (victim == i) {
+                    if (preempt_latest(i)) {
                         self_preempted = true;
                         break;
                     }
-                    if (victim < i) --i;
                 }
                 if (self_preempted) {
                     --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
@@ -179,7 +213,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 }
                 if (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks) {
                     const std::int64_t more = blocks_for(held + 1) - running[i].blocks - running[i].cached_blocks;
-                    free_blocks -= more;
+                    take(more);
                     running[i].blocks += more;
                 }
                 decodes[i] = true;
@@ -192,7 +226,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         const auto prefill = [&](Active& a, std::int64_t& chunk_out) {
             std::int64_t chunk = std::min(a.prefill_target - a.prefilled, budget);
             const std::int64_t have = a.blocks + a.cached_blocks;
-            if (!hybrid && limits.full_groups == 1 && limits.state_groups == 0) {
+            if (limits.whole_chunks) {
+                if (group_blocks(a.prefilled + chunk, chunk) - have > free_blocks) return;  // the whole chunk or nothing
+            } else if (!hybrid && limits.full_groups == 1 && limits.state_groups == 0) {
                 const std::int64_t can_hold = (have + free_blocks) * limits.block_size_tokens - a.prefilled;
                 chunk = std::min(chunk, std::max<std::int64_t>(can_hold, 0));
             } else if (group_blocks(a.prefilled + chunk, chunk) - have > free_blocks) {  // several groups
@@ -207,7 +243,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             }
             if (chunk <= 0) return;
             const std::int64_t need = std::max<std::int64_t>(group_blocks(a.prefilled + chunk, chunk) - a.blocks - a.cached_blocks, 0);
-            free_blocks -= need;
+            take(need);
             a.blocks += need;
             shape.prefill_tokens += chunk;
             ++shape.prefill_sequences;
@@ -216,8 +252,26 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             chunk_out = chunk;
         };
         const auto schedule_prefills = [&] {
-            for (std::size_t i = 0; i < running.size() && budget > 0; ++i)
-                if (running[i].prefilled < running[i].prefill_target) prefill(running[i], prefill_chunk[i]);
+            for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
+                if (running[i].prefilled >= running[i].prefill_target) continue;
+                if (limits.whole_chunks) {
+                    // A running sequence's chunk preempts the latest admissions until its blocks fit.
+                    const std::int64_t chunk = std::min(running[i].prefill_target - running[i].prefilled, budget);
+                    bool self_preempted = false;
+                    while (group_blocks(running[i].prefilled + chunk, chunk) - running[i].blocks - running[i].cached_blocks > free_blocks)
+                        if (preempt_latest(i)) {
+                            self_preempted = true;
+                            break;
+                        }
+                    if (self_preempted) {
+                        --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
+                        continue;
+                    }
+                }
+                prefill(running[i], prefill_chunk[i]);
+            }
+            // vLLM admits no waiting request in a step that preempted.
+            if (limits.whole_chunks && preempted) return;
             // (c) Admissions while there are budget, sequence slots and blocks.
             double reserved_tokens = 0;  // SGLang: the running requests' future tokens, then this step's admissions
             if (limits.reserve_future_tokens)
@@ -230,6 +284,26 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 Active a = waiting.front();
                 waiting.pop_front();
                 a.admitted_order = ++order;
+                // A preempted request readmitted while its blocks are cached takes them back.
+                const std::int64_t kept = retained[a.index];
+                std::int64_t reused = 0;
+                if (kept > 0) {
+                    reused = std::min(kept, (a.prefill_target - 1) / limits.block_size_tokens);
+                    retained[a.index] = 0;
+                    retained_total -= kept;
+                    free_blocks -= reused;
+                    a.blocks = reused;
+                    a.prefilled = reused * limits.block_size_tokens;
+                }
+                const auto unreuse = [&](Active& back) {  // the admission failed: the blocks stay cached
+                    if (kept == 0) return;
+                    free_blocks += back.blocks;
+                    back.blocks = 0;
+                    back.prefilled = 0;
+                    retained[back.index] = kept;
+                    retained_total += kept;
+                    retained_order.push_front(back.index);
+                };
                 if (a.prefilled == 0 && prefix_ready && requests[a.index].shared_prefix_tokens > 0) {
                     a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
                     a.cached_blocks = std::min(prefix_blocks, limits.full_groups * (requests[a.index].shared_prefix_tokens / limits.block_size_tokens));
@@ -252,6 +326,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 if (!admissible) {
                     a.prefilled -= hit;
                     a.cached_blocks = 0;
+                    unreuse(a);
                     --order;
                     waiting.push_front(a);
                     break;
@@ -264,6 +339,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 if (prefill_chunk.back() == 0) {  // no block after all: back to the queue
                     running.back().prefilled -= hit;
                     running.back().cached_blocks = 0;
+                    unreuse(running.back());
                     hit = 0;
                     waiting.push_front(running.back());
                     running.pop_back();

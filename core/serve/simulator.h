@@ -87,6 +87,13 @@ struct EngineLimits {
     // (init - min) / ratio_decay_steps each decode step to min_new_token_ratio, and returns to init
     // when a sequence is preempted (SGLang computes its new estimate from the retracted batch).
     bool reserve_future_tokens = false;
+    // vLLM's scheduler (v1/core/sched/scheduler.py Scheduler.schedule): a prefill chunk is
+    // min(what is left, the step's token budget) and is scheduled only when its blocks can all be
+    // allocated. A running sequence's chunk (or decode token) preempts the latest-admitted running
+    // sequences until it fits (itself last); a waiting request whose chunk does not fit waits, and
+    // the queue behind it too; and a step that preempted admits no waiting request. false: a chunk
+    // shrinks to the free blocks (an idealised scheduler).
+    bool whole_chunks = false;
     double init_new_token_ratio = 0.7;           // SGLANG_INIT_NEW_TOKEN_RATIO
     double min_new_token_ratio = 0.7 * 0.14;     // x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
     std::int64_t ratio_decay_steps = 600;        // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
