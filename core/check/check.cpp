@@ -160,7 +160,8 @@ const GpuProfile* gpu_by_id(const std::vector<GpuProfile>& gpus, const std::stri
 // `default_utilization`) x the total holds the weights and the KV cache the log prints, so the
 // total is at least their sum over the utilization; the bundled GPUs within kBudgetSlack above
 // that bound fit, the nearest first.
-void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, std::optional<GpuProfile>& gpu, double default_utilization) {
+void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, std::optional<GpuProfile>& gpu, double default_utilization,
+                  std::optional<LoggedQuantity> kv_estimate) {
     Identified& id = r.identified;
     for (const LoggedDeviceName& d : log.device_names) {
         const DeviceNameEntry* e = device_entry(in.device_names, d.name);
@@ -187,8 +188,18 @@ void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, 
         return;
     }
     if (!id.device_name.empty()) r.notes.push_back("the log names the GPU '" + id.device_name + "', a name assets/gpu-device-names.json does not list");
-    const auto pick = [&](const std::vector<const GpuProfile*>& fits, const std::string& evidence, const std::string& basis) {
+    const auto pick = [&](std::vector<const GpuProfile*> fits, std::string evidence, const std::string& basis) {
         if (fits.empty()) return false;
+        // A compute capability the log prints keeps the GPUs of that architecture.
+        if (!log.compute_capability.empty()) {
+            std::vector<const GpuProfile*> same;
+            for (const GpuProfile* g : fits)
+                if (g->compute_capability == log.compute_capability) same.push_back(g);
+            if (!same.empty() && same.size() < fits.size()) {
+                fits = same;
+                evidence += " and the compute capability the log prints (" + log.compute_capability + ")";
+            }
+        }
         gpu = *fits.front();
         id.from["gpu"] = basis;
         for (const GpuProfile* g : fits) id.gpu_candidates.push_back(g->id);
@@ -220,10 +231,11 @@ void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, 
         if (pick(fits, "the free memory before the weights " + log.free_memory_at_start_bytes->as_logged + " (SGLang's 'Load weight begin')", "free memory at start"))
             return;
     }
-    if (log.engine == "vllm" && log.weights_bytes && log.kv_cache_bytes && default_utilization > 0) {
+    const std::optional<LoggedQuantity> kv = log.kv_cache_bytes ? log.kv_cache_bytes : kv_estimate;
+    if (log.engine == "vllm" && log.weights_bytes && kv && default_utilization > 0) {
         const double utilization = log.gpu_memory_utilization.value_or(default_utilization);
-        double inside = log.weights_bytes->value + log.kv_cache_bytes->value;
-        std::string parts = "weights " + log.weights_bytes->as_logged + " + KV cache " + log.kv_cache_bytes->as_logged;
+        double inside = log.weights_bytes->value + kv->value;
+        std::string parts = "weights " + log.weights_bytes->as_logged + " + KV cache " + kv->as_logged;
         for (const std::optional<LoggedQuantity>* q : {&log.activation_peak_bytes, &log.non_torch_bytes})
             if (*q) inside += (*q)->value, parts += " + " + (*q)->as_logged;
         const double bound = inside / utilization;
@@ -425,12 +437,34 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
 
     // GPU.
     std::optional<GpuProfile> gpu;
+    std::optional<LoggedQuantity> kv_estimate;  // the KV cache's bytes from its logged tokens, when no bytes are logged
     if (options.gpu) {
         gpu = resolve_gpu(*options.gpu, in.gpus_dir);
         id.from["gpu"] = "option";
         id.gpu_candidates = {gpu->id};
     } else {
-        identify_gpu(log, in, r, gpu, setup && setup->profile.memory.rule == engine::BudgetRule::UtilizationOfTotal ? setup->profile.defaults.gpu_memory_utilization : 0.0);
+        // Without a KV-bytes line, the KV tokens (or blocks) the log prints at the model's bytes per
+        // token stand in for the budget's KV share (a model with one kind of attention layer).
+        const std::optional<LoggedQuantity> tokens = log.kv_cache_tokens ? log.kv_cache_tokens : log.gpu_blocks;
+        if (!log.kv_cache_bytes && tokens && model && scheme && !in.gpus.empty()) {
+            try {
+                const SchemeCosts c = scheme_costs(*model, compress_inventory(tensor_inventory(*model)), parse_scheme(*scheme),
+                                                   parse_kv_format(kv_name_is_auto(log.kv_cache_dtype.value_or("auto")) ? "auto" : *log.kv_cache_dtype),
+                                                   in.gpus.front());
+                if (!has_hybrid_kv_groups(c)) {
+                    const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(log.block_size_tokens.value_or(16));
+                    const double bytes = count * static_cast<double>(kv_bytes_per_token_per_gpu(c, log.tensor_parallel.value_or(1)));
+                    std::string count_text = tokens->as_logged;
+                    while (!count_text.empty() && (count_text.back() == ',' || count_text.back() == ' ')) count_text.pop_back();
+                    kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + count_text + (log.kv_cache_tokens ? " tokens" : " blocks") +
+                                                            " at the model's KV bytes per token)",
+                                                 tokens->line};
+                }
+            } catch (const Error&) {
+            }
+        }
+        identify_gpu(log, in, r, gpu, setup && setup->profile.memory.rule == engine::BudgetRule::UtilizationOfTotal ? setup->profile.defaults.gpu_memory_utilization : 0.0,
+                     kv_estimate);
     }
     if (gpu) id.gpu = gpu->id;
 
@@ -491,7 +525,8 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     // nearest the logged KV cache. The engine's defaults differ by GPU (vLLM V1 from 0.9 gives an
     // H100 4 x an A100's max_num_batched_tokens, and so a larger profiling forward), and so do their
     // usable memories.
-    if (!options.gpu && gpu && id.gpu_candidates.size() > 1 && log.kv_cache_bytes && setup && model && scheme && priceable_tp &&
+    const std::optional<LoggedQuantity> kv_logged = log.kv_cache_bytes ? log.kv_cache_bytes : kv_estimate;
+    if (!options.gpu && gpu && id.gpu_candidates.size() > 1 && kv_logged && setup && model && scheme && priceable_tp &&
         !log.total_memory_bytes) {
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         double nearest = std::numeric_limits<double>::infinity();
@@ -503,11 +538,11 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             Workload w = setup_on(*g, s);
             w.kv = scheme_kv_format(*model, parse_scheme(*scheme), w, &s, nullptr);
             const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *g), *model, s.profile);
-            const double off = std::abs(static_cast<double>(engine::engine_admission(c, *model, *g, s, w, id.max_model_len).budget_bytes) - log.kv_cache_bytes->value);
+            const double off = std::abs(static_cast<double>(engine::engine_admission(c, *model, *g, s, w, id.max_model_len).budget_bytes) - kv_logged->value);
             if (off < nearest) nearest = off, picked = candidate;
         }
         if (!picked.empty() && picked != gpu->id) {
-            r.notes.push_back("of the GPUs that fit, " + picked + "'s predicted KV cache is nearest the logged " + log.kv_cache_bytes->as_logged +
+            r.notes.push_back("of the GPUs that fit, " + picked + "'s predicted KV cache is nearest the logged " + kv_logged->as_logged +
                               " (its engine defaults and usable memory): priced as " + picked + ", not " + gpu->id);
             gpu = *gpu_by_id(in.gpus, picked);
             id.gpu = picked;
@@ -613,6 +648,18 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         else
             r.largest_difference += "the log prints goes to " + unprinted + ": " + gib(logged_rest) + " by the log, " + gib(predicted_rest) +
                                     " predicted";
+    }
+    // No KV bytes printed: the tokens stand for the cache, compared by their relative error.
+    const CheckRow* tokens_row = nullptr;
+    for (const CheckRow& row : r.rows)
+        if (row.quantity == "kv_cache_tokens" && row.error_fraction) tokens_row = &row;
+    if (!kv && tokens_row && a && (!worst || std::abs(*tokens_row->error_fraction) > std::abs(worst->error_fraction.value_or(0.0)))) {
+        char err[32];
+        std::snprintf(err, sizeof err, "%+.1f%%", *tokens_row->error_fraction * 100.0);
+        r.largest_difference = "kv_cache_tokens logged " + tokens_row->as_logged + ", predicted " + std::to_string(static_cast<long long>(*tokens_row->predicted)) +
+                               " (" + err + "): the cache is what the budget (" + gib(static_cast<double>(a->engine_memory_bytes)) +
+                               ") leaves; this log prints no KV bytes, and the terms beside the weights it does not print (activation peak, "
+                               "non-torch memory) hold the difference, or the GPU's usable memory does";
     }
     return r;
 }

@@ -88,7 +88,8 @@ std::optional<LoggedQuantity> bytes_quantity(const std::string& value, const std
     return LoggedQuantity{*v * factor, value + " " + unit, line.substr(0, kMaxLineChars)};
 }
 
-std::optional<LoggedQuantity> count_quantity(const std::string& value, const std::string& line) {
+std::optional<LoggedQuantity> count_quantity(std::string value, const std::string& line) {
+    while (!value.empty() && value.back() == ',') value.pop_back();  // "# GPU blocks: 2358, # CPU blocks" captures the comma
     const std::optional<double> v = number(value);
     if (!v) return std::nullopt;
     return LoggedQuantity{*v, value, line.substr(0, kMaxLineChars)};
@@ -350,7 +351,7 @@ private:
 
 // Substrings one of which every line the reader uses holds: other lines are passed over before
 // any regex runs (a log of a long-running server is mostly request lines).
-constexpr std::array<std::string_view, 37> kTriggers = {
+constexpr std::array<std::string_view, 38> kTriggers = {
     "version",  "Version",          "Namespace(",       "non-default args", "with config",      "ServerArgs(",      "took",
     "take",     "total_gpu_memory", "blocks:",          "KV cache",         "KV Cache",         "Maximum concurrency",
     "Free memory on device",        "Load weight",      "max_total_num_tokens",                 "capac",            "vllm serve",
@@ -358,6 +359,7 @@ constexpr std::array<std::string_view, 37> kTriggers = {
     "Quadro",   "GPU",              "vllm-openai",      "sglang:",          "vllm:",            "vllm==",           "sglang==",
     "Using max model len",          "Capture cuda graph",                   "Chunked prefill is enabled",
     "top-p & top-k sampling",       "top-p/top-k sampling",                 "gpu-memory-utilization=",
+    "apability",
 };
 
 bool has_trigger(std::string_view line) {
@@ -669,6 +671,11 @@ private:
             else if (contains(line, "PyTorch-native implementation of top-p & top-k sampling") ||
                      contains(line, "FlashInfer top-p/top-k sampling unavailable") || contains(line, "FlashInfer top-p/top-k sampling disabled"))
                 log_.native_sampler = true;
+        }
+        // The compute capability (a vLLM warning's "Device capability 8.0", torch's "cuda capability 8.6").
+        if (log_.compute_capability.empty() && contains(line, "apability")) {
+            static const std::regex capability("(Device|cuda|CUDA|compute) capability:? ([0-9]{1,2})\\.([0-9])");
+            if (std::regex_search(line, m, capability)) log_.compute_capability = "sm_" + m[2].str() + m[3].str();
         }
         // GPU names.
         if (log_.device_names.size() < 16) {

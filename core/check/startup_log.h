@@ -80,6 +80,7 @@ struct StartupLog {
     std::map<std::string, LoggedSetting> settings;
     std::vector<RejectedSetting> rejected;          // values outside their domain (not used; the check notes them)
     std::vector<LoggedDeviceName> device_names;     // GPU names as printed, first seen first
+    std::string compute_capability;                 // "sm_80" from "Device capability 8.0" / "cuda capability 8.6"; "" when not printed
     // Memory terms per GPU.
     std::optional<LoggedQuantity> total_memory_bytes;     // total_gpu_memory, T of "Free memory on device (F/T GiB)", a CUDA OOM's total capacity
     std::optional<LoggedQuantity> free_memory_at_start_bytes;  // SGLang's "Load weight begin. avail mem" when no total is logged (a lower bound on it)
