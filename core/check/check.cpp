@@ -88,6 +88,32 @@ std::optional<ModelConfig> model_from_name(const std::string& argument, const st
         } catch (const Error&) {
         }
     }
+    // A local folder named without punctuation ("qwen25_32b_instruct_HF"): the one bundled model
+    // whose name matches it letters and digits alone (a trailing "hf" aside).
+    const auto squeeze = [](const std::string& x) {
+        std::string o;
+        for (char ch : x)
+            if (std::isalnum(static_cast<unsigned char>(ch))) o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return o;
+    };
+    std::string want = squeeze(last);
+    if (ends_with(want, "hf")) want.resize(want.size() - 2);
+    std::string found;
+    int matches = 0;
+    std::error_code ec;
+    if (want.size() >= 6)
+        for (const auto& e : std::filesystem::directory_iterator(models_dir, ec)) {
+            if (!e.is_directory()) continue;
+            if (squeeze(e.path().filename().string()) == want) found = e.path().filename().string(), ++matches;
+        }
+    if (matches == 1) {
+        try {
+            ModelConfig m = resolve_model(found, models_dir);
+            if (matched) *matched = found;
+            return m;
+        } catch (const Error&) {
+        }
+    }
     return std::nullopt;
 }
 

@@ -351,7 +351,7 @@ private:
 
 // Substrings one of which every line the reader uses holds: other lines are passed over before
 // any regex runs (a log of a long-running server is mostly request lines).
-constexpr std::array<std::string_view, 38> kTriggers = {
+constexpr std::array<std::string_view, 41> kTriggers = {
     "version",  "Version",          "Namespace(",       "non-default args", "with config",      "ServerArgs(",      "took",
     "take",     "total_gpu_memory", "blocks:",          "KV cache",         "KV Cache",         "Maximum concurrency",
     "Free memory on device",        "Load weight",      "max_total_num_tokens",                 "capac",            "vllm serve",
@@ -359,7 +359,8 @@ constexpr std::array<std::string_view, 38> kTriggers = {
     "Quadro",   "GPU",              "vllm-openai",      "sglang:",          "vllm:",            "vllm==",           "sglang==",
     "Using max model len",          "Capture cuda graph",                   "Chunked prefill is enabled",
     "top-p & top-k sampling",       "top-p/top-k sampling",                 "gpu-memory-utilization=",
-    "apability",
+    "apability",                    "lm_eval",                              "LLM(",
+    "sglang.bench_",
 };
 
 bool has_trigger(std::string_view line) {
@@ -435,7 +436,7 @@ private:
     static bool is_command_line(std::string_view line) {
         return contains(line, "vllm serve ") || contains(line, "vllm.entrypoints.openai.api_server") || contains(line, "vllm.entrypoints.api_server") ||
                contains(line, "sglang.launch_server") || contains(line, "sglang serve ") || contains(line, "vllm/vllm-openai") ||
-               contains(line, "lmsysorg/sglang");
+               contains(line, "lmsysorg/sglang") || contains(line, "sglang.bench_") || contains(line, "lm_eval") || contains(line, "LLM(");
     }
 
     void put(const std::string& key_as_printed, const std::string& value, const std::string& form, const std::string& line) {
@@ -474,6 +475,12 @@ private:
     }
 
     void read_command_line(const std::string& line) {
+        // lm-evaluation-harness names the model in --model_args pretrained=X,...; a Python one-liner in LLM("X") or LLM(model="X").
+        static const std::regex pretrained("pretrained=([^,\\s'\"]+)");
+        static const std::regex llm_call("LLM\\((model\\s*=\\s*)?[\"']([^\"']+)[\"']");
+        std::smatch m;
+        if (contains(line, "pretrained=") && std::regex_search(line, m, pretrained)) put("model", m[1], "command line", line);
+        if (contains(line, "LLM(") && std::regex_search(line, m, llm_call)) put("model", m[2], "command line", line);
         const std::vector<std::string> words = shell_words(line);
         bool serve = false;      // after "vllm serve": the first bare word is the model
         bool started = false;    // after the program's name
@@ -482,7 +489,8 @@ private:
             const std::string& w = words[i];
             if (!started) {
                 if (w == "serve" && i > 0 && (words[i - 1] == "vllm" || words[i - 1] == "sglang")) started = serve = true;
-                else if (contains(w, "vllm.entrypoints") || contains(w, "sglang.launch_server")) started = true;
+                else if (contains(w, "vllm.entrypoints") || contains(w, "sglang.launch_server") || contains(w, "sglang.bench_")) started = true;
+                else if (w == "lm_eval") started = true;
                 else if (contains(w, "vllm/vllm-openai") || contains(w, "lmsysorg/sglang")) started = true, docker_image = w;
                 continue;
             }
@@ -492,7 +500,8 @@ private:
                 else if (i + 1 < words.size() && !(words[i + 1].size() > 1 && words[i + 1][0] == '-' && !std::isdigit(static_cast<unsigned char>(words[i + 1][1]))))
                     value = words[++i];
                 else value = "True";
-                put(key, value, "command line", line);
+                if (!(key == "--model" && (value == "vllm" || value == "sglang" || value == "hf") && contains(line, "lm_eval")))  // lm_eval's backend
+                    put(key, value, "command line", line);
             } else if (serve && !log_.settings.count("model")) {
                 put("model", w, "command line", line);
                 serve = false;
@@ -649,7 +658,7 @@ private:
             log_.engine = "sglang", recognised_ = true;
             if (!second_server()) put_entries(body, "ServerArgs", full_line);
         }
-        if (is_command_line(line) && !contains(line, "args") && !second_server()) read_command_line(full_line);
+        if (is_command_line(line) && !contains(line, "args:") && !contains(line, "Namespace(") && !second_server()) read_command_line(full_line);
         if (in_second && !interleaved_) return;  // the second server's figures are not the first's
         // Effective values the engine prints.
         if (contains(line, "The current --gpu-memory-utilization=")) {

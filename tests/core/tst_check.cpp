@@ -216,6 +216,22 @@ BOOST_AUTO_TEST_CASE(wrapped_argument_lists_are_joined) {
     BOOST_TEST(*tp2.tensor_parallel == 2);
 }
 
+// The model where a log names it only in the command pasted above it: lm-evaluation-harness's
+// --model_args pretrained=, a Python one-liner's LLM("..."), SGLang's benchmark scripts'
+// --model-path; and a local folder named without punctuation.
+BOOST_AUTO_TEST_CASE(the_model_from_the_commands_users_paste) {
+    const std::string kv = "\nGPU KV cache size: 5 tokens\n";
+    BOOST_TEST(read_startup_log("lm_eval --model vllm --model_args pretrained=Qwen/Qwen3-0.6B,max_model_len=4096 --tasks gsm8k" + kv, "a").model ==
+               "Qwen/Qwen3-0.6B");
+    BOOST_TEST(read_startup_log("> python -c 'from vllm import LLM;LLM(\"facebook/opt-125m\")'" + kv, "b").model == "facebook/opt-125m");
+    BOOST_TEST(read_startup_log("python -m sglang.bench_latency --model-path meta-llama/Meta-Llama-3-8B-Instruct --batch 32" + kv, "c").model ==
+               "meta-llama/Meta-Llama-3-8B-Instruct");
+    const StartupLog local = read_startup_log("non-default args: {'model': '../models/qwen25_32b_instruct_HF/'}" + kv, "d");
+    CheckOptions o;
+    o.gpu = "l40s";
+    BOOST_TEST(check_startup_log(local, o, inputs()).identified.model == "qwen2.5-32b-instruct");
+}
+
 // vLLM 0.27.1 at TP 2 (souspilot/DiscoverPhysicsWIP): the total memory 79.25 GiB fits the A100
 // 80GB and the H100s alike; the "Device capability 8.0" of a warning keeps the A100.
 BOOST_AUTO_TEST_CASE(a_printed_compute_capability_keeps_its_architecture) {
@@ -480,7 +496,7 @@ BOOST_AUTO_TEST_CASE(every_fixture_parses_and_the_expected_fields_are_identified
     // The shares identified, with no option, over the fixtures whose expectation states the field
     // (session 14: 45 logs, each with an expectation; the GPU and the model where the log holds the
     // evidence, docs/check.md). The issue's target is 95%; the GPU and the model fall short.
-    const std::map<std::string, double> recorded = {{"gpu", 23.0 / 35}, {"model", 24.0 / 31}, {"version", 1.0},
+    const std::map<std::string, double> recorded = {{"gpu", 24.0 / 35}, {"model", 27.0 / 31}, {"version", 1.0},
                                                     {"tp", 1.0},         {"gpu_memory_utilization", 27.0 / 28}, {"kv_cache_tokens", 1.0}};
     constexpr double kIssueTarget = 0.95;
     CheckInputs in = inputs();
