@@ -187,6 +187,13 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             if (victim < i) --i;
             return false;
         };
+        // Preempts the latest admissions until running[i] holds `need` blocks; true when running[i]
+        // itself was preempted (`i` then names the sequence that moved into its slot).
+        const auto make_room = [&](std::size_t& i, std::int64_t need) {
+            while (need - running[i].blocks - running[i].cached_blocks > free_blocks)
+                if (preempt_latest(i)) return true;
+            return false;
+        };
         // (a) Decoding sequences, one token each; a missing block preempts the latest admission.
         const auto schedule_decodes = [&] {
             for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
@@ -194,20 +201,13 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 // KV positions written: the prompt and every generated token but the last sampled one
                 // (which this step writes).
                 const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
-                bool self_preempted = false;
                 if (hybrid && running[i].blocks + running[i].cached_blocks > blocks_for(held + 1)) {
                     // The window moved past blocks the prefill held: vLLM frees them.
                     const std::int64_t extra = std::min(running[i].blocks, running[i].blocks + running[i].cached_blocks - blocks_for(held + 1));
                     running[i].blocks -= extra;
                     free_blocks += extra;
                 }
-                while (blocks_for(held + 1) - running[i].blocks - running[i].cached_blocks > free_blocks) {
-                    if (preempt_latest(i)) {
-                        self_preempted = true;
-                        break;
-                    }
-                }
-                if (self_preempted) {
+                if (make_room(i, blocks_for(held + 1))) {
                     --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
                     continue;
                 }
@@ -257,13 +257,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 if (limits.whole_chunks) {
                     // A running sequence's chunk preempts the latest admissions until its blocks fit.
                     const std::int64_t chunk = std::min(running[i].prefill_target - running[i].prefilled, budget);
-                    bool self_preempted = false;
-                    while (group_blocks(running[i].prefilled + chunk, chunk) - running[i].blocks - running[i].cached_blocks > free_blocks)
-                        if (preempt_latest(i)) {
-                            self_preempted = true;
-                            break;
-                        }
-                    if (self_preempted) {
+                    if (make_room(i, group_blocks(running[i].prefilled + chunk, chunk))) {
                         --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
                         continue;
                     }
