@@ -47,6 +47,18 @@ std::vector<check::DeviceNameEntry> device_names() {
     return check::parse_device_names(read_text_file(p, p.string(), std::uint64_t{1} << 20), p.string());
 }
 
+// What every check prices with: the bundled models, GPUs and GPU names, and `catalog` (which must
+// outlive the result).
+check::CheckInputs bundled_inputs(const engine::EngineCatalog& catalog) {
+    check::CheckInputs in;
+    in.models_dir = models_dir();
+    in.gpus_dir = gpus_dir();
+    in.gpus = load_gpu_profiles(gpus_dir());
+    in.catalog = &catalog;
+    in.device_names = device_names();
+    return in;
+}
+
 std::string shown(double v, const std::string& unit) {
     char buf[48];
     if (unit == "bytes") std::snprintf(buf, sizeof buf, "%.2f GiB", v / 1073741824.0);
@@ -179,12 +191,7 @@ int run_check_corpus(const CliOptions& o, std::ostream& out, std::ostream& err) 
         const fs::path dir = *o.check_corpus;
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) throw Error("--check-corpus", dir.string() + " is not a folder");
-        check::CheckInputs in;
-        in.models_dir = models_dir();
-        in.gpus_dir = gpus_dir();
-        in.gpus = load_gpu_profiles(gpus_dir());
-        in.catalog = &engine_catalog();
-        in.device_names = device_names();
+        const check::CheckInputs in = bundled_inputs(engine_catalog());
         std::vector<check::CorpusLog> logs;
         for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
             if (e.path().extension() != ".log" || !e.is_regular_file()) continue;
@@ -222,14 +229,9 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         if (o.gpu_given) options.gpu = o.gpu;
         if (o.engine_given) options.engine = o.engine;
         if (o.tp != 1) options.tp = o.tp;
-        check::CheckInputs in;
-        in.models_dir = models_dir();
-        in.gpus_dir = gpus_dir();
-        in.gpus = load_gpu_profiles(gpus_dir());
         // The serving fit's terms price the replay of a benchmark result, as they do a --serve run.
         const std::optional<engine::EngineCatalog> with_serving = with_serving_fit(o, engine_catalog());
-        in.catalog = with_serving ? &*with_serving : &engine_catalog();
-        in.device_names = device_names();
+        const check::CheckInputs in = bundled_inputs(with_serving ? *with_serving : engine_catalog());
         const check::CheckResult r = bench
                                          ? check::check_bench_result(check::read_bench_result(text, *o.check_path, static_cast<std::size_t>(o.bench_index - 1)), options, in)
                                          : check::check_startup_log(read_log_stream(*o.check_path), options, in);

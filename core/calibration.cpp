@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/stats.h"
 
 namespace quantplan {
 namespace {
@@ -45,15 +46,6 @@ const std::vector<CalibrationKernelTraits>& kernel_table() {
     return table;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    const std::size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    const double hi = v[mid];
-    if (v.size() % 2 == 1) return hi;
-    const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-    return (lo + hi) / 2.0;
-}
 
 double ideal_memory_time_s(const KernelMeasurement& m, const GpuProfile& gpu) {
     return static_cast<double>(m.bytes) / gpu.memory_bandwidth_bytes_per_s;

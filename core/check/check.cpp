@@ -449,7 +449,9 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         id.from["model"] = "log";
     }
     if (model) id.model = model->name;
-    else r.unresolved.push_back("model: '" + (log.model.empty() ? std::string("(not in the log)") : log.model) +
+    // The model's tensors, once for every pricing below.
+    const std::vector<TensorInfo> inventory = model ? compress_inventory(tensor_inventory(*model)) : std::vector<TensorInfo>{};
+    if (!model) r.unresolved.push_back("model: '" + (log.model.empty() ? std::string("(not in the log)") : log.model) +
                                 "' is not a bundled model or one of its derivatives; pass --model NAME|PATH (a config.json)");
     id.quantization = log.quantization.value_or("");
     std::optional<std::string> scheme = options.scheme ? options.scheme : scheme_from_quantization(log.model, id.quantization);
@@ -474,15 +476,14 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         const std::optional<LoggedQuantity> tokens = log.kv_cache_tokens ? log.kv_cache_tokens : log.gpu_blocks;
         if (!log.kv_cache_bytes && tokens && model && scheme && !in.gpus.empty()) {
             try {
-                const SchemeCosts c = scheme_costs(*model, compress_inventory(tensor_inventory(*model)), parse_scheme(*scheme),
+                const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme),
                                                    parse_kv_format(kv_name_is_auto(log.kv_cache_dtype.value_or("auto")) ? "auto" : *log.kv_cache_dtype),
                                                    in.gpus.front());
                 if (!has_hybrid_kv_groups(c)) {
-                    const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(log.block_size_tokens.value_or(16));
+                    const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
+                    const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(block);
                     const double bytes = count * static_cast<double>(kv_bytes_per_token_per_gpu(c, log.tensor_parallel.value_or(1)));
-                    std::string count_text = tokens->as_logged;
-                    while (!count_text.empty() && (count_text.back() == ',' || count_text.back() == ' ')) count_text.pop_back();
-                    kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + count_text + (log.kv_cache_tokens ? " tokens" : " blocks") +
+                    kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + (log.kv_cache_tokens ? " tokens" : " blocks") +
                                                             " at the model's KV bytes per token)",
                                                  tokens->line};
                 }
@@ -554,7 +555,6 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     const std::optional<LoggedQuantity> kv_logged = log.kv_cache_bytes ? log.kv_cache_bytes : kv_estimate;
     if (!options.gpu && gpu && id.gpu_candidates.size() > 1 && kv_logged && setup && model && scheme && priceable_tp &&
         !log.total_memory_bytes) {
-        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         double nearest = std::numeric_limits<double>::infinity();
         std::string picked;
         for (const std::string& candidate : id.gpu_candidates) {
@@ -583,7 +583,6 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
                                             : log.mem_fraction_static  ? from_log(log, "mem_fraction_static")
                                                                        : "engine default";
         used_defaults = setup->profile.defaults;
-        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         // --kv-cache-dtype auto (or not logged, w.kv_auto): the engine may cache in the format the checkpoint declares.
         std::string kv_note;
         w.kv = scheme_kv_format(*model, parse_scheme(*scheme), w, &*setup, &kv_note);

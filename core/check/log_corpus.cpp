@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/stats.h"
 
 namespace quantplan::check {
 namespace {
@@ -20,12 +21,6 @@ const std::vector<std::string>& quantities_in_order() {
     return q;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string percent(double f, bool sign) {
     char buf[32];
@@ -54,22 +49,21 @@ CheckOptions options_from_expectation(std::string_view expect_json, const std::s
 CorpusLog check_corpus_log(const std::string& name, const StartupLog& log, CheckOptions options, const CheckInputs& inputs) {
     CorpusLog out;
     out.name = name;
+    std::string first;
     try {
         out.result = check_startup_log(log, options, inputs);
         return out;
     } catch (const Error& e) {
-        if (!options.model) {
-            out.refused = e.what();
-            return out;
-        }
-        out.refused = e.what();
+        first = e.what();
     }
-    const std::string first = out.refused;
+    if (!options.model) {
+        out.refused = first;
+        return out;
+    }
     options.model.reset();
     try {
         out.result = check_startup_log(log, options, inputs);
         out.result.notes.push_back("the expectation's model is not priced (" + first + "): checked without it");
-        out.refused.clear();
     } catch (const Error& e) {
         out.refused = e.what();
     }

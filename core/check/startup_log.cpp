@@ -544,8 +544,6 @@ private:
     }
 
     bool second_server() const { return second_noted_; }
-    bool interleaved_ = false;  // a second startup began before the first's KV cache was sized
-    bool v0_wording_ = false;   // a line only V0 prints
 
     void read_line(const std::string& raw, const std::string& full_line) {
         static const std::regex version_line("vLLM API server version ([0-9][0-9A-Za-z.+]*)");
@@ -931,6 +929,8 @@ private:
     bool kv_seen_ = false;
     bool headers_seen_ = false;
     bool second_noted_ = false;
+    bool interleaved_ = false;  // a second startup began before the first's KV cache was sized
+    bool v0_wording_ = false;   // a line only V0 prints
     bool joined_to_end_ = false;
     std::string first_model_;
     std::string engine_hint_;

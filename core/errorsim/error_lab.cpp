@@ -11,6 +11,7 @@
 #include "core/errorsim/methods.h"
 #include "core/errorsim/parallelism.h"
 #include "core/errorsim/quantizer.h"
+#include "core/stats.h"
 
 namespace quantplan::errorsim {
 namespace {
@@ -40,12 +41,6 @@ std::string article(std::string_view name) {
     return std::string(vowel_sound ? "an " : "a ") + std::string(name);
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double relative_error(const MatrixF& approx, const MatrixF& exact, double exact_norm2) {
     const double e2 = (approx - exact).cast<double>().squaredNorm();

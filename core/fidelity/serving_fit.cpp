@@ -13,6 +13,7 @@
 #include "core/model_config_json.h"
 #include "core/roofline.h"
 #include "core/serve/capacity.h"
+#include "core/stats.h"
 #include "core/text_file.h"
 
 namespace quantplan::fidelity {
@@ -464,12 +465,6 @@ Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweep
     return best;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 double quantile(std::vector<double> v, double q) {
     if (v.empty()) return 0;

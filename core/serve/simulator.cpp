@@ -119,13 +119,20 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     // blocks still cached; eviction takes the oldest preemption's first, from its tail.
     const bool retain_preempted = limits.whole_chunks && limits.prefix_caching && !hybrid && limits.full_groups == 1 && limits.state_groups == 0;
     std::vector<std::int64_t> retained(requests.size(), 0);
-    std::deque<std::size_t> retained_order;
+    // Preemptions in the order they freed their blocks: (request, its preemption count then). An
+    // entry whose request was preempted again since, or took its blocks back, is stale.
+    std::deque<std::pair<std::size_t, std::int64_t>> retained_order;
     std::int64_t retained_total = 0;
     // Takes `n` blocks from the free pool, evicting retained blocks when the unheld ones run out.
     const auto take = [&](std::int64_t n) {
         std::int64_t evict = n - (free_blocks - retained_total);
         while (evict > 0 && !retained_order.empty()) {
-            std::int64_t& r = retained[retained_order.front()];
+            const auto [index, stamp] = retained_order.front();
+            std::int64_t& r = retained[index];
+            if (r == 0 || stamp != out.requests[index].preemptions) {
+                retained_order.pop_front();
+                continue;
+            }
             const std::int64_t m = std::min(evict, r);
             r -= m, retained_total -= m, evict -= m;
             if (r == 0) retained_order.pop_front();
@@ -164,18 +171,18 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             for (std::size_t j = 0; j < running.size(); ++j)
                 if (running[j].admitted_order > running[victim].admitted_order) victim = j;
             Active& v = running[victim];
+            ++out.requests[v.index].preemptions;
             if (retain_preempted) {
+                // A running sequence holds no retained blocks (readmission took them back).
                 const std::int64_t computed = v.prefilled < v.prefill_target ? v.prefilled : requests[v.index].input_tokens + v.generated - 1;
-                const std::int64_t full = std::min(v.blocks, computed / limits.block_size_tokens);
-                if (retained[v.index] == 0 && full > 0) retained_order.push_back(v.index);
-                retained_total += full - retained[v.index];
-                retained[v.index] = full;
+                retained[v.index] = std::min(v.blocks, computed / limits.block_size_tokens);
+                retained_total += retained[v.index];
+                if (retained[v.index] > 0) retained_order.emplace_back(v.index, out.requests[v.index].preemptions);
             }
             release(v);
             v.cached_blocks = 0;
             v.prefill_target = requests[v.index].input_tokens + v.generated;
             v.prefilled = 0;
-            ++out.requests[v.index].preemptions;
             ++out.preemptions;
             preempted = true;
             new_token_ratio = limits.init_new_token_ratio;
@@ -280,23 +287,23 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 a.admitted_order = ++order;
                 // A preempted request readmitted while its blocks are cached takes them back.
                 const std::int64_t kept = retained[a.index];
-                std::int64_t reused = 0;
                 if (kept > 0) {
-                    reused = std::min(kept, (a.prefill_target - 1) / limits.block_size_tokens);
+                    const std::int64_t reused = std::min(kept, (a.prefill_target - 1) / limits.block_size_tokens);
                     retained[a.index] = 0;
                     retained_total -= kept;
                     free_blocks -= reused;
                     a.blocks = reused;
                     a.prefilled = reused * limits.block_size_tokens;
                 }
-                const auto unreuse = [&](Active& back) {  // the admission failed: the blocks stay cached
+                // The admission failed: the blocks stay cached (its entry in retained_order, still
+                // current, keeps their place in the eviction order).
+                const auto unreuse = [&](Active& back) {
                     if (kept == 0) return;
                     free_blocks += back.blocks;
                     back.blocks = 0;
                     back.prefilled = 0;
                     retained[back.index] = kept;
                     retained_total += kept;
-                    retained_order.push_front(back.index);
                 };
                 if (a.prefilled == 0 && prefix_ready && requests[a.index].shared_prefix_tokens > 0) {
                     a.prefilled = std::min(requests[a.index].shared_prefix_tokens, a.prefill_target - 1);
