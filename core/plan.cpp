@@ -1,6 +1,7 @@
 #include "core/plan.h"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "core/checkpoint/quant_config.h"
@@ -248,13 +249,23 @@ PlanResult plan(PlanRequest request) {
     const bool dense = !request.model.is_moe() && !price.engine();
     // Bytes per stored weight of the payload alone: the textbook's b_w (0.5 for 4-bit).
     const auto payload_bytes = [](const SchemeCosts& c) { return dtype_bits(c.scheme.weights.storage) / 8.0; };
-    // Each scheme's step-time curve, priced once for every pair's numeric crossovers.
+    // Each scheme's step-time curve, priced once for every pair's numeric crossovers. The roofline's
+    // is cheap and priced whole; the engine step model's is priced where the search asks (memoized),
+    // densely at small batches, on a 2% geometric grid above, bisected at a flip (sparse_numeric_crossovers).
     std::vector<std::vector<double>> curves;
     std::vector<std::string> names;
+    const std::int64_t max_batch = std::max<std::int64_t>(request.crossover_max_batch, 0);
     for (const SchemeResult& r : out.schemes) {
-        curves.push_back(price.curve(r.costs, request.crossover_max_batch));
+        curves.push_back(price.engine() ? std::vector<double>(static_cast<std::size_t>(max_batch), -1.0) : price.curve(r.costs, max_batch));
         names.push_back(scheme_name(r.costs.scheme));
     }
+    const auto times_of = [&](std::size_t k) {
+        return std::function<double(std::int64_t)>([&, k](std::int64_t batch) {
+            double& t = curves[k][static_cast<std::size_t>(batch - 1)];
+            if (t < 0.0) t = price.decode(out.schemes[k].costs, batch, w.context_tokens).time_s;
+            return t;
+        });
+    };
     for (std::size_t i = 0; i < out.schemes.size(); ++i) {
         const SchemeCosts& ci = out.schemes[i].costs;
         out.ridges.push_back({scheme_name(ci.scheme), ridge_batch(ci, request.gpu, request.efficiency, w),
@@ -264,7 +275,8 @@ PlanResult plan(PlanRequest request) {
             const SchemeCosts& cj = out.schemes[j].costs;
             for (double b : gemm_crossover_batches(request.gpu, request.efficiency, ci.matmul, payload_bytes(ci), cj.matmul, payload_bytes(cj)))
                 out.gemm_crossovers.push_back({scheme_name(ci.scheme), scheme_name(cj.scheme), b});
-            for (Crossover& c : numeric_crossovers(names[i], curves[i], names[j], curves[j]))
+            for (Crossover& c : price.engine() ? sparse_numeric_crossovers(names[i], times_of(i), names[j], times_of(j), max_batch)
+                                               : numeric_crossovers(names[i], curves[i], names[j], curves[j]))
                 out.crossovers.push_back(std::move(c));
             if (dense)
                 for (Crossover& c : closed_form_crossovers(ci, cj, request.gpu, request.efficiency, w))

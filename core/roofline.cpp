@@ -699,6 +699,53 @@ std::vector<Crossover> numeric_crossovers(const std::string& na, const std::vect
     return out;
 }
 
+std::vector<Crossover> sparse_numeric_crossovers(const std::string& na, const std::function<double(std::int64_t)>& times_a, const std::string& nb,
+                                                 const std::function<double(std::int64_t)>& times_b, std::int64_t max_batch,
+                                                 std::int64_t dense_up_to, double grid_ratio) {
+    std::vector<Crossover> out;
+    int previous = 0;  // sign of t_a - t_b at the last batch where they differed, as numeric_crossovers
+    const auto sign_at = [&](std::int64_t batch) {
+        const double ta = times_a(batch), tb = times_b(batch);
+        const double diff = ta - tb;
+        return std::abs(diff) <= 1e-12 * std::max(ta, tb) ? 0 : (diff < 0 ? -1 : 1);
+    };
+    // Walks batches (from, to] one by one, as numeric_crossovers does.
+    const auto scan = [&](std::int64_t from, std::int64_t to) {
+        for (std::int64_t batch = from + 1; batch <= to; ++batch) {
+            const int sign = sign_at(batch);
+            if (sign != 0 && previous != 0 && sign != previous) out.push_back({na, nb, d(batch), previous < 0 ? na : nb, sign < 0 ? na : nb});
+            if (sign != 0) previous = sign;
+        }
+    };
+    const std::int64_t dense = std::min(max_batch, std::max<std::int64_t>(dense_up_to, 1));
+    scan(0, dense);
+    // `anchor`: the last batch priced whose sign is `previous`. A tie (equal times, as W8A8 INT8 and
+    // FP8 on a GPU with equal peaks once compute-bound) carries no order and is stepped over.
+    std::int64_t anchor = dense, last = dense;
+    const auto flipped = [&](std::int64_t batch) {
+        const int sign = sign_at(batch);
+        return sign != 0 && sign != previous;
+    };
+    while (last < max_batch) {
+        const std::int64_t next = std::min(max_batch, std::max(last + 1, static_cast<std::int64_t>(std::ceil(d(last) * grid_ratio))));
+        last = next;
+        const int sign = sign_at(next);
+        if (sign == 0) continue;
+        if (previous != 0 && sign != previous) {
+            // A flip inside (anchor, next]: bisect for the first batch of the new sign.
+            std::int64_t lo = anchor, hi = next;
+            while (hi - lo > 1) {
+                const std::int64_t mid = lo + (hi - lo) / 2;
+                (flipped(mid) ? hi : lo) = mid;
+            }
+            out.push_back({na, nb, d(hi), previous < 0 ? na : nb, sign < 0 ? na : nb});
+        }
+        previous = sign;
+        anchor = next;
+    }
+    return out;
+}
+
 std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,
                                               const EfficiencyProfile& eff, const Workload& w) {
     const Pieces pa = pieces(a, gpu, eff, w), pb = pieces(b, gpu, eff, w);

@@ -387,6 +387,17 @@ std::vector<double> step_times(const SchemeCosts& c, const GpuProfile& gpu, cons
 std::vector<Crossover> numeric_crossovers(const std::string& a, const std::vector<double>& times_a, const std::string& b,
                                           const std::vector<double>& times_b);
 
+// The same flips from step-time functions that are costly to evaluate (the engine step model):
+// both are priced at every batch up to `dense_up_to`, then on a geometric grid (each point
+// `grid_ratio` times the last, rounded up), and a grid interval whose ends differ in sign is
+// bisected for its flip (a tie between grid points is stepped over). Identical to
+// numeric_crossovers over the full curves unless more than one flip, or a flip beside a tie,
+// falls inside one grid interval (a touch within a few percent of batch).
+// `times_a(b)` and `times_b(b)` return the step time at batch b (1-based); callers memoize.
+std::vector<Crossover> sparse_numeric_crossovers(const std::string& a, const std::function<double(std::int64_t)>& times_a, const std::string& b,
+                                                 const std::function<double(std::int64_t)>& times_b, std::int64_t max_batch,
+                                                 std::int64_t dense_up_to = 64, double grid_ratio = 1.02);
+
 // Closed-form crossovers (real-valued batch) of two dense schemes: each step time is
 // max(m0 + m1 B, c1 B) + comm B, so flips are intersections of affine pieces.
 std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,

@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "core/engine/engine_profile.h"
 #include "core/engine/step_model.h"
@@ -222,6 +223,47 @@ BOOST_AUTO_TEST_CASE(a_model_wide_window_is_served_by_vllm_and_ignored_by_sglang
     const double window_step = engine_decode_step(served, m, gpu, sg, w, 1, 4096).attention_s;
     BOOST_TEST(long_step > 2.0 * window_step);
     BOOST_TEST(engine_decode_step(cv, m, gpu, v1, w, 1, 32768).attention_s == engine_decode_step(cv, m, gpu, v1, w, 1, 4096).attention_s);
+}
+
+// The engine-priced plan finds its crossovers on a sparse grid (densely to batch 64, then every
+// 2%, bisected where the order flips): the same flips, at the same batches, as the full per-batch scan over every batch up to 4096,
+// on dense and MoE models, Hopper, Ada and Ampere, vLLM and SGLang.
+BOOST_AUTO_TEST_CASE(the_engine_plans_sparse_crossover_search_finds_every_flip_of_the_full_scan) {
+    std::size_t flips = 0, flips_on_grid = 0;
+    for (const auto& [model, gpu, eng] : {std::tuple{"qwen3-8b", "h100-sxm", "vllm@0.11.0"}, std::tuple{"llama-3.1-70b", "h100-sxm", "sglang@0.5.5"},
+                                          std::tuple{"qwen3-8b", "rtx-4090", "vllm@0.10.1"}, std::tuple{"qwen3-30b-a3b", "a100-80gb", "vllm@0.11.0"},
+                                          std::tuple{"llama-3.1-8b", "a100-80gb", "vllm@0.6.3"}}) {
+        PlanRequest r = bf16_and_w4_request(model, gpu);
+        r.schemes = {parse_scheme("bf16"), parse_scheme("w8a16-int8"), parse_scheme("w4a16-g128"), parse_scheme("w4a16-g32"), parse_scheme("w8a8-int8"),
+                     parse_scheme("w8a8-fp8")};
+        if (std::string(gpu) == "a100-80gb") r.schemes.pop_back();  // no FP8 tensor cores
+        r.workload.tensor_parallel = std::string(model) == "llama-3.1-70b" ? 4 : 1;
+        r.crossover_max_batch = 4096;
+        r.engine = make_engine_setup(catalog(), eng, true);
+        const PlanResult p = plan(r);
+        std::vector<Crossover> full;
+        for (std::size_t i = 0; i < p.schemes.size(); ++i)
+            for (std::size_t j = i + 1; j < p.schemes.size(); ++j) {
+                std::vector<double> a, b;
+                for (std::int64_t batch = 1; batch <= r.crossover_max_batch; ++batch) {
+                    a.push_back(priced_decode_step(r, p.schemes[i].costs, batch, r.workload.context_tokens).time_s);
+                    b.push_back(priced_decode_step(r, p.schemes[j].costs, batch, r.workload.context_tokens).time_s);
+                }
+                for (const Crossover& c : numeric_crossovers(scheme_name(p.schemes[i].costs.scheme), a, scheme_name(p.schemes[j].costs.scheme), b))
+                    full.push_back(c);
+            }
+        BOOST_TEST_REQUIRE(p.crossovers.size() == full.size(), model << " on " << gpu);
+        for (std::size_t k = 0; k < full.size(); ++k) {
+            BOOST_TEST(p.crossovers[k].scheme_a == full[k].scheme_a);
+            BOOST_TEST(p.crossovers[k].scheme_b == full[k].scheme_b);
+            BOOST_TEST(p.crossovers[k].batch == full[k].batch, model << " on " << gpu << ": " << full[k].scheme_a << " / " << full[k].scheme_b);
+            BOOST_TEST(p.crossovers[k].faster_below == full[k].faster_below);
+        }
+        for (const Crossover& c : full) flips_on_grid += c.batch > 64 ? 1 : 0;
+        flips += full.size();
+    }
+    BOOST_TEST(flips >= 20u);
+    BOOST_TEST(flips_on_grid >= 15u);  // flips the grid must find (21 of the 36 when written, up to batch 3726)
 }
 
 // The plan prices every scheme, the bf16 baseline included, as the chosen engine serves the model,

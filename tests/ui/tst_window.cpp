@@ -102,8 +102,20 @@ DataPaths source_data() {
     return d;
 }
 
+// The bundled engine profiles with their fits, as the window loads them (the default profile is `engine`).
+const engine::EngineCatalog& bundled_engines() {
+    static const engine::EngineCatalog catalog = [] {
+        engine::EngineCatalog c = engine::load_engine_catalog(kSource / "assets" / "engines" / "profiles", kSource / "assets" / "engines" / "fit" / "engine-fit.json");
+        const std::filesystem::path serving = kSource / "assets" / "engines" / "fit" / "serving-fit.json";
+        engine::apply_serving_fit(c, engine::parse_serving_fit(read_text_file(serving, "serving fit"), serving.string()));
+        return c;
+    }();
+    return catalog;
+}
+
 PlanResult core_plan(const PlannerSetup& s) {
-    return plan(plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"), resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus")));
+    return plan(plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"), resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus"), nullptr,
+                             &bundled_engines()));
 }
 
 // Runs the event loop until `job` is idle (or the timeout passes).
@@ -399,7 +411,19 @@ BOOST_FIXTURE_TEST_CASE(the_engine_profile_prices_the_plan_with_bands_and_eviden
     BOOST_TEST_REQUIRE(engine->count() >= 6);  // vllm and sglang newest, then every bundled profile
     BOOST_TEST(engine->findData(QStringLiteral("vllm@0.4.0")) >= 0);
     BOOST_TEST(engine->findData(QStringLiteral("sglang")) >= 0);
-    BOOST_TEST(!find_series(window.crossoverPanel()->chartView()->chart(), QStringLiteral("bf16 (p10-p90)")));  // realistic: no band
+    // The fitted profile is the default, with its bands; the guessed `realistic` one has none.
+    BOOST_TEST(window.controls()->profileBox()->currentData().toString() == QStringLiteral("engine"));
+    BOOST_TEST(find_series(window.crossoverPanel()->chartView()->chart(), QStringLiteral("bf16 (p10-p90)")));
+    // The control names the fitted profile with its band: vLLM's bf16 step band from the fit file.
+    const std::optional<engine::Band> step_band = engine::find_band(bundled_engines().bands, "vllm", "bf16", engine::FigureClass::Step);
+    BOOST_TEST_REQUIRE(step_band.has_value());
+    const QString label = window.controls()->profileBox()->currentText();
+    BOOST_TEST(label.startsWith(QStringLiteral("engine (fitted, step ")), label.toStdString());
+    BOOST_TEST(label.contains(QString::number(100 * step_band->p10, 'f', 0) + QStringLiteral("% to ")), label.toStdString());
+    window.controls()->profileBox()->setCurrentIndex(window.controls()->profileBox()->findData(QStringLiteral("realistic")));
+    settle();
+    BOOST_TEST(!find_series(window.crossoverPanel()->chartView()->chart(), QStringLiteral("bf16 (p10-p90)")));
+    BOOST_TEST(!window.result()->request.engine->price_steps);
     engine->setCurrentIndex(engine->findData(QStringLiteral("vllm@0.8.0")));
     window.controls()->profileBox()->setCurrentIndex(window.controls()->profileBox()->findData(QStringLiteral("engine")));
     settle();
@@ -543,12 +567,12 @@ BOOST_FIXTURE_TEST_CASE(a_calibration_file_overlays_measured_points, WindowFixtu
     BOOST_REQUIRE(saved_file.open(QIODevice::ReadOnly));
     BOOST_TEST(QString::fromUtf8(saved_file.readAll()).contains(QStringLiteral("calibration-h100.json")));
 
-    // Cleared: no points, and the profile falls back to realistic.
+    // Cleared: no points, and the profile falls back to the default, the fitted engine profile.
     window.controls()->setCalibration({}, {});
     settle();
     BOOST_TEST(window.crossoverPanel()->measuredPoints().empty());
     BOOST_TEST(find_series(window.crossoverPanel()->chartView()->chart(), QStringLiteral("w4a16-g128 (measured)")) == nullptr);
-    BOOST_TEST(window.result()->request.efficiency.name == "realistic");
+    BOOST_TEST(window.result()->request.efficiency.name == "engine");
 
     // A setup naming a calibration file that is gone (a remembered setup, say): the banner says so,
     // and the plan goes on without it.
@@ -559,7 +583,7 @@ BOOST_FIXTURE_TEST_CASE(a_calibration_file_overlays_measured_points, WindowFixtu
     BOOST_TEST(window.errorText().contains(QStringLiteral("planning without it")), window.errorText().toStdString());
     BOOST_TEST(window.setup().calibration.isEmpty());
     BOOST_TEST(window.crossoverPanel()->measuredPoints().empty());
-    BOOST_TEST(window.result()->request.efficiency.name == "realistic");
+    BOOST_TEST(window.result()->request.efficiency.name == "engine");
 
     // A file that is not a calibration: one line in the banner, nothing changes.
     const QString bad = dir.filePath(QStringLiteral("bad.json"));

@@ -75,8 +75,16 @@ struct ModelWarnings {
     QtMessageHandler previous = nullptr;
 };
 
+// The bundled engine profiles with their fit, as the window loads them (the default profile is `engine`).
+const engine::EngineCatalog& bundled_engines() {
+    static const engine::EngineCatalog catalog =
+        engine::load_engine_catalog(kSource / "assets" / "engines" / "profiles", kSource / "assets" / "engines" / "fit" / "engine-fit.json");
+    return catalog;
+}
+
 PlanResult plan_of(const PlannerSetup& s) {
-    return plan(plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"), resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus")));
+    return plan(plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"), resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus"), nullptr,
+                             &bundled_engines()));
 }
 
 QJsonObject json_of(const char* text) { return QJsonDocument::fromJson(QByteArray(text)).object(); }

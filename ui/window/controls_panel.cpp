@@ -148,7 +148,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     qobject_cast<QLabel*>(workload_form->labelForField(kernel_))->setBuddy(kernel_);
 
     // Engine.
-    profile_ = combo_of({"realistic", "ideal", "measured", "engine"}, "profile", this);
+    profile_ = combo_of({"engine", "realistic", "ideal", "measured"}, "profile", this);  // the fitted one first: the default
     engine_ = new QComboBox(this);
     engine_->setToolTip(glossary("engine"));
     engine_->setObjectName(QStringLiteral("engine"));
@@ -316,9 +316,18 @@ void ControlsPanel::setCalibration(const QString& path, const QString& label, bo
     clear_calibration_->setEnabled(!path.isEmpty());
     if (path.isEmpty() && profile_->currentData().toString() == QStringLiteral("measured")) {
         const QSignalBlocker block(profile_);
-        select_data(profile_, QStringLiteral("realistic"));
+        select_data(profile_, QStringLiteral("engine"));
     }
     if (notify) emit changed();
+}
+
+void ControlsPanel::setEngineProfileBand(const QString& band) {
+    const int i = profile_->findData(QStringLiteral("engine"));
+    if (i < 0) return;
+    const QString text = band.isEmpty() ? tr("engine (fitted)") : tr("engine (fitted, %1)").arg(band);
+    if (profile_->itemText(i) == text) return;
+    profile_->setItemText(i, text);
+    profile_->setItemData(i, band.isEmpty() ? glossary("profile") : tr("The fitted engine profile; its decode step time is within %1 of the held-out corpus runs (p10 to p90 of predicted / measured - 1).").arg(band), Qt::ToolTipRole);
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {

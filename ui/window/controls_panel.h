@@ -48,6 +48,10 @@ public:
     // file name, the tooltip `label` (e.g. the device it was measured on) and the path.
     void setCalibration(const QString& path, const QString& label, bool notify = true);
 
+    // Shows the fitted engine profile's step band in the profile control's `engine` entry (e.g.
+    // "step -9% to +14%"); empty: none known.
+    void setEngineProfileBand(const QString& band);
+
     // The widgets, for tests and keyboard focus.
     QComboBox* modelBox() const { return model_; }
     QComboBox* gpuBox() const { return gpu_; }

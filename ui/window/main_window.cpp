@@ -490,6 +490,13 @@ void MainWindow::replanNow() {
         measured->points.insert(measured->points.end(), check_points_.begin(), check_points_.end());
         if (calibration_label.isEmpty()) calibration_label = tr("checked benchmark result");
     }
+    // The profile control names the fitted profile's band for this engine's bf16 decode steps.
+    if (engine_catalog_) {
+        const std::string engine_name = s.engine.section(QLatin1Char('@'), 0, 0).toStdString();
+        const std::optional<engine::Band> band = engine::find_band(engine_catalog_->bands, engine_name, "bf16", engine::FigureClass::Step);
+        controls_->setEngineProfileBand(band ? tr("step %1% to %2%").arg(100 * band->p10, 0, 'f', 0).arg((band->p90 >= 0 ? "+" : "") + QString::number(100 * band->p90, 'f', 0))
+                                             : QString());
+    }
     crossover_->setResult(*result_, sweep_, measured ? &*measured : nullptr, calibration_label);
     checkpoint_->setResult(*result_, scan_);
     memory_->setResult(*result_);

@@ -50,7 +50,7 @@ struct PlannerSetup {
     std::int64_t context_tokens = 4096;           // tokens in each sequence's KV cache
     QString kv = QStringLiteral("auto");          // KV-cache dtype: "auto" or one of kv_format_names()
     QString kernel = QStringLiteral("fused");     // weight-only kernel quality: fused | generic
-    QString profile = QStringLiteral("realistic");  // efficiency profile: ideal | realistic | measured (needs `calibration`) | engine
+    QString profile = QStringLiteral("engine");     // efficiency profile: engine (fitted, the default) | realistic | ideal | measured (needs `calibration`)
     QString engine = QStringLiteral("vllm");       // engine profile, as --engine: NAME[@VERSION]
     QString calibration;                          // a --validate calibration file; empty: none (its points overlay the crossover chart)
     double gpu_memory_utilization = 0.9;          // fraction of usable GPU memory the engine takes
