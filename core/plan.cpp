@@ -84,13 +84,15 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
     const std::string family = engine::scheme_family(r.costs.scheme);
     const std::string& eng = q.engine->profile.engine;
     SchemeBands out;
-    const engine::CurveLookup linear = engine::find_curve(
-        q.engine->kernels, q.gpu.id, q.gpu.compute_capability,
-        engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0));
+    // The curve the step's linears take (an MoE's 4-bit experts: the measured fused-MoE one where there is one).
+    const engine::KernelFamily linear_family =
+        engine::linear_kernel(r.costs, q.model, q.gpu, *q.engine, engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0), 1)
+            .family;
+    const engine::CurveLookup linear = engine::find_curve(q.engine->kernels, q.gpu.id, q.gpu.compute_capability, linear_family);
     out.covered = linear.coverage == "gpu";
     if (!out.covered)
-        out.coverage_note = std::string("no measured ") + engine::kernel_family_name(engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0)) +
-                            " kernel on " + q.gpu.id + " in the corpus (priced from the " + linear.coverage + " curve): band widened to twice its width";
+        out.coverage_note = std::string("no measured ") + engine::kernel_family_name(linear_family) + " kernel on " + q.gpu.id +
+                            " in the corpus (priced from the " + linear.coverage + " curve): band widened to twice its width";
     // Architectures and placements no corpus point measures a step of.
     std::string unmeasured;
     if (r.costs.mla) unmeasured = "MLA attention";

@@ -174,10 +174,11 @@ enum class KernelFamily : std::uint8_t {
     GenericDequant,  // dequantize then a bf16 GEMM
     AttentionBf16,   // decode attention over a bf16/fp16 cache
     AttentionFp8,    // decode attention over an fp8 cache
+    W4A16Moe,        // fused-MoE experts in 4-bit weight-only (Marlin MoE), M = rows per expert
 };
 
 // "bf16_gemm", "w4a16", "w8a16", "fp8_w8a8", "int8_w8a8", "generic_dequant", "attention_bf16",
-// "attention_fp8"; parse throws Error(field) on anything else.
+// "attention_fp8", "w4a16_moe"; parse throws Error(field) on anything else.
 const char* kernel_family_name(KernelFamily f);
 KernelFamily parse_kernel_family(std::string_view name, const std::string& field);
 
@@ -267,6 +268,15 @@ struct StepTerms {
     // to its family's prefill key ("4bit/prefill"): a decode scale of another kernel family is no
     // estimate of a prefill's (vLLM's "4bit" decode scale, 0.47, once priced gpt-oss's MXFP4
     // prefill above the GPU's bf16 peak). A decode key falls back to its family ("4bit-moe" to "4bit").
+    // The scale fitted under exactly `key` (or its decode key for a "/prefill" one), else `fallback`:
+    // for kernels priced from a curve that measured the whole operation (the fused-MoE Marlin
+    // curve), which another family's scale does not describe.
+    double kernel_scale_fitted_or(const std::string& key, double fallback) const {
+        if (const auto it = kernel_scale_by_family.find(key); it != kernel_scale_by_family.end()) return it->second;
+        if (const std::size_t slash = key.find('/'); slash != std::string::npos)
+            if (const auto it = kernel_scale_by_family.find(key.substr(0, slash)); it != kernel_scale_by_family.end()) return it->second;
+        return fallback;
+    }
     double kernel_scale(const std::string& key) const {
         if (const auto it = kernel_scale_by_family.find(key); it != kernel_scale_by_family.end()) return it->second;
         if (const std::size_t slash = key.find('/'); slash != std::string::npos) {

@@ -79,6 +79,22 @@ KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, K
     return (f == KernelFamily::W4A16 || f == KernelFamily::W8A16) && kernel == KernelQuality::Generic ? KernelFamily::GenericDequant : f;
 }
 
+LinearKernel linear_kernel(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup, KernelFamily family,
+                           std::int64_t rows) {
+    // vLLM's own kernel only: the curve is vLLM's Marlin MoE, and SGLang's GPTQ MoE path is not
+    // known to be it (its 4bit-moe scale, fitted on H20 points, stays on the dense curve).
+    // Integer 4-bit weights only: FP4 experts (gpt-oss's MXFP4) run triton_kernels on Hopper.
+    if (family == KernelFamily::W4A16 && c.scheme.weights.storage != DType::Fp4E2M1 && c.num_experts > 0 && m.experts_per_token > 0 &&
+        setup.profile.engine == "vllm") {
+        const CurveLookup moe = find_curve(setup.kernels, gpu.id, gpu.compute_capability, KernelFamily::W4A16Moe);
+        if (moe.curve && (moe.coverage == "gpu" || moe.coverage == "architecture")) {
+            const double per_expert = d(rows) * d(m.experts_per_token) / d(c.num_experts);
+            return {KernelFamily::W4A16Moe, std::max<std::int64_t>(1, std::llround(per_expert)), true};
+        }
+    }
+    return {family, rows, false};
+}
+
 SchemeCosts costs_as_served(SchemeCosts c, const ModelConfig& m, const EngineProfile& p) {
     if (p.defaults.model_wide_sliding_window || !m.sliding_window_model_wide || c.sliding_layers == 0) return c;
     // kv_bytes_per_token and the attention FLOPs already count every layer; only the sliding
@@ -115,14 +131,16 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     s.family = weight_kernel_family(c.scheme, gpu, w.kernel);
     const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes);
     const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop);
-    s.linear_s = kernel_time_s(linear_bytes, linear_flop, batch, s.family, gpu, setup, &s.linear_coverage);
+    const LinearKernel linear = linear_kernel(c, m, gpu, setup, s.family, batch);
+    s.linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, &s.linear_coverage);
     s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
     s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, attention_family(c.kv), gpu, setup,
                                   &s.attention_coverage, m.token_mixer_layers());
     s.communication_s = s.roofline.communication_time_s;
     // The profile's end-to-end kernel scale for this scheme family (1 when not fitted).
-    const double scale = setup.profile.step.kernel_scale(kernel_scale_key(c.scheme, c.num_experts > 0, s.family == KernelFamily::GenericDequant));
-    s.linear_s *= scale;
+    const std::string key = kernel_scale_key(c.scheme, c.num_experts > 0, s.family == KernelFamily::GenericDequant);
+    const double scale = setup.profile.step.kernel_scale(key);
+    s.linear_s *= linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(key, 1.0) : scale;
     s.lm_head_s *= scale;
     s.attention_s *= scale;
     s.fixed_s = setup.profile.step.fixed_step_s;
@@ -165,11 +183,15 @@ PrefillResult engine_prefill_step(const SchemeCosts& c, const ModelConfig& m, co
     const HeadCost all_rows = lm_head_cost(c, m, n, tp);
     const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
     const double linear_flop = std::max(0.0, rows.linear_flop - all_rows.flop);
-    const double kernels = kernel_time_s(linear_bytes, linear_flop, n, family, gpu, setup, nullptr) +
-                           kernel_time_s(head.bytes, head.flop, static_cast<std::int64_t>(chunks.size()), KernelFamily::Bf16Gemm, gpu, setup, nullptr) +
-                           kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
-    r.time_s = setup.profile.step.fixed_step_s + d(m.per_layer_cost_layers()) * setup.profile.step.per_layer_s +
-               setup.profile.step.kernel_scale(prefill_key) * kernels + allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
+    const LinearKernel linear = linear_kernel(c, m, gpu, setup, family, n);
+    const double linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, nullptr);
+    const double head_s = kernel_time_s(head.bytes, head.flop, static_cast<std::int64_t>(chunks.size()), KernelFamily::Bf16Gemm, gpu, setup, nullptr);
+    const double attention_s = kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
+    const double scale = setup.profile.step.kernel_scale(prefill_key);
+    const double scaled_kernels = linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(prefill_key, 1.0) * linear_s + scale * (head_s + attention_s)
+                                                      : scale * (linear_s + head_s + attention_s);
+    r.time_s = setup.profile.step.fixed_step_s + d(m.per_layer_cost_layers()) * setup.profile.step.per_layer_s + scaled_kernels +
+               allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
                (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);
     r.flop = linear_flop + attention_flop + head.flop;
     r.bytes = static_cast<std::uint64_t>(linear_bytes + head.bytes + kv_bytes);

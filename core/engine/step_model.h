@@ -43,6 +43,20 @@ EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view arg
 // moved to the generic dequant family when the workload asks for the generic kernel.
 KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, KernelQuality kernel);
 
+// The curve a step's quantized linears are priced from and the M they take it at: the scheme's
+// family at the step's rows, except an MoE model's 4-bit weight-only experts under vLLM on a GPU
+// (or its architecture) with a measured fused-MoE curve (W4A16Moe: aiconfigurator's vLLM Marlin
+// MoE on H100 and H200), which take that curve at the rows each expert sees, rows x experts_per_token /
+// num_experts (at least 1). `measured_moe` says the MoE curve was taken: its time is the whole
+// fused-MoE call, so another family's kernel scale does not apply to it (kernel_scale_fitted_or).
+struct LinearKernel {
+    KernelFamily family = KernelFamily::Bf16Gemm;
+    std::int64_t rows = 1;
+    bool measured_moe = false;
+};
+LinearKernel linear_kernel(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup, KernelFamily family,
+                           std::int64_t rows);
+
 // A decode step's terms, per GPU.
 struct EngineStep {
     DecodeStep roofline;                // bytes and FLOPs as the roofline counts them (times unused)

@@ -148,6 +148,14 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     r.num_kv_heads = opt_count(s, "num_kv_heads", path);
     if (!r.num_kv_heads) r.num_kv_heads = opt_count(s, "kv_heads", path);
     r.head_dim = opt_count(s, "head_dim", path);
+    r.num_tokens = opt_count(s, "num_tokens", path);
+    r.hidden_size = opt_count(s, "hidden_size", path);
+    r.inter_size = opt_count(s, "inter_size", path);
+    r.topk = opt_count(s, "topk", path);
+    r.num_experts = opt_count(s, "num_experts", path);
+    r.moe_tp_size = opt_count(s, "moe_tp_size", path);
+    r.moe_ep_size = opt_count(s, "moe_ep_size", path);
+    r.distribution = opt_text(s, "distribution", path);
     return r;
 }
 

@@ -76,11 +76,16 @@ struct RecordSetup {
     // no API server, so no HTTP, tokenizer-process or detokenizer overhead on its TTFT.
     std::optional<bool> in_process;
     // Kernel records (metric kernel_time_s).
-    std::string op;                         // "gemm", "generation_attention", "context_attention"
+    std::string op;                         // "gemm", "generation_attention", "context_attention", "moe"
     std::string kernel_family;              // core/engine KernelFamily name
     std::optional<std::int64_t> m, n, k;    // GEMM extents
     std::optional<std::int64_t> kv_len;     // attention: tokens in each sequence's cache
     std::optional<std::int64_t> num_heads, num_kv_heads, head_dim;
+    // A fused-MoE call: num_tokens tokens, each routed to topk of num_experts experts of
+    // hidden_size -> inter_size (gate and up) -> hidden_size, the experts split over moe_ep_size
+    // GPUs and each expert's intermediate over moe_tp_size; `distribution` of the routing.
+    std::optional<std::int64_t> num_tokens, hidden_size, inter_size, topk, num_experts, moe_tp_size, moe_ep_size;
+    std::string distribution;
 };
 
 // One measured point.

@@ -13,6 +13,7 @@
 #include "core/engine/engine_profile.h"
 #include "core/engine/step_model.h"
 #include "core/error.h"
+#include "core/fidelity/corpus.h"
 #include "core/plan.h"
 #include "core/model_config_json.h"
 #include "tests/core/test_support.h"
@@ -223,6 +224,61 @@ BOOST_AUTO_TEST_CASE(a_model_wide_window_is_served_by_vllm_and_ignored_by_sglang
     const double window_step = engine_decode_step(served, m, gpu, sg, w, 1, 4096).attention_s;
     BOOST_TEST(long_step > 2.0 * window_step);
     BOOST_TEST(engine_decode_step(cv, m, gpu, v1, w, 1, 32768).attention_s == engine_decode_step(cv, m, gpu, v1, w, 1, 4096).attention_s);
+}
+
+// W4A16 MoE experts on Hopper under vLLM are priced from aiconfigurator's measured vLLM Marlin MoE
+// calls (H100 and H200, every expert on the GPU), at the rows each expert sees; dense W4A16,
+// SGLang's MoE, FP4 experts and GPUs without the curve keep the dense W4A16 curve at M = batch.
+BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_rows_per_expert) {
+    const EngineCatalog& c = catalog();
+    for (const char* gpu : {"h100-sxm", "h200"}) {
+        const CurveLookup found = find_curve(c.kernels, gpu, "sm_90", KernelFamily::W4A16Moe);
+        BOOST_TEST_REQUIRE(found.curve != nullptr, gpu);
+        BOOST_TEST(found.coverage == "gpu");
+        BOOST_TEST(found.curve->basis.find(gpu) != std::string::npos, found.curve->basis);
+        BOOST_TEST(found.curve->m.front() == 1);
+        BOOST_TEST(found.curve->m.back() == 341);  // 16,384 tokens x top-8 / 384 experts
+    }
+    BOOST_TEST(find_curve(c.kernels, "a100-80gb", "sm_80", KernelFamily::W4A16Moe).coverage == "other_gpus");
+    // The curve's last point is its one record's roofline / measured time: 16,384 tokens through
+    // Kimi-K2-shaped experts (hidden 7,168, intermediate 2,048, 384 experts, top 8) on an H100.
+    const std::filesystem::path file = test::source_dir() / "assets" / "measurements" / "aiconfigurator" / "h100-sxm-vllm.json";
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::optional<double> measured_s;
+    for (const fidelity::Record& r : fidelity::parse_corpus_file(text.str(), file.string()))
+        if (r.id == "aic/h100-sxm/vllm/moe/int4_wo/h7168-i2048-e384-top8-tp1-ep1/t16384") measured_s = r.value;
+    BOOST_TEST_REQUIRE(measured_s.has_value());
+    const GpuProfile h100 = test::bundled_gpu("h100-sxm");
+    const double pairs = 16384.0 * 8, per_expert = 3.0 * 7168 * 2048;
+    const double bytes = 384 * per_expert * 0.5 + 2.0 * pairs * (2.0 * 7168 + 3.0 * 2048);
+    const double roofline = std::max(bytes / h100.memory_bandwidth_bytes_per_s, 2.0 * pairs * per_expert / matmul_peak_flop_per_s(h100, MatmulType::Bf16));
+    BOOST_TEST(find_curve(c.kernels, "h100-sxm", "sm_90", KernelFamily::W4A16Moe).curve->fraction.back() == roofline / *measured_s,
+               boost::test_tools::tolerance(1e-12));
+
+    const ModelConfig moe = test::bundled_model("qwen3-30b-a3b"), dense = test::bundled_model("qwen3-8b"), fp4 = test::bundled_model("gpt-oss-20b");
+    const Scheme w4 = parse_scheme("w4a16-g128");
+    const EngineSetup v = make_engine_setup(c, "vllm@0.11.0", true), sg = make_engine_setup(c, "sglang@0.5.5", true);
+    const auto costs = [&](const ModelConfig& m, const Scheme& s, const GpuProfile& g) { return scheme_costs(m, tensor_inventory(m), s, KvFormat{}, g); };
+    const LinearKernel k = linear_kernel(costs(moe, w4, h100), moe, h100, v, KernelFamily::W4A16, 64);
+    BOOST_TEST((k.family == KernelFamily::W4A16Moe));
+    BOOST_TEST(k.rows == 4);  // 64 x 8 / 128
+    BOOST_TEST(k.measured_moe);
+    BOOST_TEST(!linear_kernel(costs(moe, w4, h100), moe, h100, sg, KernelFamily::W4A16, 64).measured_moe);
+    BOOST_TEST(!linear_kernel(costs(dense, w4, h100), dense, h100, v, KernelFamily::W4A16, 64).measured_moe);
+    BOOST_TEST(!linear_kernel(costs(fp4, parse_scheme("native"), h100), fp4, h100, v, KernelFamily::W4A16, 64).measured_moe);
+    const GpuProfile a100 = test::bundled_gpu("a100-80gb");
+    BOOST_TEST(!linear_kernel(costs(moe, w4, a100), moe, a100, v, KernelFamily::W4A16, 64).measured_moe);
+
+    // The plan's band says so: covered for the MoE, widened for dense W4A16 on the H100.
+    for (const auto& [model, covered] : {std::pair{"qwen3-30b-a3b", true}, std::pair{"qwen3-8b", false}}) {
+        PlanRequest r = bf16_and_w4_request(model, "h100-sxm");
+        r.engine = make_engine_setup(c, "vllm@0.11.0", true);
+        const PlanResult p = plan(r);
+        BOOST_TEST_REQUIRE(p.schemes[1].bands.has_value());
+        BOOST_TEST(p.schemes[1].bands->covered == covered, model);
+    }
 }
 
 // The engine-priced plan finds its crossovers on a sparse grid (densely to batch 64, then every
