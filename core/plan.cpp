@@ -57,12 +57,10 @@ struct Pricer {
         return engine::engine_prefill(c, r.model, r.gpu, *r.engine, r.workload, tokens);
     }
     Admission admit(const SchemeCosts& c) const { return priced_admission(r, c, r.workload); }
-    std::vector<double> curve(const SchemeCosts& c, std::int64_t max_batch) const {
-        if (!engine()) return step_times(c, r.gpu, r.efficiency, r.workload, max_batch);
-        std::vector<double> t;
-        t.reserve(static_cast<std::size_t>(std::max<std::int64_t>(max_batch, 0)));
-        for (std::int64_t b = 1; b <= max_batch; ++b) t.push_back(decode(c, b, r.workload.context_tokens).time_s);
-        return t;
+    // The roofline's step times at batches 1..max_batch (the engine's are priced where the
+    // crossover search asks: plan()).
+    std::vector<double> roofline_curve(const SchemeCosts& c, std::int64_t max_batch) const {
+        return step_times(c, r.gpu, r.efficiency, r.workload, max_batch);
     }
 };
 
@@ -85,10 +83,11 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
     const std::string& eng = q.engine->profile.engine;
     SchemeBands out;
     // The curve the step's linears take (an MoE's 4-bit experts: the measured fused-MoE one where there is one).
-    const engine::KernelFamily linear_family =
-        engine::linear_kernel(r.costs, q.model, q.gpu, *q.engine, engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0), 1)
-            .family;
-    const engine::CurveLookup linear = engine::find_curve(q.engine->kernels, q.gpu.id, q.gpu.compute_capability, linear_family);
+    const engine::LinearKernel kernel =
+        engine::linear_kernel(r.costs, q.model, q.gpu, *q.engine, engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0), 1);
+    const engine::KernelFamily linear_family = kernel.family;
+    const engine::CurveLookup linear = kernel.all_gpus ? engine::find_curve(q.engine->kernels, "", "", linear_family)
+                                                       : engine::find_curve(q.engine->kernels, q.gpu.id, q.gpu.compute_capability, linear_family);
     out.covered = linear.coverage == "gpu";
     if (!out.covered)
         out.coverage_note = std::string("no measured ") + engine::kernel_family_name(linear_family) + " kernel on " + q.gpu.id +
@@ -258,7 +257,7 @@ PlanResult plan(PlanRequest request) {
     std::vector<std::string> names;
     const std::int64_t max_batch = std::max<std::int64_t>(request.crossover_max_batch, 0);
     for (const SchemeResult& r : out.schemes) {
-        curves.push_back(price.engine() ? std::vector<double>(static_cast<std::size_t>(max_batch), -1.0) : price.curve(r.costs, max_batch));
+        curves.push_back(price.engine() ? std::vector<double>(static_cast<std::size_t>(max_batch), -1.0) : price.roofline_curve(r.costs, max_batch));
         names.push_back(scheme_name(r.costs.scheme));
     }
     const auto times_of = [&](std::size_t k) {

@@ -206,6 +206,8 @@ struct EfficiencyCurve {
     double per_call_s = 0.0;
     std::int64_t measured_points = 0;   // corpus points behind the curve
     std::string basis;                  // e.g. "aiconfigurator h100-sxm vllm 0.10.1, 48 GEMMs"
+    bool calibrated = false;            // measured on this GPU by a --validate calibration file
+                                        // (fidelity::calibrated_kernels; never in the fit file)
 
     double at(std::int64_t rows) const;
     bool empty() const { return m.empty(); }

@@ -38,10 +38,11 @@ MatmulType family_matmul(KernelFamily f) {
 }
 
 // Seconds for a kernel group moving `bytes` and doing `flop` at M = rows, in `calls` launches.
+// `all_gpus`: the family's curve over every GPU measured, not this GPU's or its architecture's.
 double kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu,
-                     const EngineSetup& setup, std::string* coverage, std::int64_t calls = 1) {
+                     const EngineSetup& setup, std::string* coverage, std::int64_t calls = 1, bool all_gpus = false) {
     const double peak = matmul_peak_flop_per_s(gpu, family_matmul(family));
-    const CurveLookup found = find_curve(setup.kernels, gpu.id, gpu.compute_capability, family);
+    const CurveLookup found = all_gpus ? find_curve(setup.kernels, "", "", family) : find_curve(setup.kernels, gpu.id, gpu.compute_capability, family);
     if (coverage) *coverage = found.coverage;
     if (found.curve) {
         const double roofline = std::max(bytes / gpu.memory_bandwidth_bytes_per_s, peak > 0 ? flop / peak : 0.0);
@@ -92,7 +93,15 @@ LinearKernel linear_kernel(const SchemeCosts& c, const ModelConfig& m, const Gpu
             return {KernelFamily::W4A16Moe, std::max<std::int64_t>(1, std::llround(per_expert)), true};
         }
     }
-    return {family, rows, false};
+    // vLLM runs dense W4A16 on Hopper with Machete where it can (choose_mp_linear_kernel tries
+    // MacheteLinearKernel before MarlinLinearKernel; Machete needs sm_90), which no source times:
+    // not the Hopper GPUs' Marlin curve, then.
+    // A calibration file measured on this GPU times what runs here, and stays.
+    if (family != KernelFamily::W4A16) return {family, rows, false, false};
+    if (c.scheme.weights.storage == DType::Fp4E2M1) return {family, rows, false, true};
+    if (setup.profile.engine != "vllm" || gpu.compute_capability != "sm_90") return {family, rows, false, false};
+    const CurveLookup own = find_curve(setup.kernels, gpu.id, gpu.compute_capability, family);
+    return {family, rows, false, !(own.curve && own.curve->calibrated)};
 }
 
 SchemeCosts costs_as_served(SchemeCosts c, const ModelConfig& m, const EngineProfile& p) {
@@ -132,7 +141,7 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
     const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes);
     const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop);
     const LinearKernel linear = linear_kernel(c, m, gpu, setup, s.family, batch);
-    s.linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, &s.linear_coverage);
+    s.linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, &s.linear_coverage, 1, linear.all_gpus);
     s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
     s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, attention_family(c.kv), gpu, setup,
                                   &s.attention_coverage, m.token_mixer_layers());
@@ -184,7 +193,7 @@ PrefillResult engine_prefill_step(const SchemeCosts& c, const ModelConfig& m, co
     const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
     const double linear_flop = std::max(0.0, rows.linear_flop - all_rows.flop);
     const LinearKernel linear = linear_kernel(c, m, gpu, setup, family, n);
-    const double linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, nullptr);
+    const double linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, nullptr, 1, linear.all_gpus);
     const double head_s = kernel_time_s(head.bytes, head.flop, static_cast<std::int64_t>(chunks.size()), KernelFamily::Bf16Gemm, gpu, setup, nullptr);
     const double attention_s = kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
     const double scale = setup.profile.step.kernel_scale(prefill_key);

@@ -49,10 +49,15 @@ KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, K
 // MoE on H100 and H200), which take that curve at the rows each expert sees, rows x experts_per_token /
 // num_experts (at least 1). `measured_moe` says the MoE curve was taken: its time is the whole
 // fused-MoE call, so another family's kernel scale does not apply to it (kernel_scale_fitted_or).
+// `all_gpus`: the W4A16 curve over every GPU measured, not the GPU's own, where the GPU's own
+// times another kernel than the one that runs: FP4 weights (gpt-oss's MXFP4: triton_kernels on
+// Hopper under vLLM, no FP4 kernel measured), and vLLM's dense W4A16 on Hopper (Machete, chosen
+// before Marlin by vLLM's choose_mp_linear_kernel; the Hopper curves time Marlin, which SGLang runs).
 struct LinearKernel {
     KernelFamily family = KernelFamily::Bf16Gemm;
     std::int64_t rows = 1;
     bool measured_moe = false;
+    bool all_gpus = false;
 };
 LinearKernel linear_kernel(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup, KernelFamily family,
                            std::int64_t rows);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -125,7 +126,16 @@ struct KernelSample {
     double bytes;              // attention: bytes read; measured seconds in `time_s`
     double time_s;
     std::string engine;
+    std::string origin;        // which measurements: "aiconfigurator-core kernel tables", "humming benchmark runs"
 };
+
+// The measurements a kernel record belongs to, named by its corpus folder.
+std::string kernel_origin(const std::string& file) {
+    const std::string folder = std::filesystem::path(file).parent_path().filename().string();
+    if (folder == "aiconfigurator") return "aiconfigurator-core kernel tables";
+    if (folder == "humming") return "humming benchmark runs";
+    return std::filesystem::path(file).stem().string();
+}
 
 std::vector<KernelSample> kernel_samples(const Corpus& corpus, const FitInputs& in) {
     std::vector<KernelSample> out;
@@ -146,7 +156,7 @@ std::vector<KernelSample> kernel_samples(const Corpus& corpus, const FitInputs& 
             const double peak = matmul_peak_flop_per_s(*gpu, family_matmul(f));
             if (peak <= 0) continue;
             const double roofline = std::max(bytes / gpu->memory_bandwidth_bytes_per_s, flop / peak);
-            out.push_back({gpu->id, gpu->compute_capability, f, *s.m, std::min(1.5, roofline / r.value), bytes, r.value, s.engine});
+            out.push_back({gpu->id, gpu->compute_capability, f, *s.m, std::min(1.5, roofline / r.value), bytes, r.value, s.engine, kernel_origin(r.file)});
         } else if (s.op == "moe" && s.kernel_family == "w4a16" && s.num_tokens && s.hidden_size && s.inter_size && s.topk && s.num_experts &&
                    s.moe_ep_size == 1 && s.moe_tp_size == 1 && s.distribution == "balanced") {
             // A fused-MoE Marlin call with every expert on this GPU (expert parallelism 1, as TP
@@ -162,12 +172,13 @@ std::vector<KernelSample> kernel_samples(const Corpus& corpus, const FitInputs& 
             if (peak <= 0) continue;
             const double roofline = std::max(bytes / gpu->memory_bandwidth_bytes_per_s, flop / peak);
             const auto rows = std::max<std::int64_t>(1, std::llround(pairs / d(*s.num_experts)));
-            out.push_back({gpu->id, gpu->compute_capability, KernelFamily::W4A16Moe, rows, std::min(1.5, roofline / r.value), bytes, r.value, s.engine});
+            out.push_back({gpu->id, gpu->compute_capability, KernelFamily::W4A16Moe, rows, std::min(1.5, roofline / r.value), bytes, r.value, s.engine,
+                           kernel_origin(r.file)});
         } else if (s.op == "generation_attention" && s.batch && s.kv_len && s.num_kv_heads && s.head_dim) {
             const bool fp8 = s.kv_cache_dtype.find("fp8") != std::string::npos;
             const double bytes = d(*s.batch) * d(*s.kv_len) * 2.0 * d(*s.num_kv_heads) * d(*s.head_dim) * (fp8 ? 1.0 : 2.0);
             out.push_back({gpu->id, gpu->compute_capability, fp8 ? KernelFamily::AttentionFp8 : KernelFamily::AttentionBf16, *s.batch, 0.0,
-                           bytes, r.value, s.engine});
+                           bytes, r.value, s.engine, kernel_origin(r.file)});
         }
     }
     return out;
@@ -217,9 +228,11 @@ engine::KernelEfficiencies fit_kernels(const std::vector<KernelSample>& samples,
         any[s.family].push_back(&s);
     }
     const auto make = [&](const std::vector<const KernelSample*>& v, KernelFamily f, const std::string& where) {
-        std::set<std::string> engines;
-        for (const KernelSample* s : v) engines.insert(s->engine);
-        std::string basis = "aiconfigurator-core kernel tables, " + where + ", " + std::to_string(v.size()) + " points (";
+        std::set<std::string> engines, origins;
+        for (const KernelSample* s : v) engines.insert(s->engine), origins.insert(s->origin);
+        std::string basis;
+        for (const std::string& o : origins) basis += (basis.empty() ? "" : " and ") + o;
+        basis += ", " + where + ", " + std::to_string(v.size()) + " points (";
         for (auto it = engines.begin(); it != engines.end(); ++it) basis += (it == engines.begin() ? "" : ", ") + *it;
         basis += ")";
         return f == KernelFamily::AttentionBf16 || f == KernelFamily::AttentionFp8 ? attention_curve(v, in.gpus, basis) : gemm_curve(v, basis);
@@ -946,6 +959,7 @@ engine::KernelEfficiencies calibrated_kernels(const engine::KernelEfficiencies& 
         out.by_gpu[gpu.id][family] = family == KernelFamily::AttentionBf16 || family == KernelFamily::AttentionFp8
                                          ? attention_curve(v, gpus, basis)
                                          : gemm_curve(v, basis);
+        out.by_gpu[gpu.id][family].calibrated = true;
         if (replaced) replaced->push_back(engine::kernel_family_name(family));
     }
     return out;

@@ -483,8 +483,8 @@ BOOST_AUTO_TEST_CASE(calibration_adds_measured_steps) {
     BOOST_TEST(nlohmann::json::parse(fitted.out)["profile"]["name"] == "measured");
 
     // Under the engine profile, the file's measured kernels replace the fitted curves of its GPU:
-    // W4A16 on an H100 (no weight-only GEMM in the kernel corpus) becomes covered, and its step
-    // follows the file (25% slower linears than the realistic roofline).
+    // vLLM's W4A16 on an H100 (Machete, which no corpus source times: the all-GPU curve) becomes
+    // covered, and its step follows the file (25% slower linears than the realistic roofline).
     const auto engine_plan = [&](bool with_file) {
         std::vector<std::string> args{"--schemes", "bf16,w4a16-g128", "--profile", "engine", "--json", "-"};
         if (with_file) args.insert(args.end(), {"--calibration", path});

@@ -271,14 +271,68 @@ BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_
     const GpuProfile a100 = test::bundled_gpu("a100-80gb");
     BOOST_TEST(!linear_kernel(costs(moe, w4, a100), moe, a100, v, KernelFamily::W4A16, 64).measured_moe);
 
-    // The plan's band says so: covered for the MoE, widened for dense W4A16 on the H100.
-    for (const auto& [model, covered] : {std::pair{"qwen3-30b-a3b", true}, std::pair{"qwen3-8b", false}}) {
-        PlanRequest r = bf16_and_w4_request(model, "h100-sxm");
-        r.engine = make_engine_setup(c, "vllm@0.11.0", true);
+    // The plan's band says so: covered for vLLM's MoE (its Marlin MoE curve) and for SGLang's dense
+    // W4A16 on the H100 (Marlin, timed by the humming runs); widened for vLLM's dense W4A16 there
+    // (Machete, untimed) and on a GPU with no W4A16 curve (the L40S).
+    for (const auto& [model, gpu, eng, covered] :
+         {std::tuple{"qwen3-30b-a3b", "h100-sxm", "vllm@0.11.0", true}, std::tuple{"qwen3-8b", "h100-sxm", "sglang@0.5.5", true},
+          std::tuple{"qwen3-8b", "h100-sxm", "vllm@0.11.0", false}, std::tuple{"qwen3-8b", "l40s", "sglang@0.5.5", false}}) {
+        PlanRequest r = bf16_and_w4_request(model, gpu);
+        r.engine = make_engine_setup(c, eng, true);
         const PlanResult p = plan(r);
         BOOST_TEST_REQUIRE(p.schemes[1].bands.has_value());
-        BOOST_TEST(p.schemes[1].bands->covered == covered, model);
+        BOOST_TEST(p.schemes[1].bands->covered == covered, model << " on " << gpu << " with " << eng);
     }
+}
+
+// Dense W4A16 on Hopper under SGLang (whose mixed-precision kernels are Marlin's) is priced from
+// vLLM's Marlin GEMM as the humming benchmark runs timed it
+// (N = K = 8192, M = 1 to 8,192) on each of the H100, H200 and H20, not from the A100's curve: the
+// H100's curve at M = 1 is the run's roofline / measured time (33.6 MB of int4 weights, channelwise
+// scales and activations read in 26.97 us: 0.37 of the bandwidth).
+BOOST_AUTO_TEST_CASE(dense_w4a16_on_hopper_takes_vllms_marlin_gemm_as_timed_on_each_gpu) {
+    const EngineCatalog& c = catalog();
+    for (const char* gpu : {"h100-sxm", "h200", "h20"}) {
+        const CurveLookup found = find_curve(c.kernels, gpu, "sm_90", KernelFamily::W4A16);
+        BOOST_TEST_REQUIRE(found.curve != nullptr, gpu);
+        BOOST_TEST(found.coverage == "gpu", gpu);
+        BOOST_TEST(found.curve->m.size() == 14u);
+        BOOST_TEST(found.curve->m.back() == 8192);  // the aiconfigurator tables' range (the runs' 16,384 row left out)
+    }
+    const std::filesystem::path file = test::source_dir() / "assets" / "measurements" / "humming" / "marlin-w4a16-hopper.json";
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::optional<double> measured_s;
+    for (const fidelity::Record& r : fidelity::parse_corpus_file(text.str(), file.string()))
+        if (r.id == "humming/h100-sxm/marlin-w4a16/m1-n8192-k8192") measured_s = r.value;
+    BOOST_TEST_REQUIRE(measured_s.has_value());
+    BOOST_TEST(*measured_s == 0.02696755557161172e-3, boost::test_tools::tolerance(1e-12));
+    const GpuProfile h100 = test::bundled_gpu("h100-sxm");
+    const double bytes = 8192.0 * 8192 * 0.5 + 2.0 * 1 * (8192 + 8192);
+    const double fraction = bytes / h100.memory_bandwidth_bytes_per_s / *measured_s;
+    BOOST_TEST(find_curve(c.kernels, "h100-sxm", "sm_90", KernelFamily::W4A16).curve->fraction.front() == fraction, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(fraction > 0.36);
+    BOOST_TEST(fraction < 0.38);
+    // The all-GPU curve stays within the range every source times; FP4 experts (gpt-oss's MXFP4,
+    // which vLLM runs with triton_kernels on Hopper) take it, not the H100's Marlin curve.
+    BOOST_TEST(c.kernels.any_gpu.at(KernelFamily::W4A16).m.back() == 8192);
+    const ModelConfig fp4 = test::bundled_model("gpt-oss-20b");
+    const EngineSetup v = make_engine_setup(c, "vllm@0.11.0", true);
+    const SchemeCosts costs = scheme_costs(fp4, tensor_inventory(fp4), parse_scheme("native"), KvFormat{}, h100);
+    const LinearKernel k = linear_kernel(costs, fp4, h100, v, KernelFamily::W4A16, 64);
+    BOOST_TEST(k.all_gpus);
+    BOOST_TEST(!k.measured_moe);
+    Workload w;
+    BOOST_TEST(engine_decode_step(costs, fp4, h100, v, w, 64, 1024).linear_coverage == "other_gpus");
+    // vLLM's dense W4A16 on Hopper runs Machete, untimed: the all-GPU curve; SGLang's the H100's.
+    const ModelConfig dense = test::bundled_model("qwen3-8b");
+    const SchemeCosts w4 = scheme_costs(dense, tensor_inventory(dense), parse_scheme("w4a16-g128"), KvFormat{}, h100);
+    BOOST_TEST(engine_decode_step(w4, dense, h100, v, w, 64, 1024).linear_coverage == "other_gpus");
+    BOOST_TEST(engine_decode_step(w4, dense, h100, make_engine_setup(c, "sglang@0.5.5", true), w, 64, 1024).linear_coverage == "gpu");
+    const GpuProfile a100 = test::bundled_gpu("a100-80gb");
+    const SchemeCosts w4_a100 = scheme_costs(dense, tensor_inventory(dense), parse_scheme("w4a16-g128"), KvFormat{}, a100);
+    BOOST_TEST(engine_decode_step(w4_a100, dense, a100, v, w, 64, 1024).linear_coverage == "gpu");  // Ampere: no Machete
 }
 
 // The engine-priced plan finds its crossovers on a sparse grid (densely to batch 64, then every
