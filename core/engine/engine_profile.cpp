@@ -400,6 +400,11 @@ double EfficiencyCurve::at(std::int64_t rows) const {
     return fraction[i] + t * (fraction[j] - fraction[i]);
 }
 
+CurveLookup find_all_gpus_curve(const KernelEfficiencies& k, KernelFamily family) {
+    if (const auto c = k.any_gpu.find(family); c != k.any_gpu.end() && !c->second.empty()) return {&c->second, "other_gpus"};
+    return {nullptr, "none"};
+}
+
 CurveLookup find_curve(const KernelEfficiencies& k, const std::string& gpu_id, const std::string& cc, KernelFamily family) {
     if (const auto g = k.by_gpu.find(gpu_id); g != k.by_gpu.end())
         if (const auto c = g->second.find(family); c != g->second.end() && !c->second.empty()) return {&c->second, "gpu"};

@@ -220,16 +220,19 @@ struct KernelEfficiencies {
     std::map<std::string, std::map<KernelFamily, EfficiencyCurve>> by_gpu;
     std::map<std::string, std::map<KernelFamily, EfficiencyCurve>> by_arch;
     std::map<KernelFamily, EfficiencyCurve> any_gpu;
+    bool calibrated = false;  // a --validate calibration file replaced a GPU's curves (calibrated_kernels)
 };
 
 // What a lookup found: the curve, and whether it was measured on this GPU, only on its
 // architecture, or not at all.
 struct CurveLookup {
     const EfficiencyCurve* curve = nullptr;  // null when uncovered
-    std::string coverage;                    // "gpu", "architecture", "other_gpus", "none"
+    std::string_view coverage;               // "gpu", "architecture", "other_gpus", "none" (string literals)
 };
 CurveLookup find_curve(const KernelEfficiencies& k, const std::string& gpu_id, const std::string& compute_capability,
                        KernelFamily family);
+// The family's curve over every GPU measured ("other_gpus"), or none ("none").
+CurveLookup find_all_gpus_curve(const KernelEfficiencies& k, KernelFamily family);
 
 // The host's launch time per layer of an eager decode step, fitted on one engine version's eager points.
 struct EagerHostCost {

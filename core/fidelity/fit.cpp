@@ -960,6 +960,7 @@ engine::KernelEfficiencies calibrated_kernels(const engine::KernelEfficiencies& 
                                          ? attention_curve(v, gpus, basis)
                                          : gemm_curve(v, basis);
         out.by_gpu[gpu.id][family].calibrated = true;
+        out.calibrated = true;
         if (replaced) replaced->push_back(engine::kernel_family_name(family));
     }
     return out;
