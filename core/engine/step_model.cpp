@@ -93,12 +93,13 @@ LinearKernel linear_kernel(const SchemeCosts& c, const ModelConfig& m, const Gpu
             return {KernelFamily::W4A16Moe, std::max<std::int64_t>(1, std::llround(per_expert)), true};
         }
     }
+    if (family != KernelFamily::W4A16) return {family, rows, false, false};
+    // FP4 weights: no FP4 kernel is measured anywhere.
+    if (c.scheme.weights.storage == DType::Fp4E2M1) return {family, rows, false, true};
     // vLLM runs dense W4A16 on Hopper with Machete where it can (choose_mp_linear_kernel tries
     // MacheteLinearKernel before MarlinLinearKernel; Machete needs sm_90), which no source times:
-    // not the Hopper GPUs' Marlin curve, then.
-    // A calibration file measured on this GPU times what runs here, and stays.
-    if (family != KernelFamily::W4A16) return {family, rows, false, false};
-    if (c.scheme.weights.storage == DType::Fp4E2M1) return {family, rows, false, true};
+    // not the Hopper GPUs' Marlin curve, then, unless a calibration file measured this GPU (its
+    // curve times what runs here).
     if (setup.profile.engine != "vllm" || gpu.compute_capability != "sm_90") return {family, rows, false, false};
     if (!setup.kernels.calibrated) return {family, rows, false, true};
     const CurveLookup own = find_curve(setup.kernels, gpu.id, gpu.compute_capability, family);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -33,6 +34,17 @@ const EngineCatalog& catalog() {
 }
 
 // A plan of bf16 and w4a16-g128 for a bundled model and GPU under the realistic profile (no engine).
+// The value (SI) of record `id` in the measurement corpus file `file` (under assets/measurements/).
+std::optional<double> corpus_value(const std::string& file, const std::string& id) {
+    const std::filesystem::path path = test::source_dir() / "assets" / "measurements" / file;
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const fidelity::Record& r : fidelity::parse_corpus_file(text.str(), path.string()))
+        if (r.id == id) return r.value;
+    return std::nullopt;
+}
+
 PlanRequest bf16_and_w4_request(const std::string& model, const std::string& gpu) {
     PlanRequest r;
     r.model = test::bundled_model(model);
@@ -242,13 +254,8 @@ BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_
     BOOST_TEST(find_curve(c.kernels, "a100-80gb", "sm_80", KernelFamily::W4A16Moe).coverage == "other_gpus");
     // The curve's last point is its one record's roofline / measured time: 16,384 tokens through
     // Kimi-K2-shaped experts (hidden 7,168, intermediate 2,048, 384 experts, top 8) on an H100.
-    const std::filesystem::path file = test::source_dir() / "assets" / "measurements" / "aiconfigurator" / "h100-sxm-vllm.json";
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::optional<double> measured_s;
-    for (const fidelity::Record& r : fidelity::parse_corpus_file(text.str(), file.string()))
-        if (r.id == "aic/h100-sxm/vllm/moe/int4_wo/h7168-i2048-e384-top8-tp1-ep1/t16384") measured_s = r.value;
+    const std::optional<double> measured_s =
+        corpus_value("aiconfigurator/h100-sxm-vllm.json", "aic/h100-sxm/vllm/moe/int4_wo/h7168-i2048-e384-top8-tp1-ep1/t16384");
     BOOST_TEST_REQUIRE(measured_s.has_value());
     const GpuProfile h100 = test::bundled_gpu("h100-sxm");
     const double pairs = 16384.0 * 8, per_expert = 3.0 * 7168 * 2048;
@@ -299,13 +306,7 @@ BOOST_AUTO_TEST_CASE(dense_w4a16_on_hopper_takes_vllms_marlin_gemm_as_timed_on_e
         BOOST_TEST(found.curve->m.size() == 14u);
         BOOST_TEST(found.curve->m.back() == 8192);  // the aiconfigurator tables' range (the runs' 16,384 row left out)
     }
-    const std::filesystem::path file = test::source_dir() / "assets" / "measurements" / "humming" / "marlin-w4a16-hopper.json";
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::optional<double> measured_s;
-    for (const fidelity::Record& r : fidelity::parse_corpus_file(text.str(), file.string()))
-        if (r.id == "humming/h100-sxm/marlin-w4a16/m1-n8192-k8192") measured_s = r.value;
+    const std::optional<double> measured_s = corpus_value("humming/marlin-w4a16-hopper.json", "humming/h100-sxm/marlin-w4a16/m1-n8192-k8192");
     BOOST_TEST_REQUIRE(measured_s.has_value());
     BOOST_TEST(*measured_s == 0.02696755557161172e-3, boost::test_tools::tolerance(1e-12));
     const GpuProfile h100 = test::bundled_gpu("h100-sxm");
