@@ -374,7 +374,8 @@ BOOST_AUTO_TEST_CASE(the_engine_plans_sparse_crossover_search_finds_every_flip_o
         flips += full.size();
     }
     BOOST_TEST(flips >= 20u);
-    BOOST_TEST(flips_on_grid >= 15u);  // flips the grid must find (21 of the 36 when written, up to batch 3726)
+    BOOST_TEST_MESSAGE(flips << " flips, " << flips_on_grid << " above batch 64");
+    BOOST_TEST(flips_on_grid >= 15u);  // flips the grid must find (24 of the 43 when written, up to batch 3726)
 }
 
 // The plan prices every scheme, the bf16 baseline included, as the chosen engine serves the model,
