@@ -86,8 +86,7 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
     const engine::LinearKernel kernel =
         engine::linear_kernel(r.costs, q.model, q.gpu, *q.engine, engine::linear_family(r.costs.scheme, matmul_peak_flop_per_s(q.gpu, r.costs.scheme.matmul_type()) > 0), 1);
     const engine::KernelFamily linear_family = kernel.family;
-    const engine::CurveLookup linear = kernel.all_gpus ? engine::find_all_gpus_curve(q.engine->kernels, linear_family)
-                                                       : engine::find_curve(q.engine->kernels, q.gpu.id, q.gpu.compute_capability, linear_family);
+    const engine::CurveLookup linear = engine::find_linear_curve(q.engine->kernels, q.gpu, kernel);
     out.covered = linear.coverage == "gpu";
     if (!out.covered)
         out.coverage_note = std::string("no measured ") + engine::kernel_family_name(linear_family) + " kernel on " + q.gpu.id +

@@ -683,22 +683,6 @@ std::vector<double> step_times(const SchemeCosts& c, const GpuProfile& gpu, cons
     return t;
 }
 
-std::vector<Crossover> numeric_crossovers(const std::string& na, const std::vector<double>& times_a, const std::string& nb,
-                                          const std::vector<double>& times_b) {
-    std::vector<Crossover> out;
-    int previous = 0;  // sign of t_a - t_b at the last batch where they differed
-    const std::size_t n = std::min(times_a.size(), times_b.size());
-    for (std::size_t i = 0; i < n; ++i) {
-        const double ta = times_a[i], tb = times_b[i];
-        const double diff = ta - tb;
-        const int sign = std::abs(diff) <= 1e-12 * std::max(ta, tb) ? 0 : (diff < 0 ? -1 : 1);
-        if (sign != 0 && previous != 0 && sign != previous)
-            out.push_back({na, nb, d(static_cast<std::int64_t>(i) + 1), previous < 0 ? na : nb, sign < 0 ? na : nb});
-        if (sign != 0) previous = sign;
-    }
-    return out;
-}
-
 std::vector<Crossover> sparse_numeric_crossovers(const std::string& na, const std::function<double(std::int64_t)>& times_a, const std::string& nb,
                                                  const std::function<double(std::int64_t)>& times_b, std::int64_t max_batch,
                                                  std::int64_t dense_up_to, double grid_ratio) {
@@ -744,6 +728,16 @@ std::vector<Crossover> sparse_numeric_crossovers(const std::string& na, const st
         anchor = next;
     }
     return out;
+}
+
+std::vector<Crossover> numeric_crossovers(const std::string& na, const std::vector<double>& times_a, const std::string& nb,
+                                          const std::vector<double>& times_b) {
+    // Every batch priced already: the sparse search with its dense part over the whole range.
+    const auto n = static_cast<std::int64_t>(std::min(times_a.size(), times_b.size()));
+    const auto at = [](const std::vector<double>& t) {
+        return std::function<double(std::int64_t)>([&t](std::int64_t batch) { return t[static_cast<std::size_t>(batch - 1)]; });
+    };
+    return sparse_numeric_crossovers(na, at(times_a), nb, at(times_b), n, n);
 }
 
 std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const SchemeCosts& b, const GpuProfile& gpu,

@@ -42,7 +42,7 @@ MatmulType family_matmul(KernelFamily f) {
 double kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu,
                      const EngineSetup& setup, std::string* coverage, std::int64_t calls = 1, bool all_gpus = false) {
     const double peak = matmul_peak_flop_per_s(gpu, family_matmul(family));
-    const CurveLookup found = all_gpus ? find_all_gpus_curve(setup.kernels, family) : find_curve(setup.kernels, gpu.id, gpu.compute_capability, family);
+    const CurveLookup found = find_linear_curve(setup.kernels, gpu, {family, rows, false, all_gpus});
     if (coverage) *coverage = found.coverage;
     if (found.curve) {
         const double roofline = std::max(bytes / gpu.memory_bandwidth_bytes_per_s, peak > 0 ? flop / peak : 0.0);
@@ -104,6 +104,10 @@ LinearKernel linear_kernel(const SchemeCosts& c, const ModelConfig& m, const Gpu
     if (!setup.kernels.calibrated) return {family, rows, false, true};
     const CurveLookup own = find_curve(setup.kernels, gpu.id, gpu.compute_capability, family);
     return {family, rows, false, !(own.curve && own.curve->calibrated)};
+}
+
+CurveLookup find_linear_curve(const KernelEfficiencies& kernels, const GpuProfile& gpu, const LinearKernel& kernel) {
+    return kernel.all_gpus ? find_all_gpus_curve(kernels, kernel.family) : find_curve(kernels, gpu.id, gpu.compute_capability, kernel.family);
 }
 
 SchemeCosts costs_as_served(SchemeCosts c, const ModelConfig& m, const EngineProfile& p) {

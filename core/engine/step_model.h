@@ -61,6 +61,9 @@ struct LinearKernel {
 };
 LinearKernel linear_kernel(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup, KernelFamily family,
                            std::int64_t rows);
+// The curve `kernel` is priced from on `gpu`: the family's over every GPU measured when
+// kernel.all_gpus, else find_curve's (this GPU, its architecture, every GPU).
+CurveLookup find_linear_curve(const KernelEfficiencies& kernels, const GpuProfile& gpu, const LinearKernel& kernel);
 
 // A decode step's terms, per GPU.
 struct EngineStep {

@@ -494,8 +494,8 @@ void MainWindow::replanNow() {
     if (engine_catalog_) {
         const std::string engine_name = s.engine.section(QLatin1Char('@'), 0, 0).toStdString();
         const std::optional<engine::Band> band = engine::find_band(engine_catalog_->bands, engine_name, "bf16", engine::FigureClass::Step);
-        controls_->setEngineProfileBand(band ? tr("step %1% to %2%").arg(100 * band->p10, 0, 'f', 0).arg((band->p90 >= 0 ? "+" : "") + QString::number(100 * band->p90, 'f', 0))
-                                             : QString());
+        const auto percent = [](double x) { return (x >= 0 ? QStringLiteral("+") : QString()) + QString::number(100 * x, 'f', 0) + QLatin1Char('%'); };
+        controls_->setEngineProfileBand(band ? tr("step %1 to %2").arg(percent(band->p10), percent(band->p90)) : QString());
     }
     crossover_->setResult(*result_, sweep_, measured ? &*measured : nullptr, calibration_label);
     checkpoint_->setResult(*result_, scan_);
