@@ -86,6 +86,7 @@ struct CliOptions {
     std::string arrival = "poisson";        // --arrival poisson|gamma:CV|burst
     std::optional<std::string> trace;       // --trace FILE: arrival, input and output tokens a line
     std::int64_t prefix = 0;                // --prefix N: a shared prompt prefix (prefix caching)
+    std::optional<bool> gpu_p2p;            // --gpu-p2p on|off: peer-to-peer between the TP GPUs [the GPU's]
     std::vector<std::string> gui_args;      // arguments left for Qt
 };
 

@@ -188,6 +188,7 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.engine.gpu_memory_utilization = o.gpu_mem_util;
     r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;
     r.workload.engine.max_num_seqs = o.max_num_seqs;
+    r.workload.gpu_p2p = o.gpu_p2p;
     if (o.max_num_seqs <= 0) throw Error("--max-num-seqs", "must be positive");
     // A user corpus (--corpus FILE) refits the profiles with its points, so the bands are the
     // user's own; otherwise the committed fit is read.

@@ -114,6 +114,11 @@ GpuProfile parse_gpu_profile(std::string_view text, const std::string& source) {
     g.sm_count = static_cast<std::int64_t>(number(j, "sm_count", source, false));
     g.l2_bytes = static_cast<std::uint64_t>(number(j, "l2_bytes", source, false));
     g.interconnect_bytes_per_s = number(j, "interconnect_bytes_per_s", source, false);
+    g.host_link_bytes_per_s = number(j, "host_link_bytes_per_s", source, false);
+    if (const auto it = j.find("p2p"); it != j.end()) {
+        if (!it->is_boolean()) throw Error(source + ": p2p", "must be true or false");
+        g.p2p = it->get<bool>();
+    }
     g.internode_bytes_per_s = number(j, "internode_bytes_per_s", source, false);
     if (!j.contains("peak") || !j["peak"].is_object()) throw Error(source + ": peak", "missing (an object of FLOP/s by type)");
     const json& p = j["peak"];

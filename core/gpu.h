@@ -39,6 +39,12 @@ struct GpuProfile {
     std::uint64_t l2_bytes = 0;
     std::string interconnect;                       // e.g. "NVLink4"
     double interconnect_bytes_per_s = 0;            // bidirectional per GPU
+    // The GPU's link to its host (PCIe; bidirectional), over which NCCL stages an all-reduce when
+    // the GPUs lack peer-to-peer; 0: no sourced figure.
+    double host_link_bytes_per_s = 0;
+    // Peer-to-peer between two of these GPUs in one node (false on GeForce cards: "GeForce cards do
+    // not support P2P", NVIDIA in NVIDIA/nccl-tests#287).
+    bool p2p = true;
     // Network between nodes, per GPU and direction (a DGX's one 400 Gb/s ConnectX-7 per GPU: 50e9);
     // 0 when the profile has no sourced figure (multi-node placement is then refused).
     double internode_bytes_per_s = 0;

@@ -57,8 +57,8 @@ double bandwidth(const GpuProfile& gpu, const EfficiencyProfile& eff) {
 
 // Affine pieces of a dense scheme's step time in B at fixed L: memory m0 + m1 B, compute c1 B, comm k B.
 struct Pieces {
-    double m0, m1, c1, k;
-    double at(double batch) const { return std::max(m0 + m1 * batch, c1 * batch) + k * batch; }
+    double m0, m1, c1, k, k0;  // k0: the all-reduces' latency, paid once a step
+    double at(double batch) const { return std::max(m0 + m1 * batch, c1 * batch) + k * batch + k0; }
 };
 
 Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w) {
@@ -71,7 +71,8 @@ Pieces pieces(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfi
     p.m1 = per_b_bytes / bw;
     p.c1 = linear_time_s(c, gpu, eff, w, c.linear_flop_per_token / tp, d(c.experts_per_token) * c.expert_flop_per_assignment / tp) +
            attention_flop_per_token(c, w.context_tokens) / tp / attention_rate_flop_per_s(gpu, eff);
-    p.k = allreduce_time_s(d(c.allreduce_bytes_per_token), w, gpu);
+    p.k0 = tp_allreduce_time_s(c, 0.0, w, gpu);
+    p.k = tp_allreduce_time_s(c, 1.0, w, gpu) - p.k0;
     return p;
 }
 
@@ -312,6 +313,19 @@ AllToAll moe_all_to_all(const SchemeCosts& c, const GpuProfile& gpu, const Workl
     return a;
 }
 
+bool gpu_p2p(const Workload& w, const GpuProfile& gpu) {
+    return w.gpu_p2p.value_or(gpu.p2p);
+}
+
+double tp_allreduce_time_s(const SchemeCosts& c, double tokens, const Workload& w, const GpuProfile& gpu) {
+    const double bytes = tokens * d(c.allreduce_bytes_per_token);
+    const std::int64_t tp = w.tensor_parallel;
+    // Across nodes, or peer-to-peer, or no host link to price the detour by: the bandwidth price.
+    if (tp <= 1 || gpu_p2p(w, gpu) || gpu.host_link_bytes_per_s <= 0 || (w.nodes > 1 && tp > gpus_per_node(w))) return allreduce_time_s(bytes, w, gpu);
+    const double busbw = ShmAllreduce::busbw_share_of_host_link * gpu.host_link_bytes_per_s / 2.0;
+    return d(c.allreduces_per_step) * ShmAllreduce::latency_s + bytes * 2.0 * d(tp - 1) / d(tp) / busbw;
+}
+
 double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu) {
     if (tp <= 1 || gpu.interconnect_bytes_per_s <= 0) return 0.0;
     const double per_direction = gpu.interconnect_bytes_per_s / 2.0;
@@ -502,6 +516,7 @@ SchemeCosts scheme_costs(const ModelConfig& m, const std::vector<TensorInfo>& in
     // of a hybrid stack, whose layers hold one mixer each.
     const std::int64_t reduced = m.is_hybrid_stack() ? m.num_layers : 2 * m.num_layers;
     c.allreduce_bytes_per_token = static_cast<std::uint64_t>(reduced * m.hidden_size) * 2;
+    c.allreduces_per_step = reduced;
     // The state layers' shapes (the model dtype, bf16), and their FLOPs per token: the recurrence
     // per state value (Mamba2: the decay and the B x input update, 3, and the C readout, 2; the
     // gated delta rule: the decay, the S k product and the rank-1 update, 5, and the readout, 2)
@@ -578,7 +593,7 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
     s.attention_flop = d(batch) * attention_flop_per_token(c, context) / d(w.tensor_parallel);
     s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
     s.compute_time_s = linear_time_s(c, gpu, eff, w, s.linear_flop, expert_flop) + s.attention_flop / attention_rate_flop_per_s(gpu, eff);
-    s.communication_time_s = allreduce_time_s(d(batch) * d(c.allreduce_bytes_per_token), w, gpu);
+    s.communication_time_s = tp_allreduce_time_s(c, d(batch), w, gpu);
     if (w.data_parallel > 1 && c.expert_bytes_per_layer_expert > 0) {
         const AllToAll a2a = moe_all_to_all(c, gpu, w, batch);
         s.all_to_all_bytes = a2a.bytes;
@@ -623,7 +638,7 @@ PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const Efficie
         const double att = prefill_attention_flop(c, start, n) / tp;
         const double mem_t = bytes / bw;
         const double comp_t = (native_mxfp4(c, w) ? linear_time_s(c, gpu, eff, w, lin, expert_flop) : lin / lin_rate) + att / att_rate;
-        double comm = allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu);
+        double comm = tp_allreduce_time_s(c, d(n), w, gpu);
         if (w.data_parallel > 1 && c.expert_bytes_per_layer_expert > 0) comm += moe_all_to_all(c, gpu, w, n).time_s;
         const double t = std::max(mem_t, comp_t) + comm;
         r.flop += lin + att;
@@ -746,8 +761,8 @@ std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const Scheme
     const std::string na = scheme_name(a.scheme), nb = scheme_name(b.scheme);
     // Each scheme is max of two lines (memory: m0 + (m1+k) B, compute: (c1+k) B); a flip is where
     // an active line of one meets an active line of the other.
-    const double la[2][2] = {{pa.m0, pa.m1 + pa.k}, {0.0, pa.c1 + pa.k}};
-    const double lb[2][2] = {{pb.m0, pb.m1 + pb.k}, {0.0, pb.c1 + pb.k}};
+    const double la[2][2] = {{pa.m0 + pa.k0, pa.m1 + pa.k}, {pa.k0, pa.c1 + pa.k}};
+    const double lb[2][2] = {{pb.m0 + pb.k0, pb.m1 + pb.k}, {pb.k0, pb.c1 + pb.k}};
     std::vector<double> roots;
     for (const auto& x : la)
         for (const auto& y : lb) {

@@ -59,6 +59,11 @@ struct Workload {
     // VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (0.11.0 quantization/mxfp4.py get_mxfp4_backend).
     // false: W4A16 on bf16 tensor cores, vLLM's default everywhere.
     bool mxfp4_mxfp8 = false;
+    // Peer-to-peer between the tensor-parallel GPUs of a node: nullopt takes the GPU profile's
+    // (GpuProfile::p2p: none on GeForce cards); false where the platform lacks it (vLLM logs "Custom
+    // allreduce is disabled because your platform lacks GPU P2P capability"): NCCL then moves each
+    // all-reduce through host memory (tp_allreduce_time_s).
+    std::optional<bool> gpu_p2p;
     EngineSettings engine;
 };
 
@@ -145,6 +150,7 @@ struct SchemeCosts {
     std::uint64_t kv_fixed_bytes = 0;         // per-tensor KV scales
     std::uint64_t activation_bytes_per_token = 0;  // residual stream handed between layers
     std::uint64_t allreduce_bytes_per_token = 0;   // payload of the two all-reduces per layer (TP > 1)
+    std::int64_t allreduces_per_step = 0;          // the all-reduces one forward runs (TP > 1), whatever its tokens
     std::int64_t hidden_size = 0;             // the all-to-all's token width
     bool fp8_dispatch = false;                // FP8 block scheme: tokens dispatched in fp8 (vLLM DeepEP)
     MatmulType matmul = MatmulType::Bf16;     // the rate the linears run at on this GPU
@@ -427,6 +433,27 @@ double allreduce_time_s(double bytes, std::int64_t tp, const GpuProfile& gpu);
 // The same for workload `w`: over the network between nodes when the tensor-parallel group spans
 // nodes (tensor_parallel above the GPUs per node).
 double allreduce_time_s(double bytes, const Workload& w, const GpuProfile& gpu);
+
+// NCCL's all-reduce without GPU peer-to-peer (its SHM transport: each rank's share staged through
+// host memory), from nccl-tests all_reduce_perf on two RTX 2080 Ti on one PCIe3 x16 switch with
+// P2P "NS" (assets/collectives/autodl-2080ti-x2-no-p2p.json): 12.25 us for 8 bytes, and a
+// bus bandwidth of 4.00 GB/s from 128 MiB up, a quarter of the link's 16 GB/s a direction. A
+// 4-GPU RTX 5090 run (PCIe5, NVIDIA/nccl-tests#287) reaches 27 GB/s, 0.42 of its link: the share
+// taken here is the two-GPU one, pessimistic on PCIe5 (docs/capacity.md).
+struct ShmAllreduce {
+    static constexpr double latency_s = 12.25e-6;
+    static constexpr double busbw_share_of_host_link = 4.00e9 / 16.0e9;  // of the host link's bandwidth a direction
+};
+
+// Whether the tensor-parallel ranks of `w` reach each other peer-to-peer (Workload::gpu_p2p, else
+// the GPU profile's).
+bool gpu_p2p(const Workload& w, const GpuProfile& gpu);
+
+// The all-reduces of one forward of `tokens` tokens under tensor parallelism: with peer-to-peer,
+// allreduce_time_s of their bytes; without it, each all-reduce's SHM latency plus the bytes at the
+// SHM bus bandwidth of the GPU's host link (a GPU profile without a host link figure keeps the
+// peer-to-peer price).
+double tp_allreduce_time_s(const SchemeCosts& c, double tokens, const Workload& w, const GpuProfile& gpu);
 
 // GPUs per node of a workload: data_parallel x tensor_parallel / nodes.
 std::int64_t gpus_per_node(const Workload& w);

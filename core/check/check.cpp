@@ -410,6 +410,9 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     CheckResult r;
     Identified& id = r.identified;
     r.notes = log.notes;
+    if (log.gpu_p2p && !*log.gpu_p2p)
+        r.notes.push_back("the GPUs lack peer-to-peer (the log: \"Custom allreduce is disabled because your platform lacks GPU P2P capability\"): "
+                          "every all-reduce goes through host memory; check this server's benchmark results and plan it with --gpu-p2p off");
 
     // Engine and version: the profile.
     std::string engine_argument = log.engine;
@@ -535,6 +538,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         if (log.enforce_eager) s.profile.defaults.cuda_graphs = !*log.enforce_eager;
         if (log.native_sampler) s.profile.memory.native_sampler = *log.native_sampler;
         Workload w;
+        w.gpu_p2p = log.gpu_p2p;
         w.tensor_parallel = id.tp;
         w.kv = parse_kv_format(id.kv_cache_dtype);
         // The reader keeps only values inside their domains: (0, 1] for both fractions.
@@ -769,6 +773,7 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         w.engine.kv_block_tokens = setup.profile.defaults.block_size_tokens;
         w.context_tokens = longest;
         w.tensor_parallel = id.tp;
+        w.gpu_p2p = options.gpu_p2p;
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu), *model, setup.profile);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);

@@ -679,6 +679,7 @@ private:
                      contains(line, "FlashInfer top-p/top-k sampling unavailable") || contains(line, "FlashInfer top-p/top-k sampling disabled"))
                 log_.native_sampler = true;
         }
+        if (contains(line, "lacks GPU P2P capability")) log_.gpu_p2p = false;
         // The compute capability (a vLLM warning's "Device capability 8.0", torch's "cuda capability 8.6").
         if (log_.compute_capability.empty() && contains(line, "apability")) {
             static const std::regex capability("(Device|cuda|CUDA|compute) capability:? ([0-9]{1,2})\\.([0-9])");

@@ -73,6 +73,10 @@ struct StartupLog {
     // ("Falling back to the PyTorch-native implementation", "sampling unavailable"), false for
     // "Using FlashInfer for top-p & top-k sampling"; absent when the log prints neither.
     std::optional<bool> native_sampler;
+    // false where vLLM logs "Custom allreduce is disabled because your platform lacks GPU P2P
+    // capability" (distributed/device_communicators/custom_all_reduce.py): the TP ranks all-reduce
+    // through host memory (Workload::gpu_p2p); absent otherwise.
+    std::optional<bool> gpu_p2p;
     // Every setting read, by canonical name (the vLLM name: tensor_parallel_size, max_model_len,
     // gpu_memory_utilization, ...; SGLang's mem_fraction_static), from the most authoritative form
     // that printed it: the engine's own parse (args / non-default args / ServerArgs) over the

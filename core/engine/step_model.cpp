@@ -206,7 +206,7 @@ PrefillResult engine_prefill_step(const SchemeCosts& c, const ModelConfig& m, co
     const double scaled_kernels = linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(prefill_key, 1.0) * linear_s + scale * (head_s + attention_s)
                                                       : scale * (linear_s + head_s + attention_s);
     r.time_s = setup.profile.step.fixed_step_s + d(m.per_layer_cost_layers()) * setup.profile.step.per_layer_s + scaled_kernels +
-               allreduce_time_s(d(n) * d(c.allreduce_bytes_per_token), w, gpu) +
+               tp_allreduce_time_s(c, d(n), w, gpu) +
                (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);
     r.flop = linear_flop + attention_flop + head.flop;
     r.bytes = static_cast<std::uint64_t>(linear_bytes + head.bytes + kv_bytes);

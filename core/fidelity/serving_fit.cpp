@@ -155,6 +155,7 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
                 x.kv_cache_dtype = text_at(s, "kv_cache_dtype");
                 x.cuda_graphs = flag_at(s, "cuda_graphs");
                 x.dataset = text_at(s, "dataset");
+                x.gpu_p2p = flag_at(s, "gpu_p2p");
                 if (const std::string lengths = text_at(s, "lengths_file"); !lengths.empty()) {
                     if (lengths.find("..") != std::string::npos) throw Error(where + ".setup.lengths_file", "must stay inside the folder");
                     read_lengths(lengths, where + ".setup.lengths_file", x.input_lens, x.output_lens);
@@ -350,6 +351,7 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
     p.w.engine.kv_block_tokens = d.block_size_tokens;
     p.w.context_tokens = std::max(max_model_len, longest);
     p.w.tensor_parallel = r.tp;
+    p.w.gpu_p2p = r.gpu_p2p;
     if (!r.kv_cache_dtype.empty() && r.kv_cache_dtype != "auto") {
         try {
             p.w.kv = parse_kv_format(r.kv_cache_dtype.find("fp8") != std::string::npos ? "fp8" : r.kv_cache_dtype);

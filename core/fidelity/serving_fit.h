@@ -48,6 +48,7 @@ struct ServingRunRecord {
     std::optional<std::int64_t> total_input_tokens, total_output_tokens;
     std::vector<std::int64_t> input_lens, output_lens;             // from lengths_file
     std::string dataset;                                           // setup.dataset ("sharegpt", "random", ...)
+    std::optional<bool> gpu_p2p;                                   // setup.gpu_p2p: false where the engine log says the GPUs lack P2P
     // The dataset's reference sample (lengths/dataset-<dataset>.csv) for a run without lengths of
     // its own: the shape of its per-request lengths, scaled to the run's stated means when replayed.
     std::vector<std::int64_t> shape_input_lens, shape_output_lens;

@@ -148,6 +148,8 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_and_nonzero) {
         {"--headless --context -1", "--context"},
         {"--headless --gpu-mem-util 1.5", "--gpu-mem-util"},
         {"--headless --kv fp7", "--kv"},
+        {"--headless --tp 2 --gpu-p2p maybe", "--gpu-p2p"},
+        {"--headless --tp 2 --gpu-p2p", "needs a value"},
         {"--headless --frobnicate", "unknown option"},
         {"--headless --model", "needs a value"},
         {"--headless --model /nonexistent/config.json", "no such"},
@@ -163,6 +165,23 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_and_nonzero) {
         BOOST_TEST(output.find(c.fragment) != std::string::npos, c.args << " -> " << output);
         BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, c.args << " -> " << output);
     }
+}
+
+// Two RTX 4090s have no peer-to-peer: TP all-reduces through host memory unless --gpu-p2p on says
+// the platform has it (docs/capacity.md).
+BOOST_AUTO_TEST_CASE(geforce_tensor_parallel_all_reduces_through_host_memory_by_default) {
+    const auto communication = [](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"--model", "qwen3-8b", "--gpu", "rtx-4090", "--tp", "2", "--schemes", "bf16", "--json", "-"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const RunResult r = run_headless(args);
+        BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+        return nlohmann::json::parse(r.out)["schemes"][0]["decode"]["communication_time_s"].get<double>();
+    };
+    const double by_default = communication({}), off = communication({"--gpu-p2p", "off"}), on = communication({"--gpu-p2p", "on"});
+    BOOST_TEST(by_default == off);
+    // 72 all-reduces (36 layers) at 12.25 us at least, against PCIe4 peer-to-peer's bandwidth price.
+    BOOST_TEST(off >= 72 * 12.25e-6);
+    BOOST_TEST(on < off / 10);
 }
 
 BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {

@@ -435,6 +435,35 @@ BOOST_AUTO_TEST_CASE(vllm_benchmark_result_field_by_field_and_priced) {
     BOOST_TEST(*itl->predicted < 2.0 * *row(r, "itl_s_p50")->predicted);
 }
 
+// vLLM's warning that custom all-reduce is off for want of P2P (two A100 pods of one node,
+// dennislee22; two RTX 4090s) says the TP ranks all-reduce through host memory: the check says so
+// and how to price the server's benchmarks; a benchmark checked with --gpu-p2p off pays it.
+BOOST_AUTO_TEST_CASE(a_log_without_gpu_p2p_says_so_and_a_benchmark_pays_the_host_detour) {
+    for (const char* file : {"vllm-0.10.1.1-qwen2-7b-a100-80gb-tp2-gmu0.25.log", "vllm-0.8.4-plg_ai-rtx4090-tp2-gemma-3-12b-it-qat-awq.log"}) {
+        const StartupLog log = read_startup_log(fixture(file), file);
+        BOOST_TEST_REQUIRE(log.gpu_p2p.has_value(), file);
+        BOOST_TEST(!*log.gpu_p2p, file);
+        const CheckResult r = check_startup_log(log, {}, inputs());
+        BOOST_TEST(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("--gpu-p2p off") != std::string::npos; }),
+                   file);
+    }
+    const StartupLog one_gpu = read_startup_log(fixture("vllm-0.11.0-llama-3.1-8b-l4-tp1.log"), "l4.log");
+    BOOST_TEST(!one_gpu.gpu_p2p.has_value());
+    const BenchResult b = read_bench_result(fixture("vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json", "bench"), "c8.json");
+    CheckOptions o;
+    o.gpu = "h200";
+    o.engine = "vllm@0.11.2";
+    o.tp = 2;
+    const CheckResult p2p = check_bench_result(b, o, inputs());
+    o.gpu_p2p = false;
+    const CheckResult host = check_bench_result(b, o, inputs());
+    const CheckRow* with = row(p2p, "tpot_s_mean");
+    const CheckRow* without = row(host, "tpot_s_mean");
+    BOOST_TEST_REQUIRE((with && without && with->predicted && without->predicted));
+    // 64 all-reduces a step (32 layers) at 12.25 us each at least.
+    BOOST_TEST(*without->predicted > *with->predicted + 64 * 12.25e-6);
+}
+
 // SGLang 0.5.5.post3's JSON line (TonyLi15/sglang-benchmark): "request_rate": Infinity, the
 // version and model inside server_info; GH200 and Qwen2.5-3B are not bundled, so it asks.
 BOOST_AUTO_TEST_CASE(sglang_benchmark_result_with_python_literals) {

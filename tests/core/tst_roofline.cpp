@@ -8,11 +8,14 @@
 #include <random>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "core/engine/step_model.h"
 #include "core/error.h"
 #include "core/model_config_json.h"
 #include "core/plan.h"
 #include "core/sweep.h"
+#include "core/text_file.h"
 #include "test_support.h"
 
 using namespace quantplan;
@@ -178,6 +181,78 @@ BOOST_AUTO_TEST_CASE(tensor_parallel_splits_weights_and_cache_and_pays_allreduce
     BOOST_TEST(b.communication_time_s > 0.0);
     BOOST_TEST(b.time_s < a.time_s);
     BOOST_TEST(four.schemes[0].admission.max_sequences > 4 * one.schemes[0].admission.max_sequences);
+}
+
+BOOST_AUTO_TEST_CASE(tensor_parallel_without_p2p_all_reduces_through_host_memory) {
+    // The SHM constants are the measurement's (assets/collectives/): the 8-byte time and the
+    // bus bandwidth from 128 MiB up over PCIe3 x16's 16 GB/s a direction.
+    const nlohmann::json bench =
+        nlohmann::json::parse(read_text_file(test::source_dir() / "assets/collectives/autodl-2080ti-x2-no-p2p.json", "nccl bench", 1 << 20));
+    double small_us = 0, large_busbw = 0;
+    for (const auto& row : bench["rows"]) {
+        if (row["size_bytes"].get<double>() == 8) small_us = row["out_of_place_time_us"].get<double>();
+        if (row["size_bytes"].get<double>() == 134217728) large_busbw = row["out_of_place_busbw_gb_per_s"].get<double>();
+    }
+    BOOST_TEST(ShmAllreduce::latency_s == small_us * 1e-6, tt::tolerance(1e-12));
+    BOOST_TEST(ShmAllreduce::busbw_share_of_host_link == large_busbw / 16.0, tt::tolerance(1e-12));
+
+    const SchemeCosts c = run("qwen2-7b-instruct", "a100-80gb", "realistic", "bf16", 1, 128, "bf16", "fused", 2).schemes[0].costs;
+    BOOST_TEST(c.allreduces_per_step == 2 * 28);  // o_proj and down_proj of 28 layers
+    const GpuProfile a100 = test::bundled_gpu("a100-80gb");
+    BOOST_TEST(a100.p2p);
+    BOOST_TEST(a100.host_link_bytes_per_s == 64e9);
+    Workload w;
+    w.tensor_parallel = 2;
+    const double bytes = 75.0 * static_cast<double>(c.allreduce_bytes_per_token);
+    // Peer-to-peer (the profile's default): the NVLink bandwidth price, no latency.
+    BOOST_TEST(tp_allreduce_time_s(c, 75, w, a100) == allreduce_time_s(bytes, 2, a100), tt::tolerance(1e-12));
+    BOOST_TEST(tp_allreduce_time_s(c, 0, w, a100) == 0.0);
+    // The platform lacks P2P (two A100 in separate pods): 56 x 12.25 us and the bytes at a quarter
+    // of PCIe4's 32 GB/s a direction, ring factor 2 (tp - 1) / tp = 1.
+    w.gpu_p2p = false;
+    const double shm = 56 * 12.25e-6 + bytes / (0.25 * 32e9);
+    BOOST_TEST(tp_allreduce_time_s(c, 75, w, a100) == shm, tt::tolerance(1e-12));
+    BOOST_TEST(tp_allreduce_time_s(c, 0, w, a100) == 56 * 12.25e-6, tt::tolerance(1e-12));
+    BOOST_TEST(shm > 20 * allreduce_time_s(bytes, 2, a100));
+    // GeForce cards have no P2P unless the user says so (--gpu-p2p on).
+    const GpuProfile rtx = test::bundled_gpu("rtx-4090");
+    BOOST_TEST(!rtx.p2p);
+    Workload g;
+    g.tensor_parallel = 2;
+    BOOST_TEST(tp_allreduce_time_s(c, 75, g, rtx) == 56 * 12.25e-6 + bytes / (0.25 * 32e9), tt::tolerance(1e-12));
+    g.gpu_p2p = true;
+    BOOST_TEST(tp_allreduce_time_s(c, 75, g, rtx) == allreduce_time_s(bytes, 2, rtx), tt::tolerance(1e-12));
+    // One GPU all-reduces nothing.
+    g.tensor_parallel = 1;
+    g.gpu_p2p = false;
+    BOOST_TEST(tp_allreduce_time_s(c, 75, g, rtx) == 0.0);
+    // The decode step pays it, and the crossovers do not move: both schemes pay the same all-reduces.
+    const PlanResult with = run("qwen2-7b-instruct", "rtx-4090", "realistic", "bf16,w4a16-g128,w8a8-fp8", 32, 1024, "bf16", "fused", 2);
+    PlanRequest r;
+    r.model = test::bundled_model("qwen2-7b-instruct");
+    r.gpu = rtx;
+    r.gpu.p2p = true;
+    r.efficiency = builtin_efficiency_profile("realistic");
+    r.workload.batch = 32;
+    r.workload.context_tokens = 1024;
+    r.workload.tensor_parallel = 2;
+    r.schemes = parse_scheme_list("bf16,w4a16-g128,w8a8-fp8");
+    r.crossover_max_batch = 1024;
+    const PlanResult without = plan(r);
+    Workload w2;
+    w2.tensor_parallel = 2;
+    w2.batch = 32;
+    BOOST_TEST(with.schemes[0].decode.communication_time_s == tp_allreduce_time_s(with.schemes[0].costs, 32, w2, rtx), tt::tolerance(1e-12));
+    BOOST_TEST(with.schemes[0].decode.time_s > without.schemes[0].decode.time_s + 56 * 12.25e-6 * 0.99);
+    BOOST_TEST(with.crossovers.size() == without.crossovers.size());
+    for (std::size_t i = 0; i < std::min(with.crossovers.size(), without.crossovers.size()); ++i)
+        BOOST_TEST(with.crossovers[i].batch == without.crossovers[i].batch, tt::tolerance(1e-6));
+    BOOST_TEST(!with.crossovers.empty());
+    // The closed form (the all-reduces' latency a constant of both schemes' lines) finds the same.
+    BOOST_TEST(with.closed_form_crossovers.size() == without.closed_form_crossovers.size());
+    for (std::size_t i = 0; i < std::min(with.closed_form_crossovers.size(), without.closed_form_crossovers.size()); ++i)
+        BOOST_TEST(with.closed_form_crossovers[i].batch == without.closed_form_crossovers[i].batch, tt::tolerance(1e-6));
+    BOOST_TEST(!with.closed_form_crossovers.empty());
 }
 
 BOOST_AUTO_TEST_CASE(moe_reads_only_the_experts_a_batch_touches) {
