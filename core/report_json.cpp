@@ -343,6 +343,7 @@ json plan_json(const PlanResult& p) {
               {"nodes", q.workload.nodes},
               {"gpus", q.workload.data_parallel * q.workload.tensor_parallel},
               {"gpus_per_node", gpus_per_node(q.workload)},
+              {"gpu_p2p", gpu_p2p(q.workload, q.gpu)},
               {"experts_per_gpu", q.model.is_moe() ? json(q.model.num_experts / q.workload.expert_parallel) : json(nullptr)},
               {"attention", q.workload.data_parallel > 1 ? "data parallel: each engine's attention over its own tensor-parallel GPUs, its own batch"
                                                         : "tensor parallel"},

@@ -37,13 +37,11 @@ MatmulType family_matmul(KernelFamily f) {
     }
 }
 
-// Seconds for a kernel group moving `bytes` and doing `flop` at M = rows, in `calls` launches.
-// `all_gpus`: the family's curve over every GPU measured, not this GPU's or its architecture's.
-double kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu,
-                     const EngineSetup& setup, std::string* coverage, std::int64_t calls = 1, bool all_gpus = false) {
+// Seconds for a kernel group of `family` moving `bytes` and doing `flop` at M = rows, in `calls`
+// launches, on the curve `found` (StepLookups).
+double kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu, const CurveLookup& found,
+                     std::int64_t calls = 1) {
     const double peak = matmul_peak_flop_per_s(gpu, family_matmul(family));
-    const CurveLookup found = find_linear_curve(setup.kernels, gpu, {family, rows, false, all_gpus});
-    if (coverage) *coverage = found.coverage;
     if (found.curve) {
         const double roofline = std::max(bytes / gpu.memory_bandwidth_bytes_per_s, peak > 0 ? flop / peak : 0.0);
         return d(calls) * found.curve->per_call_s + roofline / found.curve->at(std::max<std::int64_t>(rows, 1));
@@ -136,28 +134,55 @@ EngineSetup make_engine_setup(const EngineCatalog& catalog, std::string_view arg
     return s;
 }
 
+StepLookups resolve_step_lookups(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup, const Workload& w) {
+    StepLookups k;
+    k.family = weight_kernel_family(c.scheme, gpu, w.kernel);
+    // linear_kernel's choice does not depend on the rows; a measured MoE kernel's rows are the
+    // tokens each expert sees.
+    k.linear = linear_kernel(c, m, gpu, setup, k.family, 1);
+    if (k.linear.measured_moe) k.experts_per_token = m.experts_per_token, k.num_experts = c.num_experts;
+    k.linear_curve = find_linear_curve(setup.kernels, gpu, k.linear);
+    k.head_curve = find_curve(setup.kernels, gpu.id, gpu.compute_capability, KernelFamily::Bf16Gemm);
+    k.attention_family = attention_family(c.kv);
+    k.attention_curve = find_curve(setup.kernels, gpu.id, gpu.compute_capability, k.attention_family);
+    // The profile's end-to-end kernel scales for this scheme family (1 when not fitted).
+    const std::string key = kernel_scale_key(c.scheme, c.num_experts > 0, k.family == KernelFamily::GenericDequant);
+    k.decode_scale = setup.profile.step.kernel_scale(key);
+    k.decode_linear_scale = k.linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(key, 1.0) : k.decode_scale;
+    k.prefill_scale = setup.profile.step.kernel_scale(key + "/prefill");
+    k.prefill_linear_scale = k.linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(key + "/prefill", 1.0) : k.prefill_scale;
+    return k;
+}
+
+std::int64_t StepLookups::linear_rows(std::int64_t tokens) const {
+    return linear.measured_moe ? std::max<std::int64_t>(1, std::llround(d(tokens) * d(experts_per_token) / d(num_experts))) : tokens;
+}
+
 EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+                              const Workload& w, std::int64_t batch, std::int64_t context) {
+    return engine_decode_step(resolve_step_lookups(c, m, gpu, setup, w), c, m, gpu, setup, w, batch, context);
+}
+
+EngineStep engine_decode_step(const StepLookups& k, const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context) {
     assert(batch > 0 && context > 0);
     EngineStep s;
     s.roofline = decode_step(c, gpu, ideal_efficiency(), w, batch, context);
     const std::int64_t tp = w.tensor_parallel;
     const HeadCost head = lm_head_cost(c, m, batch, tp);
-    s.family = weight_kernel_family(c.scheme, gpu, w.kernel);
+    s.family = k.family;
     const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes);
     const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop);
-    const LinearKernel linear = linear_kernel(c, m, gpu, setup, s.family, batch);
-    s.linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, &s.linear_coverage, 1, linear.all_gpus);
-    s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
-    s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, attention_family(c.kv), gpu, setup,
-                                  &s.attention_coverage, m.token_mixer_layers());
+    s.linear_s = kernel_time_s(linear_bytes, linear_flop, k.linear_rows(batch), k.linear.family, gpu, k.linear_curve);
+    s.linear_coverage = k.linear_curve.coverage;
+    s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, k.head_curve);
+    s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, k.attention_family, gpu, k.attention_curve,
+                                  m.token_mixer_layers());
+    s.attention_coverage = k.attention_curve.coverage;
     s.communication_s = s.roofline.communication_time_s;
-    // The profile's end-to-end kernel scale for this scheme family (1 when not fitted).
-    const std::string key = kernel_scale_key(c.scheme, c.num_experts > 0, s.family == KernelFamily::GenericDequant);
-    const double scale = setup.profile.step.kernel_scale(key);
-    s.linear_s *= linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(key, 1.0) : scale;
-    s.lm_head_s *= scale;
-    s.attention_s *= scale;
+    s.linear_s *= k.decode_linear_scale;
+    s.lm_head_s *= k.decode_scale;
+    s.attention_s *= k.decode_scale;
     s.fixed_s = setup.profile.step.fixed_step_s;
     const StepTerms& terms = setup.profile.step;
     const bool graphs = engine::decode_uses_cuda_graphs(setup.profile.defaults, context);
@@ -174,6 +199,11 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
 
 PrefillResult engine_prefill_step(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
                                   const Workload& w, const std::vector<PrefillChunk>& chunks) {
+    return engine_prefill_step(resolve_step_lookups(c, m, gpu, setup, w), c, m, gpu, setup, w, chunks);
+}
+
+PrefillResult engine_prefill_step(const StepLookups& k, const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
+                                  const Workload& w, const std::vector<PrefillChunk>& chunks) {
     assert(!chunks.empty());
     PrefillResult r;
     std::int64_t n = 0, context = 1;
@@ -189,8 +219,6 @@ PrefillResult engine_prefill_step(const SchemeCosts& c, const ModelConfig& m, co
     r.prompt_tokens = n;
     r.chunk_tokens = n;
     r.chunks = 1;
-    const KernelFamily family = weight_kernel_family(c.scheme, gpu, w.kernel);
-    const std::string prefill_key = kernel_scale_key(c.scheme, c.num_experts > 0, family == KernelFamily::GenericDequant) + "/prefill";
     // The roofline's bytes and FLOPs of the step's linears: a decode step of n rows prices the
     // weights once and n tokens' linears (its attention terms are not used).
     const DecodeStep rows = decode_step(c, gpu, ideal_efficiency(), w, n, context);
@@ -198,13 +226,11 @@ PrefillResult engine_prefill_step(const SchemeCosts& c, const ModelConfig& m, co
     const HeadCost all_rows = lm_head_cost(c, m, n, tp);
     const double linear_bytes = std::max(0.0, d(rows.weight_bytes) - head.bytes) + d(rows.activation_bytes);
     const double linear_flop = std::max(0.0, rows.linear_flop - all_rows.flop);
-    const LinearKernel linear = linear_kernel(c, m, gpu, setup, family, n);
-    const double linear_s = kernel_time_s(linear_bytes, linear_flop, linear.rows, linear.family, gpu, setup, nullptr, 1, linear.all_gpus);
-    const double head_s = kernel_time_s(head.bytes, head.flop, static_cast<std::int64_t>(chunks.size()), KernelFamily::Bf16Gemm, gpu, setup, nullptr);
-    const double attention_s = kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, setup, nullptr);
-    const double scale = setup.profile.step.kernel_scale(prefill_key);
-    const double scaled_kernels = linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(prefill_key, 1.0) * linear_s + scale * (head_s + attention_s)
-                                                      : scale * (linear_s + head_s + attention_s);
+    const double linear_s = kernel_time_s(linear_bytes, linear_flop, k.linear_rows(n), k.linear.family, gpu, k.linear_curve);
+    const double head_s = kernel_time_s(head.bytes, head.flop, static_cast<std::int64_t>(chunks.size()), KernelFamily::Bf16Gemm, gpu, k.head_curve);
+    // Prefill attention is priced as dense attention at the bf16 GEMM curve.
+    const double attention_s = kernel_time_s(kv_bytes, attention_flop, n, KernelFamily::Bf16Gemm, gpu, k.head_curve);
+    const double scaled_kernels = k.prefill_linear_scale * linear_s + k.prefill_scale * (head_s + attention_s);
     r.time_s = setup.profile.step.fixed_step_s + d(m.per_layer_cost_layers()) * setup.profile.step.per_layer_s + scaled_kernels +
                tp_allreduce_time_s(c, d(n), w, gpu) +
                (w.data_parallel > 1 ? moe_all_to_all(c, gpu, w, n).time_s : 0.0);

@@ -78,9 +78,25 @@ struct EngineStep {
     double host_s = 0;                  // an eager step's host launch time (0 with CUDA graphs)
     double time_s = 0;                  // gpu_s, or eager_step_s(gpu_s, host_s) without a CUDA graph
     KernelFamily family = KernelFamily::Bf16Gemm;
-    std::string linear_coverage;        // "gpu", "architecture" or "none" (find_curve)
-    std::string attention_coverage;
+    std::string_view linear_coverage;   // "gpu", "architecture", "other_gpus" or "none" (find_curve's literals)
+    std::string_view attention_coverage;
 };
+
+// The lookups of one configuration's steps, resolved once: the kernel family, the curves and the
+// kernel scales by string key. The capacity simulator prices thousands of steps of one
+// configuration (serve::engine_pricing); the step functions without it resolve them per call.
+struct StepLookups {
+    KernelFamily family = KernelFamily::Bf16Gemm;  // weight_kernel_family
+    LinearKernel linear;                           // linear_kernel's choice (rows: linear_rows)
+    std::int64_t experts_per_token = 0, num_experts = 0;  // a measured MoE kernel's rows per expert
+    CurveLookup linear_curve, head_curve, attention_curve;
+    KernelFamily attention_family = KernelFamily::AttentionBf16;
+    double decode_scale = 1, decode_linear_scale = 1, prefill_scale = 1, prefill_linear_scale = 1;
+    // The linears' M for a step of `tokens` rows: the tokens, or the rows each expert sees.
+    std::int64_t linear_rows(std::int64_t tokens) const;
+};
+StepLookups resolve_step_lookups(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
+                                 const Workload& w);
 
 // `costs` as the engine of `profile` serves the model: unchanged, or, for an engine that ignores a
 // config's model-wide sliding window (SGLang with Mistral-7B-v0.1:
@@ -93,6 +109,9 @@ SchemeCosts costs_as_served(SchemeCosts costs, const ModelConfig& model, const E
 // Prices one decode step of `costs` at (batch, context) with `setup` on `gpu`.
 EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context);
+// The same with the lookups resolved already (resolve_step_lookups of the same arguments).
+EngineStep engine_decode_step(const StepLookups& lookups, const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu,
+                              const EngineSetup& setup, const Workload& w, std::int64_t batch, std::int64_t context);
 
 // One engine step that prefills `chunks` (one per sequence) together: the linears run once over
 // every chunk's tokens (one GEMM of M = their sum), the lm_head over one row per sequence (only a
@@ -101,6 +120,8 @@ EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model
 // the step's. `chunks` is not empty and every chunk has tokens.
 PrefillResult engine_prefill_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                                   const Workload& w, const std::vector<PrefillChunk>& chunks);
+PrefillResult engine_prefill_step(const StepLookups& lookups, const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu,
+                                  const EngineSetup& setup, const Workload& w, const std::vector<PrefillChunk>& chunks);
 
 // Time to first token of one prompt of `prompt_tokens` (chunks of max_num_batched_tokens, each a
 // step of its own with the fixed and per-layer costs), plus the profile's per-request overhead.

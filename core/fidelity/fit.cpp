@@ -536,7 +536,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     const std::int64_t mid_context = in_tokens + out_tokens / 2;
     const engine::EngineStep step = engine::engine_decode_step(res->costs, res->model, res->gpu, setup, w, batch, mid_context);
     if (step.linear_coverage != "gpu")
-        o.note += (o.note.empty() ? "" : "; ") + std::string("linear kernels priced from the ") + step.linear_coverage + " curve";
+        o.note += (o.note.empty() ? "" : "; ") + std::string("linear kernels priced from the ") + std::string(step.linear_coverage) + " curve";
     const double decode_steps = d(out_tokens - 1);
     switch (r.metric) {
         case Metric::DecodeTokensPerS:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <numbers>
 #include <sstream>
 
@@ -329,15 +330,20 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     // A mixed step: the decode step of its sequences (fixed and per-layer costs included) plus the
     // kernels of its prefill chunks, batched into one forward, each chunk attending to its own
     // positions and the cache before it (the chunks' own fixed costs only when they run alone).
-    // The lambda owns copies: the pricing outlives the caller's locals.
-    p.cost = [costs, model, gpu, setup, w, fixed_s, per_sequence_s, per_prefill_s, overlap](const StepShape& shape) {
+    // The lambda owns copies (the pricing outlives the caller's locals), its curves point into
+    // its own copy of the setup: a shared one, so that a copied pricing keeps them valid.
+    const auto owned = std::make_shared<const engine::EngineSetup>(setup);
+    const engine::StepLookups lookups = engine::resolve_step_lookups(costs, model, gpu, *owned, w);
+    p.cost = [costs, model, gpu, owned, lookups, w, fixed_s, per_sequence_s, per_prefill_s, overlap](const StepShape& shape) {
+        const engine::EngineSetup& setup = *owned;
         double t = 0;
         if (shape.decode_sequences > 0) {
             const std::int64_t context = std::max<std::int64_t>(1, shape.decode_context_tokens / shape.decode_sequences);
-            t += engine::engine_decode_step(costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
+            t += engine::engine_decode_step(lookups, costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
         }
         if (!shape.prefill_chunks.empty())
-            t += engine::engine_prefill_step(costs, model, gpu, setup, w, shape.prefill_chunks).time_s - (shape.decode_sequences > 0 ? fixed_s : 0.0);
+            t += engine::engine_prefill_step(lookups, costs, model, gpu, setup, w, shape.prefill_chunks).time_s -
+                 (shape.decode_sequences > 0 ? fixed_s : 0.0);
         // The host's share of the step (ServingTerms): summed with the GPU's, or hidden behind it.
         const double host_s = per_sequence_s * static_cast<double>(shape.decode_sequences + shape.prefill_sequences) +
                               per_prefill_s * static_cast<double>(shape.prefill_sequences);
