@@ -1,6 +1,7 @@
 #include "core/plan.h"
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <optional>
 
@@ -289,6 +290,19 @@ PlanResult plan(PlanRequest request) {
     for (const SchemeResult& r : out.schemes) resolved.push_back(r.costs.scheme);
     for (std::string& warning : engine_plan_warnings(resolved, request.gpu, w.kernel, w.kv))
         out.decision.warnings.push_back(std::move(warning));
+    // Tensor parallelism without peer-to-peer: every all-reduce through host memory (roofline.h
+    // tp_allreduce_time_s), a cost the user can lift by saying the platform has it.
+    if (w.tensor_parallel > 1 && !gpu_p2p(w, request.gpu) && request.gpu.host_link_bytes_per_s > 0 && !out.schemes.empty()) {
+        const SchemeResult& first = out.schemes.front();
+        char ms[32];
+        std::snprintf(ms, sizeof ms, "%.2f", first.decode.communication_time_s * 1e3);
+        out.decision.warnings.push_back(
+            "the " + std::to_string(w.tensor_parallel) + " GPUs have no peer-to-peer (" +
+            (w.gpu_p2p ? std::string("--gpu-p2p off") : "the " + request.gpu.id + " profile's p2p: false") + "): each of a step's " +
+            std::to_string(first.costs.allreduces_per_step) + " all-reduces goes through host memory, " + ms + " ms of a " +
+            scheme_name(first.costs.scheme) + " decode step at batch " + std::to_string(first.decode.batch) +
+            "; pass --gpu-p2p on if the platform has it (docs/capacity.md, \"Without peer-to-peer\")");
+    }
     out.request = std::move(request);
     return out;
 }

@@ -182,6 +182,16 @@ BOOST_AUTO_TEST_CASE(geforce_tensor_parallel_all_reduces_through_host_memory_by_
     // 72 all-reduces (36 layers) at 12.25 us at least, against PCIe4 peer-to-peer's bandwidth price.
     BOOST_TEST(off >= 72 * 12.25e-6);
     BOOST_TEST(on < off / 10);
+    // The table says why, and how to lift it.
+    const RunResult table = run_headless({"--model", "qwen3-8b", "--gpu", "rtx-4090", "--tp", "2", "--schemes", "bf16"});
+    BOOST_TEST_REQUIRE(table.exit_code == 0, table.err);
+    BOOST_TEST(table.out.find("warning: the 2 GPUs have no peer-to-peer (the rtx-4090 profile's p2p: false): each of a step's 72 all-reduces") !=
+               std::string::npos);
+    BOOST_TEST(table.out.find("--gpu-p2p on") != std::string::npos);
+    const RunResult lifted = run_headless({"--model", "qwen3-8b", "--gpu", "rtx-4090", "--tp", "2", "--schemes", "bf16", "--gpu-p2p", "on"});
+    BOOST_TEST(lifted.out.find("peer-to-peer") == std::string::npos);
+    const RunResult one = run_headless({"--model", "qwen3-8b", "--gpu", "rtx-4090", "--schemes", "bf16"});
+    BOOST_TEST(one.out.find("peer-to-peer") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {
