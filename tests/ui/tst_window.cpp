@@ -1036,4 +1036,33 @@ BOOST_FIXTURE_TEST_CASE(data_parallel_engines_over_nodes_in_the_window, WindowFi
     BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "deepseek-v3-two-nodes.png").string())));
 }
 
+// Two RTX 4090s: no peer-to-peer by the GPU profile, so the decision panel warns of the all-reduces
+// through host memory; the control says "on" for a platform that has it, and the setup keeps it.
+BOOST_FIXTURE_TEST_CASE(geforce_tensor_parallel_peer_to_peer_in_the_window, WindowFixture) {
+    PlannerSetup setup = window.setup();
+    setup.model = QStringLiteral("qwen3-8b");
+    setup.gpu = QStringLiteral("rtx-4090");
+    setup.schemes = {QStringLiteral("bf16")};
+    setup.tensor_parallel = 2;
+    window.setSetup(setup);
+    settle();
+    BOOST_TEST_REQUIRE(window.errorText().isEmpty(), window.errorText().toStdString());
+    const auto warned = [&] {
+        for (const std::string& w : window.result()->decision.warnings)
+            if (w.find("no peer-to-peer") != std::string::npos) return true;
+        return false;
+    };
+    BOOST_TEST(window.controls()->peerToPeerBox()->currentData().toString() == QStringLiteral("auto"));
+    BOOST_TEST(!window.result()->request.workload.gpu_p2p.has_value());
+    BOOST_TEST(warned());
+    const double host = window.result()->schemes.front().decode.communication_time_s;
+    window.controls()->peerToPeerBox()->setCurrentIndex(window.controls()->peerToPeerBox()->findData(QStringLiteral("on")));
+    settle();
+    BOOST_TEST(*window.result()->request.workload.gpu_p2p);
+    BOOST_TEST(!warned());
+    BOOST_TEST(window.result()->schemes.front().decode.communication_time_s < host / 10);
+    BOOST_TEST(setup_to_json(window.setup()).value(QStringLiteral("gpu_p2p")).toString() == QStringLiteral("on"));
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "rtx4090-tp2-peer-to-peer.png").string())));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -142,6 +142,8 @@ const RefusedCase kRefused[] = {
     {R"({"reasoning": "yes"})", "reasoning"},
     {R"({"enforce_eager": 1})", "enforce_eager"},
     {R"({"mxfp4_mxfp8": "on"})", "mxfp4_mxfp8"},
+    {R"({"gpu_p2p": "maybe"})", "gpu_p2p"},
+    {R"({"gpu_p2p": true})", "gpu_p2p"},
     {R"({"errorsim_methods": "awq,smoothquant"})", "errorsim_methods"},
     {R"({"errorsim_methods": "magic"})", "errorsim_methods"},
     {R"({"errorsim_outlier": 0.5})", "errorsim_outlier"},

@@ -192,6 +192,9 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     nodes_->setRange(1, 64);
     nodes_->setKeyboardTracking(false);
     nodes_->setToolTip(glossary("nodes"));
+    // Peer-to-peer between the TP GPUs: the GPU profile's (none on GeForce cards), or as the platform has it.
+    p2p_ = combo_of({"auto", "on", "off"}, "gpu_p2p", this);
+    p2p_->setItemText(0, tr("auto (the GPU's)"));
     auto* engine = new QGroupBox(tr("Engine"), this);
     auto* engine_form = new QFormLayout(engine);
     engine_form->addRow(term_label(tr("Efficiency &profile"), "profile", this), profile_);
@@ -206,6 +209,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     engine_form->addRow(QString(), ep_);
     engine_form->addRow(term_label(tr("&Data parallel (engines)"), "dp", this), dp_);
     engine_form->addRow(term_label(tr("N&odes"), "nodes", this), nodes_);
+    engine_form->addRow(term_label(tr("GPU &peer-to-peer"), "gpu_p2p", this), p2p_);
     eager_ = new QCheckBox(tr("CUDA graphs off (enforce eager)"), this);
     eager_->setObjectName(QStringLiteral("enforce_eager"));
     eager_->setToolTip(glossary("enforce_eager"));
@@ -214,7 +218,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     mxfp8_->setObjectName(QStringLiteral("mxfp4_mxfp8"));
     mxfp8_->setToolTip(glossary("mxfp4_mxfp8"));
     engine_form->addRow(mxfp8_);
-    for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_, dp_, nodes_})
+    for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_, dp_, nodes_, p2p_})
         qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
 
     // Goal.
@@ -235,7 +239,7 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     layout->addWidget(engine);
     layout->addWidget(goal);
 
-    for (QComboBox* box : {model_, gpu_, kv_, kernel_, profile_, engine_, goal_, accuracy_})
+    for (QComboBox* box : {model_, gpu_, kv_, kernel_, profile_, engine_, p2p_, goal_, accuracy_})
         connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { emit changed(); });
     connect(batch_, &LogSlider::valueChanged, this, [this] { emit changed(); });
     connect(context_, &LogSlider::valueChanged, this, [this] { emit changed(); });
@@ -331,7 +335,7 @@ void ControlsPanel::setEngineProfileBand(const QString& band) {
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {
-    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, goal_, accuracy_, reasoning_, eager_, mxfp8_};
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, p2p_, goal_, accuracy_, reasoning_, eager_, mxfp8_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
@@ -375,6 +379,7 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     ep_->setChecked(s.expert_parallel);
     dp_->setValue(static_cast<int>(s.data_parallel));
     nodes_->setValue(static_cast<int>(s.nodes));
+    select_data(p2p_, s.gpu_p2p);
     select_data(goal_, s.goal);
     select_data(accuracy_, s.accuracy);
     reasoning_->setChecked(s.reasoning_heavy);
@@ -401,6 +406,7 @@ PlannerSetup ControlsPanel::setup() const {
     s.expert_parallel = ep_->isChecked();
     s.data_parallel = dp_->value();
     s.nodes = nodes_->value();
+    s.gpu_p2p = p2p_->currentData().toString();
     s.goal = goal_->currentData().toString();
     s.accuracy = accuracy_->currentData().toString();
     s.reasoning_heavy = reasoning_->isChecked();

@@ -68,6 +68,7 @@ public:
     QCheckBox* expertParallelBox() const { return ep_; }
     QSpinBox* dataParallelBox() const { return dp_; }
     QSpinBox* nodesBox() const { return nodes_; }
+    QComboBox* peerToPeerBox() const { return p2p_; }
     QComboBox* goalBox() const { return goal_; }
     QComboBox* accuracyBox() const { return accuracy_; }
     QLabel* calibrationLabel() const { return calibration_; }
@@ -116,6 +117,7 @@ private:
     QCheckBox* ep_ = nullptr;
     QSpinBox* dp_ = nullptr;
     QSpinBox* nodes_ = nullptr;
+    QComboBox* p2p_ = nullptr;
     QComboBox* goal_ = nullptr;
     QComboBox* accuracy_ = nullptr;
     QCheckBox* reasoning_ = nullptr;

@@ -47,6 +47,10 @@ constexpr Entry kEntries[] = {
            "tokens to their experts' GPUs and back (all-to-all)."},
     {"nodes", "Nodes the GPUs (data-parallel engines x tensor parallel) span, at most 8 per node: traffic between nodes "
               "runs at the GPU profile's network figure (400 Gb/s per GPU on DGX H100, H200 and B200)."},
+    {"gpu_p2p", "Peer-to-peer between the tensor-parallel GPUs of a node (--gpu-p2p). auto takes the GPU profile's: none on "
+                "GeForce cards (RTX 3090, 4090, 5090), where every all-reduce of a step goes through host memory, about 12 us a "
+                "call and a quarter of the PCIe link's bandwidth (nccl-tests without P2P). off where the platform hides it "
+                "(GPUs in separate containers); on for a pair of RTX 3090s on an NVLink bridge."},
     {"goal", "What the recommendation optimises: tokens per second at the admitted batch (throughput) or the time of one "
              "decode step (latency)."},
     {"accuracy", "How much published accuracy loss you accept; schemes beyond it are vetoed after the ranking."},

@@ -26,7 +26,7 @@ const std::set<QString>& setup_keys() {
     static const std::set<QString> keys = {
         QStringLiteral("model"), QStringLiteral("gpu"), QStringLiteral("schemes"), QStringLiteral("batch"),
         QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"), QStringLiteral("engine"),
-        QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("dp"), QStringLiteral("nodes"), QStringLiteral("goal"), QStringLiteral("accuracy"),
+        QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("dp"), QStringLiteral("nodes"), QStringLiteral("gpu_p2p"), QStringLiteral("goal"), QStringLiteral("accuracy"),
         QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"), QStringLiteral("enforce_eager"),
         QStringLiteral("mxfp4_mxfp8"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
@@ -120,6 +120,7 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("ep"), s.expert_parallel);
     o.insert(QStringLiteral("dp"), static_cast<double>(s.data_parallel));
     o.insert(QStringLiteral("nodes"), static_cast<double>(s.nodes));
+    o.insert(QStringLiteral("gpu_p2p"), s.gpu_p2p);
     o.insert(QStringLiteral("goal"), s.goal);
     o.insert(QStringLiteral("accuracy"), s.accuracy);
     o.insert(QStringLiteral("reasoning"), s.reasoning_heavy);
@@ -162,6 +163,7 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
     }
     if (has("dp")) s.data_parallel = integer_value(json, QStringLiteral("dp"), where);
     if (has("nodes")) s.nodes = integer_value(json, QStringLiteral("nodes"), where);
+    if (has("gpu_p2p")) s.gpu_p2p = string_value(json, QStringLiteral("gpu_p2p"), where);
     if (has("goal")) s.goal = string_value(json, QStringLiteral("goal"), where);
     if (has("accuracy")) s.accuracy = string_value(json, QStringLiteral("accuracy"), where);
     if (has("reasoning")) {
@@ -218,6 +220,8 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
     check_range(s.tensor_parallel, 1, 8, where, QStringLiteral("tp"));
     check_range(s.data_parallel, 1, 64, where, QStringLiteral("dp"));
     check_range(s.nodes, 1, 64, where, QStringLiteral("nodes"));
+    if (s.gpu_p2p != QLatin1String("auto") && s.gpu_p2p != QLatin1String("on") && s.gpu_p2p != QLatin1String("off"))
+        throw Error(field_name(where, QStringLiteral("gpu_p2p")), "'" + s.gpu_p2p.toStdString() + "' is not auto, on or off");
     if (!(s.gpu_memory_utilization > 0.0 && s.gpu_memory_utilization <= 1.0))
         throw Error(field_name(where, QStringLiteral("gpu_mem_util")), "must be in (0, 1], got " + std::to_string(s.gpu_memory_utilization));
     if (s.max_num_batched_tokens <= 0) throw Error(field_name(where, QStringLiteral("max_num_batched_tokens")), "must be positive");
@@ -277,6 +281,7 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     r.workload.data_parallel = ep ? s.data_parallel : 1;
     if (ep && s.tensor_parallel * r.workload.data_parallel > 1) r.workload.expert_parallel = s.tensor_parallel * r.workload.data_parallel;
     r.workload.nodes = s.nodes;
+    if (s.gpu_p2p != QLatin1String("auto")) r.workload.gpu_p2p = s.gpu_p2p == QLatin1String("on");
     r.workload.kernel = parse_kernel_quality(s.kernel.toStdString());
     r.workload.mxfp4_mxfp8 = s.mxfp4_mxfp8;
     r.workload.engine.gpu_memory_utilization = s.gpu_memory_utilization;

@@ -58,6 +58,7 @@ struct PlannerSetup {
     bool expert_parallel = false;                 // MoE: whole experts over the GPUs (--ep = --dp x --tp); ignored for dense models
     std::int64_t data_parallel = 1;               // MoE with expert_parallel: data-parallel attention engines (--dp)
     std::int64_t nodes = 1;                       // nodes the GPUs span (--nodes)
+    QString gpu_p2p = QStringLiteral("auto");      // peer-to-peer between the TP GPUs: auto (the GPU profile's) | on | off (--gpu-p2p)
     QString goal = QStringLiteral("throughput");  // throughput | latency
     QString accuracy = QStringLiteral("moderate");  // strict | moderate | loose
     bool reasoning_heavy = false;                 // long chains of thought (tightens the accuracy veto)
