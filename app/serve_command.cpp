@@ -184,7 +184,10 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
         const std::vector<std::string>& vetoes = capacity.vetoes;
 
         if (!o.json_path) {
-            out << model.name << " on " << gpu.name << ", TP " << request.workload.tensor_parallel << ", engine " << setup.profile.title << " ["
+            const bool host_path = tp_all_reduces_through_host(request.workload, gpu);
+            out << model.name << " on " << gpu.name << ", TP " << request.workload.tensor_parallel
+                << (host_path ? " (no peer-to-peer: all-reduces through host memory; --gpu-p2p on if the platform has it)" : "") << ", engine "
+                << setup.profile.title << " ["
                 << setup.profile.id << "]\n";
             out << "traffic: "
                 << (o.trace ? std::to_string(traffic.trace.size()) + " requests from " + *o.trace : std::to_string(o.requests) + " requests") << ", "

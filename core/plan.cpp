@@ -292,7 +292,7 @@ PlanResult plan(PlanRequest request) {
         out.decision.warnings.push_back(std::move(warning));
     // Tensor parallelism without peer-to-peer: every all-reduce through host memory (roofline.h
     // tp_allreduce_time_s), a cost the user can lift by saying the platform has it.
-    if (w.tensor_parallel > 1 && !gpu_p2p(w, request.gpu) && request.gpu.host_link_bytes_per_s > 0 && !out.schemes.empty()) {
+    if (tp_all_reduces_through_host(w, request.gpu) && !out.schemes.empty()) {
         const SchemeResult& first = out.schemes.front();
         char ms[32];
         std::snprintf(ms, sizeof ms, "%.2f", first.decode.communication_time_s * 1e3);

@@ -317,11 +317,16 @@ bool gpu_p2p(const Workload& w, const GpuProfile& gpu) {
     return w.gpu_p2p.value_or(gpu.p2p);
 }
 
+bool tp_all_reduces_through_host(const Workload& w, const GpuProfile& gpu) {
+    const std::int64_t tp = w.tensor_parallel;
+    return tp > 1 && !gpu_p2p(w, gpu) && gpu.host_link_bytes_per_s > 0 && !(w.nodes > 1 && tp > gpus_per_node(w));
+}
+
 double tp_allreduce_time_s(const SchemeCosts& c, double tokens, const Workload& w, const GpuProfile& gpu) {
     const double bytes = tokens * d(c.allreduce_bytes_per_token);
     const std::int64_t tp = w.tensor_parallel;
     // Across nodes, or peer-to-peer, or no host link to price the detour by: the bandwidth price.
-    if (tp <= 1 || gpu_p2p(w, gpu) || gpu.host_link_bytes_per_s <= 0 || (w.nodes > 1 && tp > gpus_per_node(w))) return allreduce_time_s(bytes, w, gpu);
+    if (!tp_all_reduces_through_host(w, gpu)) return allreduce_time_s(bytes, w, gpu);
     const double busbw = ShmAllreduce::busbw_share_of_host_link * gpu.host_link_bytes_per_s / 2.0;
     return d(c.allreduces_per_step) * ShmAllreduce::latency_s + bytes * 2.0 * d(tp - 1) / d(tp) / busbw;
 }

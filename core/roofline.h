@@ -449,6 +449,10 @@ struct ShmAllreduce {
 // the GPU profile's).
 bool gpu_p2p(const Workload& w, const GpuProfile& gpu);
 
+// Whether tp_allreduce_time_s prices `w`'s all-reduces through host memory: TP above 1 within a
+// node, no peer-to-peer, and a host link figure to price the detour by.
+bool tp_all_reduces_through_host(const Workload& w, const GpuProfile& gpu);
+
 // The all-reduces of one forward of `tokens` tokens under tensor parallelism: with peer-to-peer,
 // allreduce_time_s of their bytes; without it, each all-reduce's SHM latency plus the bytes at the
 // SHM bus bandwidth of the GPU's host link (a GPU profile without a host link figure keeps the

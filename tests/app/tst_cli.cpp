@@ -192,6 +192,11 @@ BOOST_AUTO_TEST_CASE(geforce_tensor_parallel_all_reduces_through_host_memory_by_
     BOOST_TEST(lifted.out.find("peer-to-peer") == std::string::npos);
     const RunResult one = run_headless({"--model", "qwen3-8b", "--gpu", "rtx-4090", "--schemes", "bf16"});
     BOOST_TEST(one.out.find("peer-to-peer") == std::string::npos);
+    // --serve says so on its first line.
+    const RunResult serve =
+        run_serve({"--model", "qwen3-8b", "--gpu", "rtx-4090", "--tp", "2", "--schemes", "bf16", "--rate", "1", "--requests", "20"});
+    BOOST_TEST_REQUIRE(serve.exit_code == 0, serve.err);
+    BOOST_TEST(serve.out.substr(0, serve.out.find('\n')).find("TP 2 (no peer-to-peer: all-reduces through host memory") != std::string::npos, serve.out);
 }
 
 BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {
