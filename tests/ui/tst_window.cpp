@@ -152,6 +152,16 @@ struct WindowFixture {
         o.initial_setup = std::move(initial);
         return o;
     }
+    // Shows `model` on `gpu` with one scheme at tensor parallel `tp`, after the replan.
+    void show_one_scheme(const char* model, const char* gpu, const char* scheme, std::int64_t tp) {
+        PlannerSetup setup = window.setup();
+        setup.model = QString::fromLatin1(model);
+        setup.gpu = QString::fromLatin1(gpu);
+        setup.schemes = {QString::fromLatin1(scheme)};
+        setup.tensor_parallel = tp;
+        window.setSetup(setup);
+        settle();
+    }
     QTemporaryDir dir;
     MainWindow window;
 };
@@ -1005,13 +1015,7 @@ BOOST_FIXTURE_TEST_CASE(corpus_only_configs_are_not_offered, WindowFixture) {
 // DeepSeek-V3 in bf16 over two nodes of eight H200s: expert parallel with two data-parallel
 // engines fits it, and the setup keeps the keys a scenario step uses.
 BOOST_FIXTURE_TEST_CASE(data_parallel_engines_over_nodes_in_the_window, WindowFixture) {
-    PlannerSetup setup = window.setup();
-    setup.model = QStringLiteral("deepseek-v3");
-    setup.gpu = QStringLiteral("h200");
-    setup.schemes = {QStringLiteral("bf16")};
-    setup.tensor_parallel = 8;
-    window.setSetup(setup);
-    settle();
+    show_one_scheme("deepseek-v3", "h200", "bf16", 8);
     BOOST_TEST(window.errorText().contains(QStringLiteral("does not fit")), window.errorText().toStdString());
     window.controls()->expertParallelBox()->setChecked(true);
     window.controls()->dataParallelBox()->setValue(2);
@@ -1039,13 +1043,7 @@ BOOST_FIXTURE_TEST_CASE(data_parallel_engines_over_nodes_in_the_window, WindowFi
 // Two RTX 4090s: no peer-to-peer by the GPU profile, so the decision panel warns of the all-reduces
 // through host memory; the control says "on" for a platform that has it, and the setup keeps it.
 BOOST_FIXTURE_TEST_CASE(geforce_tensor_parallel_peer_to_peer_in_the_window, WindowFixture) {
-    PlannerSetup setup = window.setup();
-    setup.model = QStringLiteral("qwen3-8b");
-    setup.gpu = QStringLiteral("rtx-4090");
-    setup.schemes = {QStringLiteral("bf16")};
-    setup.tensor_parallel = 2;
-    window.setSetup(setup);
-    settle();
+    show_one_scheme("qwen3-8b", "rtx-4090", "bf16", 2);
     BOOST_TEST_REQUIRE(window.errorText().isEmpty(), window.errorText().toStdString());
     const auto warned = [&] {
         for (const std::string& w : window.result()->decision.warnings)
