@@ -764,8 +764,8 @@ std::vector<Crossover> closed_form_crossovers(const SchemeCosts& a, const Scheme
                                               const EfficiencyProfile& eff, const Workload& w) {
     const Pieces pa = pieces(a, gpu, eff, w), pb = pieces(b, gpu, eff, w);
     const std::string na = scheme_name(a.scheme), nb = scheme_name(b.scheme);
-    // Each scheme is max of two lines (memory: m0 + (m1+k) B, compute: (c1+k) B); a flip is where
-    // an active line of one meets an active line of the other.
+    // Each scheme is max of two lines (memory: m0 + k0 + (m1+k) B, compute: k0 + (c1+k) B); a flip is
+    // where an active line of one meets an active line of the other.
     const double la[2][2] = {{pa.m0 + pa.k0, pa.m1 + pa.k}, {pa.k0, pa.c1 + pa.k}};
     const double lb[2][2] = {{pb.m0 + pb.k0, pb.m1 + pb.k}, {pb.k0, pb.c1 + pb.k}};
     std::vector<double> roots;
