@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/roofline.h"
 
 namespace quantplan::app {
 namespace {
@@ -97,10 +98,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--arrival", [&](const std::string& v) { o.arrival = v; }},
         {"--trace", [&](const std::string& v) { o.trace = v; }},
         {"--prefix", [&](const std::string& v) { o.prefix = to_int("--prefix", v); }},
-        {"--gpu-p2p", [&](const std::string& v) {
-             if (v != "on" && v != "off") throw Error("--gpu-p2p", "'" + v + "' is not on or off");
-             o.gpu_p2p = v == "on";
-         }},
+        {"--gpu-p2p", [&](const std::string& v) { o.gpu_p2p = parse_gpu_p2p(v, "--gpu-p2p"); }},
         {"--validate-seconds", [&](const std::string& v) {
              o.validate_seconds = to_double("--validate-seconds", v);
              if (!(*o.validate_seconds >= 10 && *o.validate_seconds <= 3600)) throw Error("--validate-seconds", "must be 10 to 3600 seconds");
@@ -215,9 +213,9 @@ Workload:
                            attention over its --tp GPUs, sharing the experts (all-to-all per layer) [1]
   --nodes N                nodes the --dp x --tp GPUs span (at most 8 per node; the network between
                            them from the GPU profile) [1]
-  --gpu-p2p on|off         peer-to-peer between the --tp GPUs of a node; off: NCCL all-reduces through
+  --gpu-p2p on|off|auto    peer-to-peer between the --tp GPUs of a node; off: NCCL all-reduces through
                            host memory (GeForce cards, containers that hide P2P; docs/capacity.md)
-                           [the GPU profile's: off for the RTX 3090, 4090 and 5090]
+                           [auto: the GPU profile's, off for the RTX 3090, 4090 and 5090]
   --gpu-mem-util U         engine's gpu_memory_utilization in (0, 1] [0.9]
   --max-num-batched-tokens N  prefill chunk / profiling tokens [8192]
   --max-num-seqs N         sampler size [256]

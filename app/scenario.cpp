@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/roofline.h"
 
 namespace quantplan::app {
 namespace {
@@ -94,9 +95,8 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (o.nodes == defaults.nodes) o.nodes = integer_value(value, at);
         } else if (key == "gpu_p2p") {
             // The window's auto | on | off; auto leaves the GPU profile's.
-            const std::string v = text_value(value, at);
-            if (v != "auto" && v != "on" && v != "off") throw Error(at, "'" + v + "' is not auto, on or off");
-            if (!o.gpu_p2p && v != "auto") o.gpu_p2p = v == "on";
+            const std::optional<bool> p2p = parse_gpu_p2p(text_value(value, at), at);
+            if (!o.gpu_p2p) o.gpu_p2p = p2p;
         } else if (key == "goal") {
             if (o.goal == defaults.goal) o.goal = text_value(value, at);
         } else if (key == "accuracy") {

@@ -313,6 +313,12 @@ AllToAll moe_all_to_all(const SchemeCosts& c, const GpuProfile& gpu, const Workl
     return a;
 }
 
+std::optional<bool> parse_gpu_p2p(std::string_view value, const std::string& where) {
+    if (value == "auto") return std::nullopt;
+    if (value == "on" || value == "off") return value == "on";
+    throw Error(where, "'" + std::string(value) + "' is not on, off or auto");
+}
+
 bool gpu_p2p(const Workload& w, const GpuProfile& gpu) {
     return w.gpu_p2p.value_or(gpu.p2p);
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/bytes.h"
@@ -444,6 +445,10 @@ struct ShmAllreduce {
     static constexpr double latency_s = 12.25e-6;
     static constexpr double busbw_share_of_host_link = 4.00e9 / 16.0e9;  // of the host link's bandwidth a direction
 };
+
+// The peer-to-peer setting as the command line, scenarios and the window spell it: "on", "off" or
+// "auto" (nullopt: the GPU profile's). Throws Error(where) for anything else.
+std::optional<bool> parse_gpu_p2p(std::string_view value, const std::string& where);
 
 // Whether the tensor-parallel ranks of `w` reach each other peer-to-peer (Workload::gpu_p2p, else
 // the GPU profile's).

@@ -11,6 +11,12 @@ namespace {
 double d(std::uint64_t v) { return static_cast<double>(v); }
 double d(std::int64_t v) { return static_cast<double>(v); }
 
+// The rows each expert's GEMM sees when `tokens` tokens pick `experts_per_token` of `num_experts`
+// under balanced routing (at least one).
+std::int64_t rows_per_expert(std::int64_t tokens, std::int64_t experts_per_token, std::int64_t num_experts) {
+    return std::max<std::int64_t>(1, std::llround(d(tokens) * d(experts_per_token) / d(num_experts)));
+}
+
 // The realistic profile's constants price what the kernel corpus does not cover (seed 003).
 const EfficiencyProfile& fallback_efficiency() {
     static const EfficiencyProfile p = builtin_efficiency_profile("realistic");
@@ -87,8 +93,7 @@ LinearKernel linear_kernel(const SchemeCosts& c, const ModelConfig& m, const Gpu
         setup.profile.engine == "vllm") {
         const CurveLookup moe = find_curve(setup.kernels, gpu.id, gpu.compute_capability, KernelFamily::W4A16Moe);
         if (moe.curve && (moe.coverage == "gpu" || moe.coverage == "architecture")) {
-            const double per_expert = d(rows) * d(m.experts_per_token) / d(c.num_experts);
-            return {KernelFamily::W4A16Moe, std::max<std::int64_t>(1, std::llround(per_expert)), true};
+            return {KernelFamily::W4A16Moe, rows_per_expert(rows, m.experts_per_token, c.num_experts), true};
         }
     }
     if (family != KernelFamily::W4A16) return {family, rows, false, false};
@@ -155,7 +160,7 @@ StepLookups resolve_step_lookups(const SchemeCosts& c, const ModelConfig& m, con
 }
 
 std::int64_t StepLookups::linear_rows(std::int64_t tokens) const {
-    return linear.measured_moe ? std::max<std::int64_t>(1, std::llround(d(tokens) * d(experts_per_token) / d(num_experts))) : tokens;
+    return linear.measured_moe ? rows_per_expert(tokens, experts_per_token, num_experts) : tokens;
 }
 
 EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,

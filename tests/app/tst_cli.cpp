@@ -179,6 +179,7 @@ BOOST_AUTO_TEST_CASE(geforce_tensor_parallel_all_reduces_through_host_memory_by_
     };
     const double by_default = communication({}), off = communication({"--gpu-p2p", "off"}), on = communication({"--gpu-p2p", "on"});
     BOOST_TEST(by_default == off);
+    BOOST_TEST(communication({"--gpu-p2p", "auto"}) == by_default);
     // 72 all-reduces (36 layers) at 12.25 us at least, against PCIe4 peer-to-peer's bandwidth price.
     BOOST_TEST(off >= 72 * 12.25e-6);
     BOOST_TEST(on < off / 10);

@@ -220,8 +220,7 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
     check_range(s.tensor_parallel, 1, 8, where, QStringLiteral("tp"));
     check_range(s.data_parallel, 1, 64, where, QStringLiteral("dp"));
     check_range(s.nodes, 1, 64, where, QStringLiteral("nodes"));
-    if (s.gpu_p2p != QLatin1String("auto") && s.gpu_p2p != QLatin1String("on") && s.gpu_p2p != QLatin1String("off"))
-        throw Error(field_name(where, QStringLiteral("gpu_p2p")), "'" + s.gpu_p2p.toStdString() + "' is not auto, on or off");
+    (void)parse_gpu_p2p(s.gpu_p2p.toStdString(), field_name(where, QStringLiteral("gpu_p2p")));
     if (!(s.gpu_memory_utilization > 0.0 && s.gpu_memory_utilization <= 1.0))
         throw Error(field_name(where, QStringLiteral("gpu_mem_util")), "must be in (0, 1], got " + std::to_string(s.gpu_memory_utilization));
     if (s.max_num_batched_tokens <= 0) throw Error(field_name(where, QStringLiteral("max_num_batched_tokens")), "must be positive");
@@ -281,7 +280,7 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
     r.workload.data_parallel = ep ? s.data_parallel : 1;
     if (ep && s.tensor_parallel * r.workload.data_parallel > 1) r.workload.expert_parallel = s.tensor_parallel * r.workload.data_parallel;
     r.workload.nodes = s.nodes;
-    if (s.gpu_p2p != QLatin1String("auto")) r.workload.gpu_p2p = s.gpu_p2p == QLatin1String("on");
+    r.workload.gpu_p2p = parse_gpu_p2p(s.gpu_p2p.toStdString(), "gpu_p2p");
     r.workload.kernel = parse_kernel_quality(s.kernel.toStdString());
     r.workload.mxfp4_mxfp8 = s.mxfp4_mxfp8;
     r.workload.engine.gpu_memory_utilization = s.gpu_memory_utilization;
