@@ -331,6 +331,30 @@ std::int64_t eager_decode_steps(const EngineDefaults& d, std::int64_t first_seq_
     return std::clamp<std::int64_t>(first_seq_len + steps - 1 - d.cuda_graph_max_seq_len, 0, steps);
 }
 
+std::int64_t cuda_graph_max_batch_for(const EngineDefaults& d, std::uint64_t memory_bytes, std::int64_t tensor_parallel,
+                                      std::string_view version, std::int64_t max_num_batched_tokens) {
+    std::int64_t max_batch = d.cuda_graph_max_batch;
+    for (const EngineDefaults::GraphBatchTier& t : d.cuda_graph_max_batch_tiers) {
+        if (memory_bytes >= t.below_bytes || version_below(version, t.from_version)) continue;
+        max_batch = tensor_parallel >= 4 && t.max_batch_tp4 > 0 ? t.max_batch_tp4 : t.max_batch;
+        break;
+    }
+    if (d.cuda_graph_sizes_in_tokens && max_num_batched_tokens > 0) max_batch = std::min(max_batch, max_num_batched_tokens);
+    return std::max<std::int64_t>(max_batch, 0);
+}
+
+std::int64_t cuda_graph_padded_batch(const EngineDefaults& d, std::int64_t batch, std::int64_t max_batch) {
+    if (batch > max_batch || batch <= 2) return batch;  // eager, or a captured 1 or 2
+    if (batch <= 4) return std::min<std::int64_t>(4, max_batch);
+    std::int64_t size = 4;
+    for (const auto& [to, step] : d.cuda_graph_size_steps) {
+        if (step <= 0) continue;
+        while (size < batch && (size / step + 1) * step <= to) size = (size / step + 1) * step;
+        if (size >= batch) return std::min(size, max_batch);
+    }
+    return max_batch;  // past the listed sizes: the largest captured batch itself (SGLang appends it)
+}
+
 namespace {
 // x^p for x in [0, 1]; the fit's exponents (1.5, 2, 3, ...) without libm's general pow.
 double unit_power(double x, double p) {
@@ -445,6 +469,32 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.cuda_graphs = flag_of(d, "cuda_graphs", dp, true);
     p.defaults.block_size_tokens = count_of(d, "block_size_tokens", dp, 16);
     p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
+    p.defaults.cuda_graph_sizes_in_tokens = flag_of(d, "cuda_graph_sizes_in_tokens", dp, false);
+    if (const auto t = d.find("cuda_graph_max_batch_tiers"); t != d.end() && !t->is_null()) {
+        if (!t->is_array() || t->size() > 64) throw Error(dp + ".cuda_graph_max_batch_tiers", "must be a list of tiers");
+        for (std::size_t i = 0; i < t->size(); ++i) {
+            const std::string tp = dp + ".cuda_graph_max_batch_tiers[" + std::to_string(i) + "]";
+            EngineDefaults::GraphBatchTier tier;
+            tier.below_bytes = bytes_of((*t)[i], "below_memory_bytes", tp, 0);
+            tier.max_batch = count_of((*t)[i], "max_batch", tp, 0);
+            tier.max_batch_tp4 = count_of((*t)[i], "max_batch_tp4", tp, tier.max_batch);
+            tier.from_version = text_of((*t)[i], "from_version", tp, false);
+            if (!tier.from_version.empty()) parse_engine_version(tier.from_version, tp + ".from_version");
+            if (tier.below_bytes == 0 || tier.max_batch <= 0 || tier.max_batch_tp4 <= 0)
+                throw Error(tp, "needs below_memory_bytes and a positive max_batch");
+            p.defaults.cuda_graph_max_batch_tiers.push_back(tier);
+        }
+    }
+    if (const auto t = d.find("cuda_graph_size_steps"); t != d.end() && !t->is_null()) {
+        if (!t->is_array() || t->empty() || t->size() > 16) throw Error(dp + ".cuda_graph_size_steps", "must be a list of [to, step] pairs");
+        p.defaults.cuda_graph_size_steps.clear();
+        for (const json& e : *t) {
+            if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || !e[1].is_number_integer() || e[1].get<std::int64_t>() <= 0 ||
+                e[0].get<std::int64_t>() <= 4 || e[0].get<std::int64_t>() > (std::int64_t{1} << 20))
+                throw Error(dp + ".cuda_graph_size_steps", "each entry is [to, step] with to above 4 and a positive step");
+            p.defaults.cuda_graph_size_steps.emplace_back(e[0].get<std::int64_t>(), e[1].get<std::int64_t>());
+        }
+    }
     p.defaults.host_overlaps_gpu = flag_of(d, "host_overlaps_gpu", dp, false);
     p.defaults.host_overlaps_gpu_from = text_of(d, "host_overlaps_gpu_from", dp, false);
     p.defaults.cuda_graph_max_seq_len = count_of(d, "cuda_graph_max_seq_len", dp, 0);

@@ -64,7 +64,26 @@ struct EngineDefaults {
     bool chunked_prefill = true;
     bool cuda_graphs = true;
     std::int64_t block_size_tokens = 16;
-    std::int64_t cuda_graph_max_batch = 512;    // the largest captured decode batch
+    // The largest decode batch replayed from a captured CUDA graph; a larger one runs eager. A
+    // profile's value, or the first of cuda_graph_max_batch_tiers that fits the GPU's memory and the
+    // version (cuda_graph_max_batch_for).
+    std::int64_t cuda_graph_max_batch = 512;
+    // SGLang sets the largest captured batch by GPU memory and TP (server_args.py: 8 or 80 below
+    // 25-35 GB, 256 or 512 above 80-90 GiB, ...; docs/engine-sources.md). A tier applies to a
+    // GPU of less than below_bytes at versions from from_version on (empty: every version).
+    struct GraphBatchTier {
+        std::uint64_t below_bytes = 0;
+        std::int64_t max_batch = 0;        // TP below 4
+        std::int64_t max_batch_tp4 = 0;    // TP of 4 or more
+        std::string from_version;
+    };
+    std::vector<GraphBatchTier> cuda_graph_max_batch_tiers;
+    // vLLM V1 captures by the step's tokens and drops sizes above max_num_batched_tokens
+    // (VllmConfig._set_cudagraph_sizes); V0 and SGLang capture decode batches only.
+    bool cuda_graph_sizes_in_tokens = false;
+    // The captured sizes, as a decode batch is padded to them: 1, 2, 4, then the multiples of `step`
+    // up to `to`, segment after segment ([to, step] pairs), capped at the largest captured batch.
+    std::vector<std::pair<std::int64_t, std::int64_t>> cuda_graph_size_steps{{512, 8}};
     // The host's work per step runs while the GPU computes (SGLang's overlap scheduler, on by default
     // from 0.4.0: server_args.py disable_overlap_schedule): a step takes the longer of the two.
     bool host_overlaps_gpu = false;
@@ -129,6 +148,14 @@ bool decode_uses_cuda_graphs(const EngineDefaults& d, std::int64_t seq_len);
 // Of `steps` decode steps over sequences of first_seq_len, first_seq_len + 1, ... tokens, how many
 // run without a CUDA graph.
 std::int64_t eager_decode_steps(const EngineDefaults& d, std::int64_t first_seq_len, std::int64_t steps);
+// The largest decode batch this engine version replays from a CUDA graph on a GPU of
+// `memory_bytes` at this TP (its tiers, else cuda_graph_max_batch; vLLM V1: at most
+// max_num_batched_tokens). An empty version: the profile's newest.
+std::int64_t cuda_graph_max_batch_for(const EngineDefaults& d, std::uint64_t memory_bytes, std::int64_t tensor_parallel,
+                                      std::string_view version, std::int64_t max_num_batched_tokens);
+// The batch a decode step of `batch` sequences runs at: the smallest captured size that holds it
+// (the engines pad the batch to it), or `batch` itself when it is above `max_batch` (eager).
+std::int64_t cuda_graph_padded_batch(const EngineDefaults& d, std::int64_t batch, std::int64_t max_batch);
 // Whether this engine version runs an AWQ checkpoint without its Marlin kernel (an empty version: no).
 bool awq_without_marlin(const EngineDefaults& d, std::string_view version);
 // Whether this engine version resolves --kv-cache-dtype auto to a ModelOpt checkpoint's declared

@@ -156,6 +156,8 @@ StepLookups resolve_step_lookups(const SchemeCosts& c, const ModelConfig& m, con
     k.decode_linear_scale = k.linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(key, 1.0) : k.decode_scale;
     k.prefill_scale = setup.profile.step.kernel_scale(key + "/prefill");
     k.prefill_linear_scale = k.linear.measured_moe ? setup.profile.step.kernel_scale_fitted_or(key + "/prefill", 1.0) : k.prefill_scale;
+    k.graph_max_batch = engine::cuda_graph_max_batch_for(setup.profile.defaults, gpu.memory_usable_bytes, w.tensor_parallel,
+                                                         setup.choice.version_asked, w.engine.max_num_batched_tokens);
     return k;
 }
 
@@ -176,9 +178,17 @@ EngineStep engine_decode_step(const StepLookups& k, const SchemeCosts& c, const 
     const std::int64_t tp = w.tensor_parallel;
     const HeadCost head = lm_head_cost(c, m, batch, tp);
     s.family = k.family;
-    const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes);
-    const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop);
-    s.linear_s = kernel_time_s(linear_bytes, linear_flop, k.linear_rows(batch), k.linear.family, gpu, k.linear_curve);
+    // A batch the engine captured runs at the next captured size (the padding rows go through the
+    // linears); a larger one runs eager (vLLM V1 above min(2 x max_num_seqs, 512) tokens, V0 above
+    // 256 sequences, SGLang above its cuda_graph_max_bs: docs/engine-sources-load.md).
+    const EngineDefaults& defaults = setup.profile.defaults;
+    const bool graphs = engine::decode_uses_cuda_graphs(defaults, context) && batch <= k.graph_max_batch;
+    s.graph_batch = graphs ? engine::cuda_graph_padded_batch(defaults, batch, k.graph_max_batch) : batch;
+    s.eager = !graphs;
+    const double padding = d(s.graph_batch) / d(batch);
+    const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes) * padding;
+    const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop) * padding;
+    s.linear_s = kernel_time_s(linear_bytes, linear_flop, k.linear_rows(s.graph_batch), k.linear.family, gpu, k.linear_curve);
     s.linear_coverage = k.linear_curve.coverage;
     s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, k.head_curve);
     s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, k.attention_family, gpu, k.attention_curve,
@@ -190,7 +200,6 @@ EngineStep engine_decode_step(const StepLookups& k, const SchemeCosts& c, const 
     s.attention_s *= k.decode_scale;
     s.fixed_s = setup.profile.step.fixed_step_s;
     const StepTerms& terms = setup.profile.step;
-    const bool graphs = engine::decode_uses_cuda_graphs(setup.profile.defaults, context);
     s.layers_s = d(m.per_layer_cost_layers()) * (terms.per_layer_s + (graphs ? 0.0 : terms.eager_per_layer_s));
     s.gpu_s = s.fixed_s + s.layers_s + s.linear_s + s.lm_head_s + s.attention_s + s.communication_s;
     s.time_s = s.gpu_s;

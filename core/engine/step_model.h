@@ -77,6 +77,8 @@ struct EngineStep {
     double gpu_s = 0;                   // the sum of the terms above
     double host_s = 0;                  // an eager step's host launch time (0 with CUDA graphs)
     double time_s = 0;                  // gpu_s, or eager_step_s(gpu_s, host_s) without a CUDA graph
+    std::int64_t graph_batch = 0;       // the captured batch the step was padded to (its batch when eager)
+    bool eager = false;                 // ran without a CUDA graph
     KernelFamily family = KernelFamily::Bf16Gemm;
     std::string_view linear_coverage;   // "gpu", "architecture", "other_gpus" or "none" (find_curve's literals)
     std::string_view attention_coverage;
@@ -92,6 +94,8 @@ struct StepLookups {
     CurveLookup linear_curve, head_curve, attention_curve;
     KernelFamily attention_family = KernelFamily::AttentionBf16;
     double decode_scale = 1, decode_linear_scale = 1, prefill_scale = 1, prefill_linear_scale = 1;
+    // The largest decode batch the engine replays from a CUDA graph here (cuda_graph_max_batch_for).
+    std::int64_t graph_max_batch = 0;
     // The linears' M for a step of `tokens` rows: the tokens, or the rows each expert sees.
     std::int64_t linear_rows(std::int64_t tokens) const;
 };

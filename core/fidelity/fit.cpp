@@ -574,11 +574,14 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     // length, pay the eager launch cost per layer. Prefill chunks are not charged it: they run
     // beyond the captured sizes in every engine, so the fitted prefill scales and per-layer cost
     // already hold their launches.
+    // A batch above the largest captured one runs every decode step eager.
+    const bool batch_eager = batch > engine::cuda_graph_max_batch_for(setup.profile.defaults, res->gpu.memory_usable_bytes, w.tensor_parallel,
+                                                                      setup.choice.version_asked, w.engine.max_num_batched_tokens);
     if (r.metric == Metric::TpotS || r.metric == Metric::ItlS) {
-        if (!engine::decode_uses_cuda_graphs(setup.profile.defaults, mid_context)) p.eager_steps = 1;
+        if (step.eager) p.eager_steps = 1;
     } else if (r.metric != Metric::TtftS && r.metric != Metric::PrefillS) {
         // Decode step j (1 .. out - 1) runs over in + j tokens.
-        p.eager_steps = d(engine::eager_decode_steps(setup.profile.defaults, in_tokens + 1, out_tokens - 1));
+        p.eager_steps = batch_eager ? decode_steps : d(engine::eager_decode_steps(setup.profile.defaults, in_tokens + 1, out_tokens - 1));
     }
     p.eager_layer_count = p.eager_steps * layers;
     o.usable = p.measured_s > 0;

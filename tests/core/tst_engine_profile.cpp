@@ -606,6 +606,71 @@ BOOST_AUTO_TEST_CASE(vllm_v0_decodes_past_8192_tokens_eager) {
     BOOST_TEST(engine_decode_step(c, m, gpu, v1, w, 1, 8193).layers_s == engine_decode_step(c, m, gpu, v1, w, 1, 8192).layers_s);
 }
 
+// The largest captured decode batch, per engine version, GPU memory and TP, as each version's source
+// sets it (docs/engine-sources.md, docs/engine-sources-load.md), and the padding to the captured sizes.
+BOOST_AUTO_TEST_CASE(decode_batches_pad_to_the_captured_sizes_and_run_eager_above_the_largest) {
+    const auto max_batch = [](const char* engine, const char* gpu_id, std::int64_t tp, std::int64_t tokens = 8192) {
+        const EngineSetup s = make_engine_setup(catalog(), engine, true);
+        const GpuProfile g = test::bundled_gpu(gpu_id);
+        return cuda_graph_max_batch_for(s.profile.defaults, g.memory_usable_bytes, tp, s.choice.version_asked, tokens);
+    };
+    BOOST_TEST(max_batch("vllm@0.11.0", "h100-sxm", 1) == 512);
+    BOOST_TEST(max_batch("vllm@0.11.0", "h100-sxm", 1, 256) == 256);  // V1 drops sizes above max_num_batched_tokens
+    BOOST_TEST(max_batch("vllm@0.6.3", "h100-sxm", 1, 256) == 256);
+    BOOST_TEST(max_batch("sglang@0.3.0", "rtx-4090", 1) == 160);
+    BOOST_TEST(max_batch("sglang@0.4.0", "rtx-4090", 4) == 8);
+    BOOST_TEST(max_batch("sglang@0.4.6", "rtx-4090", 1) == 8);
+    BOOST_TEST(max_batch("sglang@0.4.6", "rtx-4090", 4) == 80);
+    BOOST_TEST(max_batch("sglang@0.4.6", "h100-sxm", 1) == 160);
+    BOOST_TEST(max_batch("sglang@0.4.6", "h200", 1) == 256);
+    BOOST_TEST(max_batch("sglang@0.4.9", "h100-sxm", 1) == 160);
+    BOOST_TEST(max_batch("sglang@0.4.9", "h200", 1) == 256);
+    BOOST_TEST(max_batch("sglang@0.4.9", "mi300x", 1) == 512);
+    BOOST_TEST(max_batch("sglang@0.5.4", "rtx-4090", 1) == 16);
+    BOOST_TEST(max_batch("sglang@0.5.18", "rtx-4090", 1) == 24);  // what the v0.5.18 RTX 4090 log shows
+    BOOST_TEST(max_batch("sglang@0.5.23", "rtx-4090", 1) == 48);
+    BOOST_TEST(max_batch("sglang@0.5.4", "rtx-4090", 4) == 80);
+    BOOST_TEST(max_batch("sglang@0.5.4", "a100-40gb", 1) == 32);
+    BOOST_TEST(max_batch("sglang@0.5.4", "h100-sxm", 1) == 256);
+    BOOST_TEST(max_batch("sglang@0.5.4", "h100-sxm", 4) == 512);
+
+    const EngineDefaults v1 = make_engine_setup(catalog(), "vllm@0.11.0", true).profile.defaults;
+    BOOST_TEST(cuda_graph_padded_batch(v1, 1, 512) == 1);
+    BOOST_TEST(cuda_graph_padded_batch(v1, 3, 512) == 4);
+    BOOST_TEST(cuda_graph_padded_batch(v1, 5, 512) == 8);
+    BOOST_TEST(cuda_graph_padded_batch(v1, 9, 512) == 16);
+    BOOST_TEST(cuda_graph_padded_batch(v1, 512, 512) == 512);
+    BOOST_TEST(cuda_graph_padded_batch(v1, 513, 512) == 513);  // eager: not padded
+    BOOST_TEST(cuda_graph_padded_batch(v1, 200, 100) == 200);
+    const EngineDefaults sg = make_engine_setup(catalog(), "sglang@0.5.4", true).profile.defaults;
+    BOOST_TEST(cuda_graph_padded_batch(sg, 9, 256) == 12);
+    BOOST_TEST(cuda_graph_padded_batch(sg, 13, 256) == 16);
+    BOOST_TEST(cuda_graph_padded_batch(sg, 17, 24) == 24);
+    BOOST_TEST(cuda_graph_padded_batch(sg, 257, 512) == 272);
+    BOOST_TEST(cuda_graph_padded_batch(sg, 513, 1024) == 544);
+    BOOST_TEST(cuda_graph_padded_batch(sg, 33, 32) == 33);
+
+    // The decode step: a padded batch prices the captured size's linears; above the largest, the
+    // eager launch cost per layer and the version's host cost.
+    const ModelConfig m = test::bundled_model("qwen3-8b");
+    const GpuProfile gpu = test::bundled_gpu("h100-sxm");
+    const SchemeCosts c = scheme_costs(m, compress_inventory(tensor_inventory(m)), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    const EngineSetup s = make_engine_setup(catalog(), "vllm@0.11.0", true);
+    BOOST_TEST_REQUIRE(s.profile.step.eager_per_layer_s > 0.0);
+    const Workload w;
+    const EngineStep nine = engine_decode_step(c, m, gpu, s, w, 9, 1024), sixteen = engine_decode_step(c, m, gpu, s, w, 16, 1024);
+    BOOST_TEST(nine.graph_batch == 16);
+    BOOST_TEST(std::abs(nine.linear_s - sixteen.linear_s) < 1e-4 * sixteen.linear_s);
+    BOOST_TEST(nine.attention_s < sixteen.attention_s);  // the padding rows attend to nothing
+    const EngineStep at = engine_decode_step(c, m, gpu, s, w, 512, 1024), past = engine_decode_step(c, m, gpu, s, w, 513, 1024);
+    BOOST_TEST(!at.eager);
+    BOOST_TEST(past.eager);
+    BOOST_TEST(std::abs(past.layers_s - at.layers_s - static_cast<double>(m.num_layers) * s.profile.step.eager_per_layer_s) < 1e-12);
+    BOOST_TEST(at.host_s == 0.0);
+    if (s.profile.step.eager_host_for("0.11.0")) BOOST_TEST(past.host_s > 0.0);
+    BOOST_TEST(past.time_s > at.time_s);
+}
+
 BOOST_AUTO_TEST_CASE(step_model_adds_its_terms_and_grows_with_batch_and_context) {
     const ModelConfig m = test::bundled_model("qwen3-8b");
     const GpuProfile gpu = test::bundled_gpu("h100-sxm");
