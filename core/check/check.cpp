@@ -170,7 +170,22 @@ const DeviceNameEntry* device_entry(const std::vector<DeviceNameEntry>& names, c
         if (n == p) return &e;
         if (cut && !p.empty() && n.starts_with(p)) prefix = &e, ++prefixes;
     }
-    return prefixes == 1 ? prefix : nullptr;
+    if (prefixes == 1) return prefix;
+    // A name written by a person ("RTX 3090", "GeForce RTX 4090"): the vendor and brand words aside,
+    // when exactly one entry is left.
+    const auto bare = [&](const std::string& x) {
+        std::string o = norm(x);
+        for (const char* word : {"nvidia", "geforce"})
+            if (const std::size_t at = o.find(word); at != std::string::npos) o.erase(at, std::char_traits<char>::length(word));
+        return o;
+    };
+    const std::string b = bare(printed);
+    if (cut || b.size() < 2) return nullptr;
+    const DeviceNameEntry* loose = nullptr;
+    int matches = 0;
+    for (const DeviceNameEntry& e : names)
+        if (bare(e.name) == b) loose = &e, ++matches;
+    return matches == 1 ? loose : nullptr;
 }
 
 const GpuProfile* gpu_by_id(const std::vector<GpuProfile>& gpus, const std::string& id) {

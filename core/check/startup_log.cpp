@@ -34,6 +34,22 @@ std::string trim(std::string_view s) {
     return std::string(s.substr(a, b - a));
 }
 
+// The GPU name of a system description's value: "2x RTX 4090 (24GB each)" -> "RTX 4090"; the
+// count before it, a bracketed note and anything after a comma or a semicolon are dropped.
+std::string spec_gpu_name(std::string v) {
+    if (const std::size_t cut = v.find_first_of(",;(["); cut != std::string::npos) v.resize(cut);
+    std::string t = trim(v);
+    std::size_t i = 0;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+    if (i > 0 && i < t.size()) {
+        std::size_t j = i;
+        while (j < t.size() && t[j] == ' ') ++j;
+        if (j < t.size() && (t[j] == 'x' || t[j] == 'X' || t[j] == '*') && j + 1 < t.size() && t[j + 1] == ' ') t = t.substr(j + 2);
+        else if (j < t.size() && (t[j] == 'x' || t[j] == 'X') && j == i) t = t.substr(j + 1);
+    }
+    return trim(t);
+}
+
 std::string unquote(std::string v) {
     if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) return v.substr(1, v.size() - 2);
     return v;
@@ -351,7 +367,7 @@ private:
 
 // Substrings one of which every line the reader uses holds: other lines are passed over before
 // any regex runs (a log of a long-running server is mostly request lines).
-constexpr std::array<std::string_view, 41> kTriggers = {
+constexpr std::array<std::string_view, 43> kTriggers = {
     "version",  "Version",          "Namespace(",       "non-default args", "with config",      "ServerArgs(",      "took",
     "take",     "total_gpu_memory", "blocks:",          "KV cache",         "KV Cache",         "Maximum concurrency",
     "Free memory on device",        "Load weight",      "max_total_num_tokens",                 "capac",            "vllm serve",
@@ -360,7 +376,7 @@ constexpr std::array<std::string_view, 41> kTriggers = {
     "Using max model len",          "Capture cuda graph",                   "Chunked prefill is enabled",
     "top-p & top-k sampling",       "top-p/top-k sampling",                 "gpu-memory-utilization=",
     "apability",                    "lm_eval",                              "LLM(",
-    "sglang.bench_",
+    "sglang.bench_",                "Graphics",                             "Video card",
 };
 
 bool has_trigger(std::string_view line) {
@@ -585,6 +601,12 @@ private:
         // (".../E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json").
         static const std::regex config_file_device("device_name=((NVIDIA|Tesla|Quadro|AMD)[A-Za-z0-9_\\-]*)(,[^/]*)?\\.json");
         static const std::regex device_field("([Dd]evice[ _]name|CUDA device|GPU type|GPU model)\\s*[:=]\\s*'?((NVIDIA|Tesla|Quadro|AMD)[^',)\\]]*)");
+        // A Markdown table cell that holds a GPU name ("| GPU 型号 | `NVIDIA GeForce RTX 4090` |").
+        static const std::regex table_cell("\\|\\s*`?((NVIDIA|Tesla|Quadro|AMD) [^|`]*?)`?\\s*\\|");
+        // A system description pasted with the log ("- Graphics: RTX 3090", "GPU: 2x RTX 4090 (24GB)"):
+        // the value is kept only when it names a GPU model.
+        static const std::regex spec_line("^[\\s>*#-]*(GPU|GPUs|Graphics|Graphics card|Video card)\\s*[:=]\\s*(.+)$");
+        static const std::regex gpu_model_word("\\b(RTX|GTX|Tesla|Quadro|A100|H100|H200|H20|GH200|B200|L40S?|L4|A10G?|A6000|T4|V100|MI[0-9]{3}X?)\\b");
 
         const std::string line = full_line.substr(0, kMaxRegexChars);
         std::smatch m;
@@ -695,6 +717,9 @@ private:
                 name = m[1];
                 std::replace(name.begin(), name.end(), '_', ' ');
             } else if (std::regex_search(line, m, device_field)) name = m[2];
+            else if (!line.empty() && line[0] == '|' && std::regex_search(line, m, table_cell)) name = m[1];
+            else if (contains(line, ":") && std::regex_search(line, m, spec_line) && std::regex_search(m[2].str(), gpu_model_word))
+                name = spec_gpu_name(m[2]);
             name = trim(name);
             if (!name.empty() && name.size() <= 80) log_.device_names.push_back({name, line.substr(0, kMaxLineChars)});
         }

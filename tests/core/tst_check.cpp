@@ -263,6 +263,31 @@ BOOST_AUTO_TEST_CASE(v0_log_identifies_the_gpu_by_its_total_memory) {
     BOOST_TEST(r.identified.profile == "vllm-v0");
 }
 
+// A GPU named where people write it down beside a log: a system description's "Graphics:" or
+// "GPU:" line (count and notes dropped, the vendor words optional) and a Markdown table cell. It
+// settles what the memory alone cannot (the RTX 3090 and 4090 hold the same 24 GB).
+BOOST_AUTO_TEST_CASE(a_gpu_named_in_a_pasted_system_description_or_table_is_read) {
+    CheckInputs in = inputs();
+    in.device_names = parse_device_names(fixture("gpu-device-names.json", "../../assets"), "gpu-device-names.json");
+    const std::string log = fixture("vllm-unstated-issue10517-rtx3090-llama-3.1-8b.log");
+    const auto gpu_of = [&](const std::string& pasted) {
+        const StartupLog l = read_startup_log(pasted + "\n" + log, "pasted.log");
+        const CheckResult r = check_startup_log(l, {}, in);
+        return std::pair{r.identified.gpu, r.identified.from.count("gpu") ? r.identified.from.at("gpu") : std::string()};
+    };
+    BOOST_TEST(gpu_of("- Graphics: RTX 3090").first == "rtx-3090");
+    BOOST_TEST(gpu_of("- Graphics: RTX 3090").second == "device name");
+    BOOST_TEST(gpu_of("GPU: 2x RTX 3090 (24GB each)").first == "rtx-3090");
+    BOOST_TEST(gpu_of("GPUs: 4 x NVIDIA GeForce RTX 3090, driver 550").first == "rtx-3090");
+    BOOST_TEST(gpu_of("| GPU model | `NVIDIA GeForce RTX 3090` |").first == "rtx-3090");
+    BOOST_TEST(gpu_of("| GPU 型号 | NVIDIA GeForce RTX 3090 |").first == "rtx-3090");
+    // Not names: a count, a block line, a GPU the names file does not know (memory decides).
+    BOOST_TEST(gpu_of("GPU: 0").first == "rtx-4090");
+    BOOST_TEST(gpu_of("GPU: 1").second == "total memory");
+    BOOST_TEST(read_startup_log(log, "x").device_names.empty());
+    BOOST_TEST(gpu_of("- Graphics: RTX 2080 Ti").first == "rtx-4090");
+}
+
 // SGLang 0.4.3.post4 on four L4s (didier-durand/llms-in-clouds): server_args and the KV pool.
 BOOST_AUTO_TEST_CASE(sglang_log_field_by_field) {
     const StartupLog log = read_startup_log(fixture("sglang-0.4.3.post4-qwq-32b-l4-tp4.log"), "sglang.log");
@@ -525,7 +550,7 @@ BOOST_AUTO_TEST_CASE(every_fixture_parses_and_the_expected_fields_are_identified
     // The shares identified, with no option, over the fixtures whose expectation states the field
     // (session 14: 45 logs, each with an expectation; the GPU and the model where the log holds the
     // evidence, docs/check.md). The issue's target is 95%; the GPU and the model fall short.
-    const std::map<std::string, double> recorded = {{"gpu", 24.0 / 35}, {"model", 27.0 / 31}, {"version", 1.0},
+    const std::map<std::string, double> recorded = {{"gpu", 26.0 / 35}, {"model", 27.0 / 31}, {"version", 1.0},
                                                     {"tp", 1.0},         {"gpu_memory_utilization", 27.0 / 28}, {"kv_cache_tokens", 1.0}};
     constexpr double kIssueTarget = 0.95;
     CheckInputs in = inputs();
