@@ -481,6 +481,43 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     else r.unresolved.push_back("scheme: quantization '" + id.quantization + "' of '" + log.model + "' is not mapped to a quantplan scheme");
     id.from["quantization"] = log.quantization ? "log" : "model name";
 
+    // TP where the log prints none (an excerpt of a worker's lines): the TP at which the model's
+    // weights per GPU are what a worker logged, else (V0) at which one block's bytes over the
+    // swap space give the logged CPU blocks.
+    std::optional<std::int64_t> inferred_tp;
+    std::string inferred_basis;
+    if (!log.tensor_parallel && model && scheme && !in.gpus.empty() && (log.weights_bytes || log.cpu_blocks)) {
+        try {
+            const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme),
+                                               parse_kv_format(kv_name_is_auto(log.kv_cache_dtype.value_or("auto")) ? "auto" : *log.kv_cache_dtype),
+                                               in.gpus.front());
+            const auto fits = [&](std::int64_t tp, double predicted, double logged, double tolerance) {
+                return model->num_attention_heads % tp == 0 && predicted > 0 && std::abs(logged / predicted - 1.0) <= tolerance;
+            };
+            for (const std::int64_t tp : {1, 2, 4, 8}) {
+                Workload w;
+                w.tensor_parallel = tp;
+                if (log.weights_bytes && fits(tp, static_cast<double>(resident_weight_bytes_per_gpu(c, w)), log.weights_bytes->value, 0.08)) {
+                    if (tp > 1) inferred_tp = tp, inferred_basis = "the logged weights " + log.weights_bytes->as_logged + " per GPU";
+                    break;
+                }
+                const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
+                const double swap = log.swap_space_gib.value_or(4.0) * kGiB;  // V0's EngineArgs.swap_space default: 4 GiB
+                if (!log.weights_bytes && log.cpu_blocks && !has_hybrid_kv_groups(c) &&
+                    fits(tp, std::floor(swap / (static_cast<double>(block) * static_cast<double>(kv_bytes_per_token_per_gpu(c, tp)))), log.cpu_blocks->value, 0.01)) {
+                    if (tp > 1) inferred_tp = tp, inferred_basis = "the logged " + log.cpu_blocks->as_logged + " CPU blocks of " +
+                                                                   (log.swap_space_gib ? "its" : "the default 4 GiB") + " swap space";
+                    break;
+                }
+            }
+        } catch (const Error&) {
+        }
+    }
+    if (inferred_tp)
+        r.notes.push_back("the log prints no tensor-parallel size; " + inferred_basis + " are the model's at TP " + std::to_string(*inferred_tp) +
+                          ": priced at TP " + std::to_string(*inferred_tp));
+    const std::int64_t log_tp = log.tensor_parallel.value_or(inferred_tp.value_or(1));
+
     // GPU.
     std::optional<GpuProfile> gpu;
     std::optional<LoggedQuantity> kv_estimate;  // the KV cache's bytes from its logged tokens, when no bytes are logged
@@ -500,7 +537,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
                 if (!has_hybrid_kv_groups(c)) {
                     const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
                     const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(block);
-                    const double bytes = count * static_cast<double>(kv_bytes_per_token_per_gpu(c, log.tensor_parallel.value_or(1)));
+                    const double bytes = count * static_cast<double>(kv_bytes_per_token_per_gpu(c, log_tp));
                     kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + (log.kv_cache_tokens ? " tokens" : " blocks") +
                                                             " at the model's KV bytes per token)",
                                                  tokens->line};
@@ -515,8 +552,8 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
 
     // Settings, as far as they are possible (a value outside its domain was set aside by the reader
     // and noted; the engine's default stands in).
-    id.tp = log.tensor_parallel.value_or(1);
-    id.from["tp"] = log.tensor_parallel ? from_log(log, "tensor_parallel_size") : "engine default";
+    id.tp = log_tp;
+    id.from["tp"] = log.tensor_parallel ? from_log(log, "tensor_parallel_size") : inferred_tp ? "logged memory" : "engine default";
     bool priceable_tp = true;
     if (id.tp > 64) {
         r.unresolved.push_back("TP: the log's tensor-parallel size " + std::to_string(id.tp) + " is more GPUs than one model is priced on (64); not priced");

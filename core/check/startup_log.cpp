@@ -367,7 +367,7 @@ private:
 
 // Substrings one of which every line the reader uses holds: other lines are passed over before
 // any regex runs (a log of a long-running server is mostly request lines).
-constexpr std::array<std::string_view, 43> kTriggers = {
+constexpr std::array<std::string_view, 44> kTriggers = {
     "version",  "Version",          "Namespace(",       "non-default args", "with config",      "ServerArgs(",      "took",
     "take",     "total_gpu_memory", "blocks:",          "KV cache",         "KV Cache",         "Maximum concurrency",
     "Free memory on device",        "Load weight",      "max_total_num_tokens",                 "capac",            "vllm serve",
@@ -377,6 +377,7 @@ constexpr std::array<std::string_view, 43> kTriggers = {
     "top-p & top-k sampling",       "top-p/top-k sampling",                 "gpu-memory-utilization=",
     "apability",                    "lm_eval",                              "LLM(",
     "sglang.bench_",                "Graphics",                             "Video card",
+    "--model",
 };
 
 bool has_trigger(std::string_view line) {
@@ -452,8 +453,13 @@ private:
     static bool is_command_line(std::string_view line) {
         return contains(line, "vllm serve ") || contains(line, "vllm.entrypoints.openai.api_server") || contains(line, "vllm.entrypoints.api_server") ||
                contains(line, "sglang.launch_server") || contains(line, "sglang serve ") || contains(line, "vllm/vllm-openai") ||
-               contains(line, "lmsysorg/sglang") || contains(line, "sglang.bench_") || contains(line, "lm_eval") || contains(line, "LLM(");
+               contains(line, "lmsysorg/sglang") || contains(line, "sglang.bench_") || contains(line, "lm_eval") || contains(line, "LLM(") ||
+               exec_form(line);
     }
+
+    // A container's arguments in exec form, each quoted ("CMD: `'--model' 'X' '--max-model-len' '4096'`",
+    // a compose file's ["--model", "X"]): the image's entrypoint is the server.
+    static bool exec_form(std::string_view line) { return contains(line, "'--model'") || contains(line, "\"--model\""); }
 
     void put(const std::string& key_as_printed, const std::string& value, const std::string& form, const std::string& line) {
         std::string key = canonical_key(key_as_printed);
@@ -497,9 +503,13 @@ private:
         std::smatch m;
         if (contains(line, "pretrained=") && std::regex_search(line, m, pretrained)) put("model", m[1], "command line", line);
         if (contains(line, "LLM(") && std::regex_search(line, m, llm_call)) put("model", m[2], "command line", line);
-        const std::vector<std::string> words = shell_words(line);
+        std::string spaced = line;
+        if (exec_form(line))
+            for (char& c : spaced)
+                if (c == '`' || c == '[' || c == ']' || c == ',') c = ' ';
+        const std::vector<std::string> words = shell_words(spaced);
         bool serve = false;      // after "vllm serve": the first bare word is the model
-        bool started = false;    // after the program's name
+        bool started = exec_form(line);  // after the program's name (exec form: from the first word)
         std::string docker_image;
         for (std::size_t i = 0; i < words.size(); ++i) {
             const std::string& w = words[i];
@@ -575,6 +585,8 @@ private:
         static const std::regex total_times("total_gpu_memory \\(([0-9.]+) ?(GiB|GB)\\) x gpu_memory_utilization \\(([0-9.]+)\\)");
         static const std::regex oom_total("total capac(i)?ty of ([0-9.]+) (GiB|MiB)|([0-9.]+) (GiB|MiB) total capacity");
         static const std::regex blocks("(^|# )(GPU|CUDA) blocks: ([0-9,]+)");
+        static const std::regex cpu_blocks("# CPU blocks: ([0-9,]+)");
+        static const std::regex swap_space("swap[_-]space[= ]([0-9.]+)");
         static const std::regex available("Available KV cache memory: (-?[0-9.]+) ?(GiB|GB)");
         static const std::regex kv_tokens("GPU KV cache size: ([0-9,]+) tokens");
         static const std::regex concurrency("Maximum concurrency for ([0-9,]+) tokens per request: ([0-9.,]+) ?x");
@@ -755,6 +767,9 @@ private:
             keep_first(log_.total_memory_bytes, bytes_quantity(first ? m[2] : m[4], first ? m[3] : m[5], line, log_));
         }
         if (contains(line, " blocks: ") && std::regex_search(line, m, blocks)) keep_first(log_.gpu_blocks, count_quantity(m[3], line)), recognised_ = true, kv_seen_ = true;
+        if (contains(line, "CPU blocks: ") && std::regex_search(line, m, cpu_blocks)) keep_first(log_.cpu_blocks, count_quantity(m[1], line));
+        if (!log_.swap_space_gib && contains(line, "swap") && std::regex_search(line, m, swap_space))
+            if (const std::optional<double> v = number(m[1].str()); v && *v > 0 && *v < 1e6) log_.swap_space_gib = *v;
         if (contains(line, "Available KV cache memory") && std::regex_search(line, m, available))
             keep_first(log_.kv_cache_bytes, bytes_quantity(m[1], m[2], line, log_)), recognised_ = true;
         if (contains(line, "GPU KV cache size") && std::regex_search(line, m, kv_tokens))

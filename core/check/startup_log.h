@@ -95,6 +95,8 @@ struct StartupLog {
     std::optional<LoggedQuantity> kv_cache_bytes;         // "Available KV cache memory", kv_cache_size, "reserved for KV Cache is", SGLang K + V size
     std::optional<LoggedQuantity> kv_cache_tokens;        // "GPU KV cache size: N tokens", SGLang "#tokens: N", the max-model-len error's (N)
     std::optional<LoggedQuantity> gpu_blocks;             // "# GPU blocks: N" / "# CUDA blocks: N"
+    std::optional<LoggedQuantity> cpu_blocks;             // V0's "# CPU blocks: N" (the swap space over one block's bytes)
+    std::optional<double> swap_space_gib;                 // V0's swap_space (--swap-space), when the log prints it
     std::optional<LoggedQuantity> max_concurrency;        // "Maximum concurrency for N tokens per request: X x"
     std::optional<std::int64_t> max_concurrency_tokens;   // that line's N
     std::int64_t ranks_seen = 1;                          // distinct rank prefixes logging a KV size
