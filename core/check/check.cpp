@@ -571,6 +571,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     // Price what can be priced.
     std::optional<Admission> a;
     std::optional<double> predicted_concurrency;  // at the concurrency line's length, as the engine divides its cache
+    std::optional<double> concurrency_at_max_model_len;
     std::int64_t block_groups = 1;                // vLLM's hybrid allocator logs num_gpu_blocks over every group
     std::optional<engine::EngineDefaults> used_defaults;
     if (gpu && log.total_memory_bytes && log.total_memory_bytes->value > 0) {
@@ -657,6 +658,12 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             const bool hybrid = engine::hybrid_kv_allocator(setup->profile);
             divide_kv_budget(at, c, a->kv_block_tokens, std::max<std::int64_t>(length, 1), w.engine.max_num_batched_tokens, hybrid, id.tp);
             predicted_concurrency = at.max_concurrency;
+            if (length == id.max_model_len) concurrency_at_max_model_len = at.max_concurrency;
+            else if (id.max_model_len > 0) {
+                Admission full = *a;
+                divide_kv_budget(full, c, a->kv_block_tokens, id.max_model_len, w.engine.max_num_batched_tokens, hybrid, id.tp);
+                concurrency_at_max_model_len = full.max_concurrency;
+            }
             if (hybrid && has_hybrid_kv_groups(c)) block_groups = std::max<std::int64_t>(hybrid_kv_groups(c).groups(), 1);
         }
     }
@@ -679,7 +686,12 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         tokens->as_logged = log.gpu_blocks->as_logged + " blocks x " + std::to_string(block) +
                             (block_groups > 1 ? " / " + std::to_string(block_groups) + " groups" : std::string());
     }
-    add_row(r, "kv_cache_tokens", tokens, a ? p(static_cast<double>(a->kv_cache_tokens)) : std::nullopt, "tokens");
+    // From some release the logged token count is the concurrency at max_model_len times it.
+    std::optional<double> predicted_tokens = a ? p(static_cast<double>(a->kv_cache_tokens)) : std::nullopt;
+    if (a && setup && log.kv_cache_tokens && engine::kv_tokens_logged_as_concurrency(setup->profile.memory, setup->choice.version_asked) &&
+        concurrency_at_max_model_len && id.max_model_len > 0)
+        predicted_tokens = std::floor(*concurrency_at_max_model_len * static_cast<double>(id.max_model_len));
+    add_row(r, "kv_cache_tokens", tokens, predicted_tokens, "tokens");
     add_row(r, "max_concurrency", log.max_concurrency, a && id.max_model_len > 0 ? predicted_concurrency : std::nullopt, "x");
 
     // The memory term that differs most, with its cause.

@@ -409,6 +409,11 @@ bool native_sampler_in_profile(const MemoryRules& m, std::string_view version) {
            (m.native_sampler_below_version.empty() || version_below(version, m.native_sampler_below_version));
 }
 
+bool kv_tokens_logged_as_concurrency(const MemoryRules& m, std::string_view version) {
+    if (m.kv_tokens_logged_as_concurrency_from.empty()) return false;
+    return version.empty() || !version_below(version, m.kv_tokens_logged_as_concurrency_from);
+}
+
 bool kv_auto_follows_modelopt(const EngineDefaults& d, std::string_view version) {
     return !d.modelopt_kv_auto_from_version.empty() && !version_below(version, d.modelopt_kv_auto_from_version);
 }
@@ -566,6 +571,9 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.memory.native_sampler_below_version = text_of(m, "native_sampler_below_version", mp, false);
     if (!p.memory.native_sampler_below_version.empty())
         parse_engine_version(p.memory.native_sampler_below_version, mp + ".native_sampler_below_version");
+    p.memory.kv_tokens_logged_as_concurrency_from = text_of(m, "kv_tokens_logged_as_concurrency_from", mp, false);
+    if (!p.memory.kv_tokens_logged_as_concurrency_from.empty())
+        parse_engine_version(p.memory.kv_tokens_logged_as_concurrency_from, mp + ".kv_tokens_logged_as_concurrency_from");
     // Starting values before any fit (the fit file replaces them).
     p.memory = parse_memory_values(m, mp, p.memory);
     return p;

@@ -179,6 +179,10 @@ struct MemoryRules {
     std::string native_sampler_from_version;
     std::string native_sampler_below_version;  // "" open-ended
     std::optional<bool> native_sampler;          // set from a startup log's sampler line
+    // From this version on, "GPU KV cache size: N tokens" logs int(max concurrency x max_model_len)
+    // (get_kv_cache_capacity in vllm/v1/core/kv_cache_utils.py), not blocks x block size: the two
+    // differ for hybrid caches. "" never.
+    std::string kv_tokens_logged_as_concurrency_from;
     // Fitted: activation peak = activation_scale x tokens x (2 x hidden + 3 x MLP width / TP) x 2 bytes.
     double activation_scale = 1.0;
     std::uint64_t non_torch_bytes = 0;                 // fitted: CUDA context, allocator slack (TP 1)
@@ -190,6 +194,9 @@ struct MemoryRules {
 // log showed it): MemoryRules::native_sampler, else the versions from native_sampler_from_version
 // to below native_sampler_below_version ("" for the newest counts as the newest the profile covers).
 bool native_sampler_in_profile(const MemoryRules& m, std::string_view version);
+// Whether this version logs its KV token count as max concurrency x max_model_len (an empty version:
+// the profile's newest).
+bool kv_tokens_logged_as_concurrency(const MemoryRules& m, std::string_view version);
 
 // Kernel families the step model prices with their own efficiency curve.
 enum class KernelFamily : std::uint8_t {

@@ -56,6 +56,9 @@ const ParamCase kParams[] = {
     // Qwen2.5-14B (the base model, whose shapes the Instruct model shares): 14770033664 parameters and
     // total_size 29540067328 at revision 97e1e763 (code index id 62825744798).
     {"qwen2.5-14b-instruct", 14'770'033'664, 13'212'057'600},
+    // Qwen2.5-Coder-14B-Instruct: a llama.cpp server log of its GGUF, "n_params":14770033664 (code
+    // index id 60241486554); the model card: 14.7B, 13.1B non-embedding.
+    {"qwen2.5-coder-14b-instruct", 14'770'033'664, 13'212'057'600},
     // Llama-3.3-70B-Instruct: "parameters": 70553706496 at revision 6f6073b4 (code index id 69860280054).
     {"llama-3.3-70b-instruct", 70'553'706'496, 68'451'041'280},
     // DeepSeek-R1-Distill-Llama-70B: "Params: 70553706496" in a GGUF table (code index id 69538494549).
@@ -281,7 +284,10 @@ BOOST_AUTO_TEST_CASE(qwen3_5_counts_match_the_published_totals) {
         const char* name;
         std::int64_t total, vision, mtp;
     };
-    for (const Case& c : {Case{"qwen3.5-27b", 27'781'427'952, 460'730'096, 424'699'392}, Case{"qwen3.5-35b-a3b", 35'951'822'704, 446'571'248, 844'640'768},
+    // Qwen3.6-27B: Qwen3.5-27B's shapes; its checkpoint index's tensor data, 55,562,855,904 bytes
+    // (code index ids 71368715577, 71135650342), is that many bf16 parameters twice over.
+    for (const Case& c : {Case{"qwen3.5-27b", 27'781'427'952, 460'730'096, 424'699'392}, Case{"qwen3.6-27b", 27'781'427'952, 460'730'096, 424'699'392},
+                          Case{"qwen3.5-35b-a3b", 35'951'822'704, 446'571'248, 844'640'768},
                           Case{"qwen3.5-122b-a10b", 125'086'497'008, 451'290'864, 2'523'679'232},
                           Case{"qwen3.5-397b-a17b", 403'397'928'944, 456'010'480, 6'595'568'128}}) {
         const ModelConfig m = test::bundled_model(c.name);
