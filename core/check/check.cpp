@@ -534,12 +534,24 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
                 const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme),
                                                    parse_kv_format(kv_name_is_auto(log.kv_cache_dtype.value_or("auto")) ? "auto" : *log.kv_cache_dtype),
                                                    in.gpus.front());
+                const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
+                const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(block);
+                const std::int64_t attention_layers = c.full_layers + c.sliding_layers;
                 if (!has_hybrid_kv_groups(c)) {
-                    const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
-                    const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(block);
                     const double bytes = count * static_cast<double>(kv_bytes_per_token_per_gpu(c, log_tp));
                     kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + (log.kv_cache_tokens ? " tokens" : " blocks") +
                                                             " at the model's KV bytes per token)",
+                                                 tokens->line};
+                } else if (log.kv_cache_tokens && c.state_layers == 0 && attention_layers > 0 && setup && engine::hybrid_kv_allocator(setup->profile) &&
+                           !engine::kv_tokens_logged_as_concurrency(setup->profile.memory, setup->choice.version_asked)) {
+                    // vLLM V1's hybrid allocator logs num_blocks / groups x block tokens; every block
+                    // holds one page per layer of a group, so the cache is tokens x groups x group
+                    // size x one layer's bytes per token (sliding windows: Gemma 3, gpt-oss).
+                    const HybridKvGroups g = hybrid_kv_groups(c);
+                    const double per_layer = static_cast<double>(kv_bytes_per_token_per_gpu(c, log_tp)) / static_cast<double>(attention_layers);
+                    const double bytes = count * static_cast<double>(g.groups() * g.group_size) * per_layer;
+                    kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + " tokens over " + std::to_string(g.groups()) +
+                                                            " groups of " + std::to_string(g.group_size) + " layers)",
                                                  tokens->line};
                 }
             } catch (const Error&) {

@@ -369,6 +369,29 @@ BOOST_AUTO_TEST_CASE(a_hybrids_kv_tokens_are_logged_as_concurrency_times_max_mod
     BOOST_TEST(*row(o, "kv_cache_tokens")->error_fraction < -0.5);  // blocks x block size: the hybrid's blocks hold fewer tokens
 }
 
+// A sliding-window model's KV token count stands in for the cache's bytes too (vLLM V1's hybrid
+// allocator: tokens x groups x layers a group x one layer's bytes), so a log with its weights and
+// KV tokens but no total memory still puts the GPU in its memory class (gpt-oss-20b: 24 layers of
+// 48 KiB a token; 1,220,000 tokens are 55.8 GiB, and with 13 GiB of weights at utilization 0.9 an
+// 80 GB GPU).
+BOOST_AUTO_TEST_CASE(a_sliding_window_models_kv_tokens_bound_the_gpu_memory) {
+    const StartupLog log = read_startup_log(
+        "INFO 08-01 10:00:00 [api_server.py:1805] vLLM API server version 0.10.1\n"
+        "INFO 08-01 10:00:00 [utils.py:326] non-default args: {'model': 'openai/gpt-oss-20b'}\n"
+        "INFO 08-01 10:00:30 [gpu_model_runner.py:1892] Model loading took 13.0000 GiB and 25.1 seconds\n"
+        "INFO 08-01 10:01:00 [kv_cache_utils.py:829] GPU KV cache size: 1,220,000 tokens\n",
+        "gpt-oss.log");
+    const CheckResult r = check_startup_log(log, {}, inputs());
+    BOOST_TEST(r.identified.model == "gpt-oss-20b");
+    BOOST_TEST(r.identified.from.count("gpu") == 1u);
+    BOOST_TEST(r.identified.from.at("gpu") == "memory budget");
+    for (const std::string& g : r.identified.gpu_candidates) {
+        const GpuProfile p = test::bundled_gpu(g);
+        BOOST_TEST(p.memory_usable_bytes > 78ull * (1ull << 30), g);
+        BOOST_TEST(p.memory_usable_bytes < 90ull * (1ull << 30), g);
+    }
+}
+
 // SGLang 0.4.3.post4 on four L4s (didier-durand/llms-in-clouds): server_args and the KV pool.
 BOOST_AUTO_TEST_CASE(sglang_log_field_by_field) {
     const StartupLog log = read_startup_log(fixture("sglang-0.4.3.post4-qwq-32b-l4-tp4.log"), "sglang.log");
