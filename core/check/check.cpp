@@ -542,14 +542,16 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
                     kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + (log.kv_cache_tokens ? " tokens" : " blocks") +
                                                             " at the model's KV bytes per token)",
                                                  tokens->line};
-                } else if (log.kv_cache_tokens && c.state_layers == 0 && attention_layers > 0 && setup && engine::hybrid_kv_allocator(setup->profile) &&
+                } else if (log.kv_cache_tokens && c.state_layers == 0 && attention_layers > 0 && setup && setup->profile.engine == "vllm" &&
                            !engine::kv_tokens_logged_as_concurrency(setup->profile.memory, setup->choice.version_asked)) {
                     // vLLM V1's hybrid allocator logs num_blocks / groups x block tokens; every block
                     // holds one page per layer of a group, so the cache is tokens x groups x group
-                    // size x one layer's bytes per token (sliding windows: Gemma 3, gpt-oss).
+                    // size x one layer's bytes per token (sliding windows: Gemma 3, gpt-oss). Before
+                    // it (V0, V1 below 0.9.1) every layer held every token: groups x size = layers.
                     const HybridKvGroups g = hybrid_kv_groups(c);
+                    const bool grouped = engine::kv_groups_priced(c, setup->profile, setup->choice.version_asked);
                     const double per_layer = static_cast<double>(kv_bytes_per_token_per_gpu(c, log_tp)) / static_cast<double>(attention_layers);
-                    const double bytes = count * static_cast<double>(g.groups() * g.group_size) * per_layer;
+                    const double bytes = count * static_cast<double>(grouped ? g.groups() * g.group_size : attention_layers) * per_layer;
                     kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + " tokens over " + std::to_string(g.groups()) +
                                                             " groups of " + std::to_string(g.group_size) + " layers)",
                                                  tokens->line};
@@ -667,7 +669,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         if (a->budget_bytes > 0) {
             const std::int64_t length = log.max_concurrency_tokens.value_or(id.max_model_len);
             Admission at = *a;
-            const bool hybrid = engine::hybrid_kv_allocator(setup->profile);
+            const bool hybrid = engine::kv_groups_priced(c, setup->profile, setup->choice.version_asked);
             divide_kv_budget(at, c, a->kv_block_tokens, std::max<std::int64_t>(length, 1), w.engine.max_num_batched_tokens, hybrid, id.tp);
             predicted_concurrency = at.max_concurrency;
             if (length == id.max_model_len) concurrency_at_max_model_len = at.max_concurrency;

@@ -510,6 +510,9 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
         parse_engine_version(p.defaults.modelopt_kv_auto_from_version, dp + ".modelopt_kv_auto_from_version");
     // Absent: vLLM applies the window, SGLang does not (as every bundled profile says).
     p.defaults.model_wide_sliding_window = flag_of(d, "model_wide_sliding_window", dp, p.engine == "vllm");
+    p.defaults.hybrid_allocator_from_version = text_of(d, "hybrid_allocator_from_version", dp, false);
+    if (!p.defaults.hybrid_allocator_from_version.empty())
+        parse_engine_version(p.defaults.hybrid_allocator_from_version, dp + ".hybrid_allocator_from_version");
     if (const auto c = d.find("auto_chunked_prefill"); c != d.end() && !c->is_null()) {
         const std::string cp = dp + ".auto_chunked_prefill";
         p.defaults.auto_chunked_above_max_model_len = count_of(*c, "above_max_model_len", cp, 0);

@@ -132,6 +132,10 @@ struct EngineDefaults {
     // every layer: vLLM does (V0 and V1); SGLang's llama.py builds RadixAttention without a window
     // and caches every token (profile key model_wide_sliding_window, false for SGLang).
     bool model_wide_sliding_window = true;
+    // vLLM V1's hybrid KV allocator (layers grouped by type, sliding windows holding their window,
+    // Mamba state a block) from this version on (PR #17996, v0.9.1); before it, V1 unified a model's
+    // mixed sliding and full layers into full attention (every layer caches every token). "" never.
+    std::string hybrid_allocator_from_version;
 };
 
 // The defaults a profile runs with on a GPU of `memory_bytes` named `gpu_id` (large-GPU values applied).

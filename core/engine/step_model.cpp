@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/error.h"
+
 namespace quantplan::engine {
 namespace {
 
@@ -298,9 +300,19 @@ double sglang_mem_fraction_static(const EngineProfile& p, std::uint64_t memory, 
     return 0.88;
 }
 
-bool hybrid_kv_allocator(const EngineProfile& p) {
-    static const EngineVersion v1 = parse_engine_version("0.7", "vLLM V1");
-    return p.engine == "vllm" && compare_versions(p.min_version, v1) >= 0;
+bool hybrid_kv_allocator(const EngineProfile& p, std::string_view version) {
+    if (p.engine != "vllm" || p.defaults.hybrid_allocator_from_version.empty()) return false;
+    if (version.empty()) return true;  // the profile's newest
+    try {
+        return compare_versions(parse_engine_version(version, "version"), parse_engine_version(p.defaults.hybrid_allocator_from_version, "version")) >= 0;
+    } catch (const Error&) {
+        return true;
+    }
+}
+
+bool kv_groups_priced(const SchemeCosts& c, const EngineProfile& p, std::string_view version) {
+    if (!has_hybrid_kv_groups(c) || p.engine != "vllm" || p.defaults.hybrid_allocator_from_version.empty()) return false;
+    return hybrid_kv_allocator(p, version) || (c.full_layers == 0 && c.state_layers == 0);
 }
 
 Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
@@ -354,7 +366,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     // vLLM pages an MLA cache in blocks of 64 (kv_block_tokens_for); SGLang keeps its own page size.
     const std::int64_t block = p.engine == "vllm" ? kv_block_tokens_for(c, p.defaults.block_size_tokens)
                                                   : std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
-    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, hybrid_kv_allocator(p), tp);
+    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, kv_groups_priced(c, p, setup.choice.version_asked), tp);
     a.fits = a.max_sequences >= 1;
     if (!a.fits) {
         std::snprintf(buf, sizeof buf, "one sequence of %lld tokens needs %.2f GiB of KV cache but the budget is %.2f GiB",

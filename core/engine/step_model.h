@@ -134,7 +134,12 @@ PrefillResult engine_prefill(const SchemeCosts& costs, const ModelConfig& model,
 
 // Whether the profile's engine keeps sliding-window layers to their window (vLLM V1's hybrid
 // KV-cache manager, 0.9.1 on; the V1 profiles). vLLM V0 and SGLang: every layer holds every token.
-bool hybrid_kv_allocator(const EngineProfile& profile);
+bool hybrid_kv_allocator(const EngineProfile& profile, std::string_view version);
+// Whether this engine version pages `costs`' cache by layer group (sliding windows holding their
+// window, a Mamba state a block): vLLM's hybrid allocator, and before it (V1 below 0.9.1) a
+// model-wide window, whose one kind of layer needs no grouping; a model of mixed sliding and full
+// layers then caches every token in every layer (V1 unified its specs to full attention).
+bool kv_groups_priced(const SchemeCosts& costs, const EngineProfile& profile, std::string_view version);
 
 // The KV-cache budget by the profile's rules. `max_model_len` is the engine's (for V0's profiling
 // forward); 0 means the workload's context.

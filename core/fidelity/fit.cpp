@@ -473,7 +473,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
         // vLLM's hybrid allocator (sliding-window layers) counts num_gpu_blocks over all its KV
         // groups and logs num_blocks / groups x block tokens (kv_cache_utils.py).
         const HybridKvGroups groups = hybrid_kv_groups(res->costs);
-        const bool hybrid = has_hybrid_kv_groups(res->costs) && engine::hybrid_kv_allocator(*res->profile);
+        const bool hybrid = engine::kv_groups_priced(res->costs, *res->profile, s.engine_version);
         const double block_groups = hybrid ? d(std::max<std::int64_t>(groups.groups(), 1)) : 1.0;
         p.kv_divisor_bytes = p.kv_bytes_per_token * d(p.block_tokens);
         p.kv_logged_block = p.block_tokens;

@@ -284,7 +284,7 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     // The block size the admission paged the cache in (64 for vLLM's MLA), when it got that far.
     p.limits.block_size_tokens = admission.kv_block_tokens > 0 ? admission.kv_block_tokens : std::max<std::int64_t>(1, w.engine.kv_block_tokens);
     p.limits.kv_cache_tokens = admission.kv_cache_tokens;
-    if (has_hybrid_kv_groups(costs) && engine::hybrid_kv_allocator(setup.profile)) {
+    if (engine::kv_groups_priced(costs, setup.profile, setup.choice.version_asked)) {
         // Sliding-window layers keep their window (vLLM's hybrid allocator): the pool is the
         // admission's blocks over every group.
         const HybridKvGroups groups = hybrid_kv_groups(costs);

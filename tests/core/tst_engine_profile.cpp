@@ -671,6 +671,39 @@ BOOST_AUTO_TEST_CASE(decode_batches_pad_to_the_captured_sizes_and_run_eager_abov
     BOOST_TEST(past.time_s > at.time_s);
 }
 
+// vLLM V1's hybrid allocator came with 0.9.1 (PR #17996). Before it, V1 unified a model's mixed
+// sliding-window and full layers into full attention: a vLLM 0.8.4 log of Gemma 3 (PLG_AI,
+// tests/data/logs) logs a concurrency of 0.53x at 131,072 tokens, its 69,920 tokens over that
+// length. A model-wide window (one kind of layer) keeps its window; V0 and SGLang never group.
+BOOST_AUTO_TEST_CASE(vllm_groups_mixed_sliding_layers_from_0_9_1) {
+    const GpuProfile gpu = test::bundled_gpu("rtx-4090");
+    const ModelConfig gemma = test::bundled_model("gemma-3-12b-it");
+    const SchemeCosts c = scheme_costs(gemma, compress_inventory(tensor_inventory(gemma)), parse_scheme("w4a16-g128"), parse_kv_format("bf16"), gpu);
+    BOOST_TEST_REQUIRE(c.sliding_layers > 0);
+    BOOST_TEST_REQUIRE(c.full_layers > 0);
+    const EngineSetup old_v1 = make_engine_setup(catalog(), "vllm@0.8.4", true), new_v1 = make_engine_setup(catalog(), "vllm@0.9.1", true);
+    BOOST_TEST(!kv_groups_priced(c, old_v1.profile, "0.8.4"));
+    BOOST_TEST(!kv_groups_priced(c, old_v1.profile, "0.9.0"));
+    BOOST_TEST(kv_groups_priced(c, new_v1.profile, "0.9.1"));
+    BOOST_TEST(kv_groups_priced(c, new_v1.profile, ""));  // the profile's newest
+    BOOST_TEST(!kv_groups_priced(c, make_engine_setup(catalog(), "vllm@0.6.3", true).profile, "0.6.3"));
+    BOOST_TEST(!kv_groups_priced(c, make_engine_setup(catalog(), "sglang@0.5.4", true).profile, "0.5.4"));
+    // The admission at 131,072 tokens: before 0.9.1 the concurrency is the cache's tokens over the
+    // length, from 0.9.1 the windows leave room for more.
+    Workload w;
+    w.tensor_parallel = 2;
+    w.context_tokens = 131072;
+    w.engine.max_num_batched_tokens = 2048;
+    const Admission before = engine_admission(c, gemma, gpu, old_v1, w, 131072), after = engine_admission(c, gemma, gpu, new_v1, w, 131072);
+    BOOST_TEST(std::abs(before.max_concurrency - static_cast<double>(before.kv_cache_tokens) / 131072.0) < 1e-9);
+    BOOST_TEST(after.max_concurrency > 2 * before.max_concurrency);
+    // Mistral-7B-v0.1's model-wide window (zephyr-7b-beta) is one kind of layer: windowed either way.
+    const ModelConfig zephyr = test::bundled_model("zephyr-7b-beta");
+    const SchemeCosts z = scheme_costs(zephyr, compress_inventory(tensor_inventory(zephyr)), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    BOOST_TEST_REQUIRE(z.full_layers == 0);
+    BOOST_TEST(kv_groups_priced(z, old_v1.profile, "0.8.4"));
+}
+
 BOOST_AUTO_TEST_CASE(step_model_adds_its_terms_and_grows_with_batch_and_context) {
     const ModelConfig m = test::bundled_model("qwen3-8b");
     const GpuProfile gpu = test::bundled_gpu("h100-sxm");
