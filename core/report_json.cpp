@@ -256,7 +256,7 @@ json eager_host_json(const engine::EagerHostCost* h) {
     return {{"version", h->version}, {"per_layer_s", h->per_layer_s}, {"points", h->points}};
 }
 
-json engine_json(const engine::EngineSetup& e) {
+json engine_json(const engine::EngineSetup& e, const GpuProfile& gpu, const Workload& w) {
     json sources = json::array();
     for (const engine::SourceRef& s : e.profile.sources)
         sources.push_back({{"repository", s.repository}, {"file", s.file}, {"function", s.function}, {"version", s.version}, {"what", s.what}});
@@ -277,6 +277,9 @@ json engine_json(const engine::EngineSetup& e) {
               {"cuda_graphs", d.cuda_graphs},
               {"block_size_tokens", d.block_size_tokens},
               {"cuda_graph_max_seq_len", d.cuda_graph_max_seq_len},
+              {"cuda_graph_max_batch", engine::cuda_graph_max_batch_for(d, gpu.memory_usable_bytes, w.tensor_parallel, e.choice.version_asked,
+                                                                        w.engine.max_num_batched_tokens)},
+              {"hybrid_allocator_from_version", d.hybrid_allocator_from_version.empty() ? json(nullptr) : json(d.hybrid_allocator_from_version)},
               {"modelopt_kv_auto_from_version", d.modelopt_kv_auto_from_version},
               {"model_wide_sliding_window", d.model_wide_sliding_window}}}};
     if (e.price_steps) {  // what the fit gave, only where it prices the plan (a roofline plan does not depend on the corpus)
@@ -355,7 +358,7 @@ json plan_json(const PlanResult& p) {
             {"ridges", ridges},
             {"gemm_crossovers", gemm},
             {"decision", to_json(p.decision)}};
-    if (q.engine) doc["engine"] = engine_json(*q.engine);
+    if (q.engine) doc["engine"] = engine_json(*q.engine, q.gpu, q.workload);
     return doc;
 }
 

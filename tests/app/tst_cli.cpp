@@ -209,6 +209,12 @@ BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {
     BOOST_TEST(doc["engine"]["version_asked"] == "0.6.3");
     BOOST_TEST(doc["engine"]["profile"] == "vllm-v0");
     BOOST_TEST(!doc["engine"]["sources"].empty());
+    BOOST_TEST(doc["engine"]["defaults"]["cuda_graph_max_batch"] == 256);  // V0: up to 256 sequences
+    BOOST_TEST(doc["engine"]["defaults"]["hybrid_allocator_from_version"].is_null());
+    // SGLang's largest captured batch by GPU memory, TP and release (a v0.5.18 RTX 4090 log: 24).
+    const auto sg = nlohmann::json::parse(
+        run_headless({"--schemes", "bf16", "--engine", "sglang@0.5.18", "--model", "qwen3-4b", "--gpu", "rtx-4090", "--json", "-"}).out);
+    BOOST_TEST(sg["engine"]["defaults"]["cuda_graph_max_batch"] == 24);
     BOOST_TEST(doc["profile"]["name"] == "engine");
     for (const auto& s : doc["schemes"]) {
         BOOST_TEST_REQUIRE(s.contains("bands"));
