@@ -197,6 +197,11 @@ EngineDefaults defaults_for_run(const EngineProfile& p, const std::string& gpu_i
                                 std::int64_t max_model_len) {
     EngineDefaults d = defaults_for_max_model_len(defaults_for_gpu(p, gpu_id, memory_bytes), version, max_model_len);
     if (d.host_overlaps_gpu && !d.host_overlaps_gpu_from.empty() && version_below(version, d.host_overlaps_gpu_from)) d.host_overlaps_gpu = false;
+    for (const EngineDefaults::TokensTier& t : d.max_num_batched_tokens_tiers) {
+        if (memory_bytes >= t.below_bytes || version_below(version, t.from_version)) continue;
+        d.max_num_batched_tokens = t.tokens;
+        break;
+    }
     return d;
 }
 
@@ -488,6 +493,19 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
             if (tier.below_bytes == 0 || tier.max_batch <= 0 || tier.max_batch_tp4 <= 0)
                 throw Error(tp, "needs below_memory_bytes and a positive max_batch");
             p.defaults.cuda_graph_max_batch_tiers.push_back(tier);
+        }
+    }
+    if (const auto t = d.find("max_num_batched_tokens_tiers"); t != d.end() && !t->is_null()) {
+        if (!t->is_array() || t->size() > 64) throw Error(dp + ".max_num_batched_tokens_tiers", "must be a list of tiers");
+        for (std::size_t i = 0; i < t->size(); ++i) {
+            const std::string tp = dp + ".max_num_batched_tokens_tiers[" + std::to_string(i) + "]";
+            EngineDefaults::TokensTier tier;
+            tier.below_bytes = bytes_of((*t)[i], "below_memory_bytes", tp, 0);
+            tier.tokens = count_of((*t)[i], "tokens", tp, 0);
+            tier.from_version = text_of((*t)[i], "from_version", tp, false);
+            if (!tier.from_version.empty()) parse_engine_version(tier.from_version, tp + ".from_version");
+            if (tier.below_bytes == 0 || tier.tokens <= 0) throw Error(tp, "needs below_memory_bytes and a positive tokens");
+            p.defaults.max_num_batched_tokens_tiers.push_back(tier);
         }
     }
     if (const auto t = d.find("cuda_graph_size_steps"); t != d.end() && !t->is_null()) {

@@ -78,6 +78,16 @@ struct EngineDefaults {
         std::string from_version;
     };
     std::vector<GraphBatchTier> cuda_graph_max_batch_tiers;
+    // SGLang's chunked_prefill_size (its max_num_batched_tokens) by GPU memory and release
+    // (server_args.py: 2048 under 25-35 GB, 4096 under 60 GiB from 0.5.3, 16384 above 160 GiB;
+    // docs/engine-sources.md): the first tier below whose bytes the GPU's memory lies, at versions
+    // from its from_version on, replaces max_num_batched_tokens in defaults_for_run.
+    struct TokensTier {
+        std::uint64_t below_bytes = 0;
+        std::int64_t tokens = 0;
+        std::string from_version;
+    };
+    std::vector<TokensTier> max_num_batched_tokens_tiers;
     // vLLM V1 captures by the step's tokens and drops sizes above max_num_batched_tokens
     // (VllmConfig._set_cudagraph_sizes); V0 and SGLang capture decode batches only.
     bool cuda_graph_sizes_in_tokens = false;

@@ -704,6 +704,31 @@ BOOST_AUTO_TEST_CASE(vllm_groups_mixed_sliding_layers_from_0_9_1) {
     BOOST_TEST(kv_groups_priced(z, old_v1.profile, "0.8.4"));
 }
 
+// SGLang's chunked_prefill_size (its prefill batch's tokens) by GPU memory and release
+// (server_args.py; docs/engine-sources.md): defaults_for_run applies it.
+BOOST_AUTO_TEST_CASE(sglang_chunked_prefill_size_follows_gpu_memory_and_release) {
+    const auto tokens = [](const char* engine, const char* gpu_id) {
+        const EngineSetup s = make_engine_setup(catalog(), engine, true);
+        const GpuProfile g = test::bundled_gpu(gpu_id);
+        return defaults_for_run(s.profile, g.id, g.memory_usable_bytes, s.choice.version_asked, 4096).max_num_batched_tokens;
+    };
+    BOOST_TEST(tokens("sglang@0.3.0", "rtx-4090") == 8192);
+    BOOST_TEST(tokens("sglang@0.4.0", "rtx-4090") == 2048);
+    BOOST_TEST(tokens("sglang@0.4.6", "h100-sxm") == 8192);
+    BOOST_TEST(tokens("sglang@0.4.7", "b200") == 16384);
+    BOOST_TEST(tokens("sglang@0.4.6", "b200") == 8192);
+    BOOST_TEST(tokens("sglang@0.4.9", "rtx-5090") == 2048);
+    BOOST_TEST(tokens("sglang@0.4.9", "h200") == 8192);
+    BOOST_TEST(tokens("sglang@0.5.4", "t4") == 2048);
+    BOOST_TEST(tokens("sglang@0.5.4", "rtx-4090") == 2048);
+    BOOST_TEST(tokens("sglang@0.5.23", "rtx-4090") == 4096);
+    BOOST_TEST(tokens("sglang@0.5.4", "a100-40gb") == 4096);
+    BOOST_TEST(tokens("sglang@0.5.4", "l40s") == 4096);
+    BOOST_TEST(tokens("sglang@0.5.4", "h100-sxm") == 8192);
+    BOOST_TEST(tokens("sglang@0.5.4", "mi300x") == 16384);
+    BOOST_TEST(tokens("vllm@0.11.0", "rtx-4090") == 2048);  // vLLM's own rule, untouched
+}
+
 BOOST_AUTO_TEST_CASE(step_model_adds_its_terms_and_grows_with_batch_and_context) {
     const ModelConfig m = test::bundled_model("qwen3-8b");
     const GpuProfile gpu = test::bundled_gpu("h100-sxm");
