@@ -56,6 +56,23 @@ std::uint64_t bytes_of(const json& j, const char* key, const std::string& path, 
     return static_cast<std::uint64_t>(number_of(j, key, path, static_cast<double>(fallback), 0, 1e15));
 }
 
+// Calls `each(entry, path)` for every entry of the list `key` of `d` (absent or null: none), the
+// path naming the entry for errors ("<dp>.<key>[i]").
+template <class Each>
+void for_each_tier(const json& d, const char* key, const std::string& dp, Each each) {
+    const auto t = d.find(key);
+    if (t == d.end() || t->is_null()) return;
+    if (!t->is_array() || t->size() > 64) throw Error(dp + "." + key, "must be a list of tiers");
+    for (std::size_t i = 0; i < t->size(); ++i) each((*t)[i], dp + "." + key + "[" + std::to_string(i) + "]");
+}
+
+// A tier's from_version (empty: every version), checked to parse.
+std::string tier_version(const json& e, const std::string& path) {
+    std::string v = text_of(e, "from_version", path, false);
+    if (!v.empty()) parse_engine_version(v, path + ".from_version");
+    return v;
+}
+
 MemoryRules parse_memory_values(const json& j, const std::string& path, MemoryRules m) {
     m.activation_scale = number_of(j, "activation_scale", path, m.activation_scale, 0, 100);
     m.non_torch_bytes = bytes_of(j, "non_torch_bytes", path, m.non_torch_bytes);
@@ -480,34 +497,23 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.block_size_tokens = count_of(d, "block_size_tokens", dp, 16);
     p.defaults.cuda_graph_max_batch = count_of(d, "cuda_graph_max_batch", dp, 512);
     p.defaults.cuda_graph_sizes_in_tokens = flag_of(d, "cuda_graph_sizes_in_tokens", dp, false);
-    if (const auto t = d.find("cuda_graph_max_batch_tiers"); t != d.end() && !t->is_null()) {
-        if (!t->is_array() || t->size() > 64) throw Error(dp + ".cuda_graph_max_batch_tiers", "must be a list of tiers");
-        for (std::size_t i = 0; i < t->size(); ++i) {
-            const std::string tp = dp + ".cuda_graph_max_batch_tiers[" + std::to_string(i) + "]";
-            EngineDefaults::GraphBatchTier tier;
-            tier.below_bytes = bytes_of((*t)[i], "below_memory_bytes", tp, 0);
-            tier.max_batch = count_of((*t)[i], "max_batch", tp, 0);
-            tier.max_batch_tp4 = count_of((*t)[i], "max_batch_tp4", tp, tier.max_batch);
-            tier.from_version = text_of((*t)[i], "from_version", tp, false);
-            if (!tier.from_version.empty()) parse_engine_version(tier.from_version, tp + ".from_version");
-            if (tier.below_bytes == 0 || tier.max_batch <= 0 || tier.max_batch_tp4 <= 0)
-                throw Error(tp, "needs below_memory_bytes and a positive max_batch");
-            p.defaults.cuda_graph_max_batch_tiers.push_back(tier);
-        }
-    }
-    if (const auto t = d.find("max_num_batched_tokens_tiers"); t != d.end() && !t->is_null()) {
-        if (!t->is_array() || t->size() > 64) throw Error(dp + ".max_num_batched_tokens_tiers", "must be a list of tiers");
-        for (std::size_t i = 0; i < t->size(); ++i) {
-            const std::string tp = dp + ".max_num_batched_tokens_tiers[" + std::to_string(i) + "]";
-            EngineDefaults::TokensTier tier;
-            tier.below_bytes = bytes_of((*t)[i], "below_memory_bytes", tp, 0);
-            tier.tokens = count_of((*t)[i], "tokens", tp, 0);
-            tier.from_version = text_of((*t)[i], "from_version", tp, false);
-            if (!tier.from_version.empty()) parse_engine_version(tier.from_version, tp + ".from_version");
-            if (tier.below_bytes == 0 || tier.tokens <= 0) throw Error(tp, "needs below_memory_bytes and a positive tokens");
-            p.defaults.max_num_batched_tokens_tiers.push_back(tier);
-        }
-    }
+    for_each_tier(d, "cuda_graph_max_batch_tiers", dp, [&](const json& e, const std::string& tp) {
+        EngineDefaults::GraphBatchTier tier;
+        tier.below_bytes = bytes_of(e, "below_memory_bytes", tp, 0);
+        tier.max_batch = count_of(e, "max_batch", tp, 0);
+        tier.max_batch_tp4 = count_of(e, "max_batch_tp4", tp, tier.max_batch);
+        tier.from_version = tier_version(e, tp);
+        if (tier.below_bytes == 0 || tier.max_batch <= 0 || tier.max_batch_tp4 <= 0) throw Error(tp, "needs below_memory_bytes and a positive max_batch");
+        p.defaults.cuda_graph_max_batch_tiers.push_back(tier);
+    });
+    for_each_tier(d, "max_num_batched_tokens_tiers", dp, [&](const json& e, const std::string& tp) {
+        EngineDefaults::TokensTier tier;
+        tier.below_bytes = bytes_of(e, "below_memory_bytes", tp, 0);
+        tier.tokens = count_of(e, "tokens", tp, 0);
+        tier.from_version = tier_version(e, tp);
+        if (tier.below_bytes == 0 || tier.tokens <= 0) throw Error(tp, "needs below_memory_bytes and a positive tokens");
+        p.defaults.max_num_batched_tokens_tiers.push_back(tier);
+    });
     if (const auto t = d.find("cuda_graph_size_steps"); t != d.end() && !t->is_null()) {
         if (!t->is_array() || t->empty() || t->size() > 16) throw Error(dp + ".cuda_graph_size_steps", "must be a list of [to, step] pairs");
         p.defaults.cuda_graph_size_steps.clear();
@@ -560,20 +566,16 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     }
     p.defaults.by_tp_max_memory_bytes = bytes_of(d, "mem_fraction_by_tp_max_memory_bytes", dp, 0);
     p.defaults.above_reserve_bytes = bytes_of(d, "mem_fraction_above_reserve_bytes", dp, 0);
-    if (const auto t = d.find("mem_fraction_reserve_tiers"); t != d.end() && !t->is_null()) {
-        if (!t->is_array() || t->size() > 64) throw Error(dp + ".mem_fraction_reserve_tiers", "must be a list of tiers");
-        for (std::size_t i = 0; i < t->size(); ++i) {
-            const std::string tp = dp + ".mem_fraction_reserve_tiers[" + std::to_string(i) + "]";
-            EngineDefaults::ReserveTier tier;
-            tier.below_bytes = bytes_of((*t)[i], "below_memory_bytes", tp, 0);
-            tier.base_bytes = bytes_of((*t)[i], "reserve_bytes", tp, 0);
-            tier.per_tp_bytes = bytes_of((*t)[i], "reserve_bytes_per_tp", tp, 0);
-            tier.min_bytes = bytes_of((*t)[i], "min_reserve_bytes", tp, 0);
-            if (!p.defaults.reserve_tiers.empty() && tier.below_bytes <= p.defaults.reserve_tiers.back().below_bytes)
-                throw Error(tp + ".below_memory_bytes", "tiers must be in ascending order");
-            p.defaults.reserve_tiers.push_back(tier);
-        }
-    }
+    for_each_tier(d, "mem_fraction_reserve_tiers", dp, [&](const json& e, const std::string& tp) {
+        EngineDefaults::ReserveTier tier;
+        tier.below_bytes = bytes_of(e, "below_memory_bytes", tp, 0);
+        tier.base_bytes = bytes_of(e, "reserve_bytes", tp, 0);
+        tier.per_tp_bytes = bytes_of(e, "reserve_bytes_per_tp", tp, 0);
+        tier.min_bytes = bytes_of(e, "min_reserve_bytes", tp, 0);
+        if (!p.defaults.reserve_tiers.empty() && tier.below_bytes <= p.defaults.reserve_tiers.back().below_bytes)
+            throw Error(tp + ".below_memory_bytes", "tiers must be in ascending order");
+        p.defaults.reserve_tiers.push_back(tier);
+    });
     if (p.defaults.max_num_seqs < 1 || p.defaults.max_num_batched_tokens < 1 || p.defaults.block_size_tokens < 1)
         throw Error(dp, "max_num_seqs, max_num_batched_tokens and block_size_tokens must be positive");
     const json& m = member(j, "memory", source);

@@ -116,6 +116,17 @@ BOOST_AUTO_TEST_CASE(malformed_profiles_name_the_field) {
         {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("defaults": {"gpu_memory_utilization": 3})"),
          "gpu_memory_utilization"},
         {"{\"format\": ", "p.json"},
+        {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("defaults": {"cuda_graph_max_batch_tiers": {}})"),
+         "p.json.defaults.cuda_graph_max_batch_tiers"},
+        {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("defaults": {"cuda_graph_max_batch_tiers": [{"below_memory_bytes": 1}]})"),
+         "p.json.defaults.cuda_graph_max_batch_tiers[0]"},
+        {std::string(good).replace(good.find("\"defaults\": {}"), 14,
+                                   R"("defaults": {"max_num_batched_tokens_tiers": [{"below_memory_bytes": 1, "tokens": 8, "from_version": "x.y"}]})"),
+         "max_num_batched_tokens_tiers[0].from_version"},
+        {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("defaults": {"cuda_graph_size_steps": [[2, 8]]})"),
+         "p.json.defaults.cuda_graph_size_steps"},
+        {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("defaults": {"hybrid_allocator_from_version": "soon"})"),
+         "hybrid_allocator_from_version"},
     };
     for (const auto& b : bad) BOOST_TEST(test::throws_naming([&] { parse_engine_profile(b.text, "p.json"); }, b.fragment), b.fragment);
 }
