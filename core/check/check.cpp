@@ -481,36 +481,40 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     else r.unresolved.push_back("scheme: quantization '" + id.quantization + "' of '" + log.model + "' is not mapped to a quantplan scheme");
     id.from["quantization"] = log.quantization ? "log" : "model name";
 
+    // The model's costs at the logged KV format, for what the logged memory says of TP and the GPU.
+    std::optional<SchemeCosts> logged_costs;
+    if (model && scheme && !in.gpus.empty()) {
+        try {
+            logged_costs = scheme_costs(*model, inventory, parse_scheme(*scheme),
+                                        parse_kv_format(kv_name_is_auto(log.kv_cache_dtype.value_or("auto")) ? "auto" : *log.kv_cache_dtype), in.gpus.front());
+        } catch (const Error&) {
+        }
+    }
     // TP where the log prints none (an excerpt of a worker's lines): the TP at which the model's
     // weights per GPU are what a worker logged, else (V0) at which one block's bytes over the
     // swap space give the logged CPU blocks.
     std::optional<std::int64_t> inferred_tp;
     std::string inferred_basis;
-    if (!log.tensor_parallel && model && scheme && !in.gpus.empty() && (log.weights_bytes || log.cpu_blocks)) {
-        try {
-            const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme),
-                                               parse_kv_format(kv_name_is_auto(log.kv_cache_dtype.value_or("auto")) ? "auto" : *log.kv_cache_dtype),
-                                               in.gpus.front());
-            const auto fits = [&](std::int64_t tp, double predicted, double logged, double tolerance) {
-                return model->num_attention_heads % tp == 0 && predicted > 0 && std::abs(logged / predicted - 1.0) <= tolerance;
-            };
-            for (const std::int64_t tp : {1, 2, 4, 8}) {
-                Workload w;
-                w.tensor_parallel = tp;
-                if (log.weights_bytes && fits(tp, static_cast<double>(resident_weight_bytes_per_gpu(c, w)), log.weights_bytes->value, 0.08)) {
-                    if (tp > 1) inferred_tp = tp, inferred_basis = "the logged weights " + log.weights_bytes->as_logged + " per GPU";
-                    break;
-                }
-                const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
-                const double swap = log.swap_space_gib.value_or(4.0) * kGiB;  // V0's EngineArgs.swap_space default: 4 GiB
-                if (!log.weights_bytes && log.cpu_blocks && !has_hybrid_kv_groups(c) &&
-                    fits(tp, std::floor(swap / (static_cast<double>(block) * static_cast<double>(kv_bytes_per_token_per_gpu(c, tp)))), log.cpu_blocks->value, 0.01)) {
-                    if (tp > 1) inferred_tp = tp, inferred_basis = "the logged " + log.cpu_blocks->as_logged + " CPU blocks of " +
-                                                                   (log.swap_space_gib ? "its" : "the default 4 GiB") + " swap space";
-                    break;
-                }
+    if (!log.tensor_parallel && logged_costs && (log.weights_bytes || log.cpu_blocks)) {
+        const SchemeCosts& c = *logged_costs;
+        const auto fits = [&](std::int64_t tp, double predicted, double logged, double tolerance) {
+            return model->num_attention_heads % tp == 0 && predicted > 0 && std::abs(logged / predicted - 1.0) <= tolerance;
+        };
+        for (const std::int64_t tp : {1, 2, 4, 8}) {
+            Workload w;
+            w.tensor_parallel = tp;
+            if (log.weights_bytes && fits(tp, static_cast<double>(resident_weight_bytes_per_gpu(c, w)), log.weights_bytes->value, 0.08)) {
+                if (tp > 1) inferred_tp = tp, inferred_basis = "the logged weights " + log.weights_bytes->as_logged + " per GPU";
+                break;
             }
-        } catch (const Error&) {
+            const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
+            const double swap = log.swap_space_gib.value_or(4.0) * kGiB;  // V0's EngineArgs.swap_space default: 4 GiB
+            if (!log.weights_bytes && log.cpu_blocks && !has_hybrid_kv_groups(c) &&
+                fits(tp, std::floor(swap / (static_cast<double>(block) * static_cast<double>(kv_bytes_per_token_per_gpu(c, tp)))), log.cpu_blocks->value, 0.01)) {
+                if (tp > 1) inferred_tp = tp, inferred_basis = "the logged " + log.cpu_blocks->as_logged + " CPU blocks of " +
+                                                               (log.swap_space_gib ? "its" : "the default 4 GiB") + " swap space";
+                break;
+            }
         }
     }
     if (inferred_tp)
@@ -529,34 +533,29 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         // Without a KV-bytes line, the KV tokens (or blocks) the log prints at the model's bytes per
         // token stand in for the budget's KV share (a model with one kind of attention layer).
         const std::optional<LoggedQuantity> tokens = log.kv_cache_tokens ? log.kv_cache_tokens : log.gpu_blocks;
-        if (!log.kv_cache_bytes && tokens && model && scheme && !in.gpus.empty()) {
-            try {
-                const SchemeCosts c = scheme_costs(*model, inventory, parse_scheme(*scheme),
-                                                   parse_kv_format(kv_name_is_auto(log.kv_cache_dtype.value_or("auto")) ? "auto" : *log.kv_cache_dtype),
-                                                   in.gpus.front());
-                const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
-                const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(block);
-                const std::int64_t attention_layers = c.full_layers + c.sliding_layers;
-                if (!has_hybrid_kv_groups(c)) {
-                    const double bytes = count * static_cast<double>(kv_bytes_per_token_per_gpu(c, log_tp));
-                    kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + (log.kv_cache_tokens ? " tokens" : " blocks") +
-                                                            " at the model's KV bytes per token)",
-                                                 tokens->line};
-                } else if (log.kv_cache_tokens && c.state_layers == 0 && attention_layers > 0 && setup && setup->profile.engine == "vllm" &&
-                           !engine::kv_tokens_logged_as_concurrency(setup->profile.memory, setup->choice.version_asked)) {
-                    // vLLM V1's hybrid allocator logs num_blocks / groups x block tokens; every block
-                    // holds one page per layer of a group, so the cache is tokens x groups x group
-                    // size x one layer's bytes per token (sliding windows: Gemma 3, gpt-oss). Before
-                    // it (V0, V1 below 0.9.1) every layer held every token: groups x size = layers.
+        if (!log.kv_cache_bytes && tokens && logged_costs) {
+            const SchemeCosts& c = *logged_costs;
+            const std::int64_t block = log.block_size_tokens.value_or(setup ? setup->profile.defaults.block_size_tokens : 16);
+            const double count = log.kv_cache_tokens ? tokens->value : tokens->value * static_cast<double>(block);
+            // A cache of one kind of layer holds the model's bytes per token for every token it logs.
+            // vLLM V1's hybrid allocator (sliding windows: Gemma 3, gpt-oss) logs num_blocks / groups x
+            // block tokens, every block a page per layer of a group: tokens x groups x group size x
+            // one layer's bytes per token (below 0.9.1 every layer held every token, as one kind).
+            const std::int64_t attention_layers = c.full_layers + c.sliding_layers;
+            const bool sliding_log = has_hybrid_kv_groups(c) && log.kv_cache_tokens && c.state_layers == 0 && attention_layers > 0 && setup &&
+                                     setup->profile.engine == "vllm" &&
+                                     !engine::kv_tokens_logged_as_concurrency(setup->profile.memory, setup->choice.version_asked);
+            if (!has_hybrid_kv_groups(c) || sliding_log) {
+                double per_token = static_cast<double>(kv_bytes_per_token_per_gpu(c, log_tp));
+                std::string how = " at the model's KV bytes per token";
+                if (sliding_log && engine::kv_groups_priced(c, setup->profile, setup->choice.version_asked)) {
                     const HybridKvGroups g = hybrid_kv_groups(c);
-                    const bool grouped = engine::kv_groups_priced(c, setup->profile, setup->choice.version_asked);
-                    const double per_layer = static_cast<double>(kv_bytes_per_token_per_gpu(c, log_tp)) / static_cast<double>(attention_layers);
-                    const double bytes = count * static_cast<double>(grouped ? g.groups() * g.group_size : attention_layers) * per_layer;
-                    kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + " tokens over " + std::to_string(g.groups()) +
-                                                            " groups of " + std::to_string(g.group_size) + " layers)",
-                                                 tokens->line};
+                    per_token = per_token / static_cast<double>(attention_layers) * static_cast<double>(g.groups() * g.group_size);
+                    how = " over " + std::to_string(g.groups()) + " groups of " + std::to_string(g.group_size) + " layers";
                 }
-            } catch (const Error&) {
+                const double bytes = count * per_token;
+                kv_estimate = LoggedQuantity{bytes, gib(bytes) + " (" + tokens->as_logged + (log.kv_cache_tokens ? " tokens" : " blocks") + how + ")",
+                                             tokens->line};
             }
         }
         identify_gpu(log, in, r, gpu, setup && setup->profile.memory.rule == engine::BudgetRule::UtilizationOfTotal ? setup->profile.defaults.gpu_memory_utilization : 0.0,

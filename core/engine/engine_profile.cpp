@@ -66,10 +66,10 @@ void for_each_tier(const json& d, const char* key, const std::string& dp, Each e
     for (std::size_t i = 0; i < t->size(); ++i) each((*t)[i], dp + "." + key + "[" + std::to_string(i) + "]");
 }
 
-// A tier's from_version (empty: every version), checked to parse.
-std::string tier_version(const json& e, const std::string& path) {
-    std::string v = text_of(e, "from_version", path, false);
-    if (!v.empty()) parse_engine_version(v, path + ".from_version");
+// An optional engine version `key` of `j` ("" when absent), checked to parse.
+std::string version_of(const json& j, const char* key, const std::string& path) {
+    std::string v = text_of(j, key, path, false);
+    if (!v.empty()) parse_engine_version(v, path + "." + key);
     return v;
 }
 
@@ -431,6 +431,10 @@ bool native_sampler_in_profile(const MemoryRules& m, std::string_view version) {
            (m.native_sampler_below_version.empty() || version_below(version, m.native_sampler_below_version));
 }
 
+bool hybrid_allocator_at(const EngineDefaults& d, std::string_view version) {
+    return !d.hybrid_allocator_from_version.empty() && !version_below(version, d.hybrid_allocator_from_version);
+}
+
 bool kv_tokens_logged_as_concurrency(const MemoryRules& m, std::string_view version) {
     if (m.kv_tokens_logged_as_concurrency_from.empty()) return false;
     return version.empty() || !version_below(version, m.kv_tokens_logged_as_concurrency_from);
@@ -502,7 +506,7 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
         tier.below_bytes = bytes_of(e, "below_memory_bytes", tp, 0);
         tier.max_batch = count_of(e, "max_batch", tp, 0);
         tier.max_batch_tp4 = count_of(e, "max_batch_tp4", tp, tier.max_batch);
-        tier.from_version = tier_version(e, tp);
+        tier.from_version = version_of(e, "from_version", tp);
         if (tier.below_bytes == 0 || tier.max_batch <= 0 || tier.max_batch_tp4 <= 0) throw Error(tp, "needs below_memory_bytes and a positive max_batch");
         p.defaults.cuda_graph_max_batch_tiers.push_back(tier);
     });
@@ -510,7 +514,7 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
         EngineDefaults::TokensTier tier;
         tier.below_bytes = bytes_of(e, "below_memory_bytes", tp, 0);
         tier.tokens = count_of(e, "tokens", tp, 0);
-        tier.from_version = tier_version(e, tp);
+        tier.from_version = version_of(e, "from_version", tp);
         if (tier.below_bytes == 0 || tier.tokens <= 0) throw Error(tp, "needs below_memory_bytes and a positive tokens");
         p.defaults.max_num_batched_tokens_tiers.push_back(tier);
     });
@@ -527,23 +531,17 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.defaults.host_overlaps_gpu = flag_of(d, "host_overlaps_gpu", dp, false);
     p.defaults.host_overlaps_gpu_from = text_of(d, "host_overlaps_gpu_from", dp, false);
     p.defaults.cuda_graph_max_seq_len = count_of(d, "cuda_graph_max_seq_len", dp, 0);
-    p.defaults.awq_marlin_from_version = text_of(d, "awq_marlin_from_version", dp, false);
-    if (!p.defaults.awq_marlin_from_version.empty()) parse_engine_version(p.defaults.awq_marlin_from_version, dp + ".awq_marlin_from_version");
-    p.defaults.modelopt_kv_auto_from_version = text_of(d, "modelopt_kv_auto_from_version", dp, false);
-    if (!p.defaults.modelopt_kv_auto_from_version.empty())
-        parse_engine_version(p.defaults.modelopt_kv_auto_from_version, dp + ".modelopt_kv_auto_from_version");
+    p.defaults.awq_marlin_from_version = version_of(d, "awq_marlin_from_version", dp);
+    p.defaults.modelopt_kv_auto_from_version = version_of(d, "modelopt_kv_auto_from_version", dp);
     // Absent: vLLM applies the window, SGLang does not (as every bundled profile says).
     p.defaults.model_wide_sliding_window = flag_of(d, "model_wide_sliding_window", dp, p.engine == "vllm");
-    p.defaults.hybrid_allocator_from_version = text_of(d, "hybrid_allocator_from_version", dp, false);
-    if (!p.defaults.hybrid_allocator_from_version.empty())
-        parse_engine_version(p.defaults.hybrid_allocator_from_version, dp + ".hybrid_allocator_from_version");
+    p.defaults.hybrid_allocator_from_version = version_of(d, "hybrid_allocator_from_version", dp);
     if (const auto c = d.find("auto_chunked_prefill"); c != d.end() && !c->is_null()) {
         const std::string cp = dp + ".auto_chunked_prefill";
         p.defaults.auto_chunked_above_max_model_len = count_of(*c, "above_max_model_len", cp, 0);
         p.defaults.chunked_prefill_tokens = count_of(*c, "max_num_batched_tokens", cp, 0);
         p.defaults.chunked_prefill_tokens_before = count_of(*c, "max_num_batched_tokens_before", cp, 0);
-        p.defaults.chunked_prefill_tokens_from = text_of(*c, "from_version", cp, false);
-        if (!p.defaults.chunked_prefill_tokens_from.empty()) parse_engine_version(p.defaults.chunked_prefill_tokens_from, cp + ".from_version");
+        p.defaults.chunked_prefill_tokens_from = version_of(*c, "from_version", cp);
     }
     if (const auto t = d.find("mem_fraction_static_by_tp"); t != d.end()) {
         if (!t->is_array() || t->size() > 64) throw Error(dp + ".mem_fraction_static_by_tp", "must be a list of [min_tp, fraction] pairs");
@@ -588,15 +586,9 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
     p.memory.sampler_in_profile = flag_of(m, "sampler_in_profile", mp, true);
     p.memory.cuda_graph_counted = flag_of(m, "cuda_graph_counted", mp, false);
     p.memory.native_sampler_bytes_per_logit = number_of(m, "native_sampler_bytes_per_logit", mp, 0.0, 0, 1000);
-    p.memory.native_sampler_from_version = text_of(m, "native_sampler_from_version", mp, false);
-    if (!p.memory.native_sampler_from_version.empty())
-        parse_engine_version(p.memory.native_sampler_from_version, mp + ".native_sampler_from_version");
-    p.memory.native_sampler_below_version = text_of(m, "native_sampler_below_version", mp, false);
-    if (!p.memory.native_sampler_below_version.empty())
-        parse_engine_version(p.memory.native_sampler_below_version, mp + ".native_sampler_below_version");
-    p.memory.kv_tokens_logged_as_concurrency_from = text_of(m, "kv_tokens_logged_as_concurrency_from", mp, false);
-    if (!p.memory.kv_tokens_logged_as_concurrency_from.empty())
-        parse_engine_version(p.memory.kv_tokens_logged_as_concurrency_from, mp + ".kv_tokens_logged_as_concurrency_from");
+    p.memory.native_sampler_from_version = version_of(m, "native_sampler_from_version", mp);
+    p.memory.native_sampler_below_version = version_of(m, "native_sampler_below_version", mp);
+    p.memory.kv_tokens_logged_as_concurrency_from = version_of(m, "kv_tokens_logged_as_concurrency_from", mp);
     // Starting values before any fit (the fit file replaces them).
     p.memory = parse_memory_values(m, mp, p.memory);
     return p;

@@ -208,6 +208,9 @@ struct MemoryRules {
 // log showed it): MemoryRules::native_sampler, else the versions from native_sampler_from_version
 // to below native_sampler_below_version ("" for the newest counts as the newest the profile covers).
 bool native_sampler_in_profile(const MemoryRules& m, std::string_view version);
+// Whether this engine version pages by layer group (vLLM's hybrid allocator,
+// hybrid_allocator_from_version on; an empty version: the profile's newest).
+bool hybrid_allocator_at(const EngineDefaults& d, std::string_view version);
 // Whether this version logs its KV token count as max concurrency x max_model_len (an empty version:
 // the profile's newest).
 bool kv_tokens_logged_as_concurrency(const MemoryRules& m, std::string_view version);

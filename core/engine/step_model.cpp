@@ -5,8 +5,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
-
 namespace quantplan::engine {
 namespace {
 
@@ -300,19 +298,9 @@ double sglang_mem_fraction_static(const EngineProfile& p, std::uint64_t memory, 
     return 0.88;
 }
 
-bool hybrid_kv_allocator(const EngineProfile& p, std::string_view version) {
-    if (p.engine != "vllm" || p.defaults.hybrid_allocator_from_version.empty()) return false;
-    if (version.empty()) return true;  // the profile's newest
-    try {
-        return compare_versions(parse_engine_version(version, "version"), parse_engine_version(p.defaults.hybrid_allocator_from_version, "version")) >= 0;
-    } catch (const Error&) {
-        return true;
-    }
-}
-
 bool kv_groups_priced(const SchemeCosts& c, const EngineProfile& p, std::string_view version) {
     if (!has_hybrid_kv_groups(c) || p.engine != "vllm" || p.defaults.hybrid_allocator_from_version.empty()) return false;
-    return hybrid_kv_allocator(p, version) || (c.full_layers == 0 && c.state_layers == 0);
+    return hybrid_allocator_at(p.defaults, version) || (c.full_layers == 0 && c.state_layers == 0);
 }
 
 Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,

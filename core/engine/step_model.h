@@ -132,9 +132,6 @@ PrefillResult engine_prefill_step(const StepLookups& lookups, const SchemeCosts&
 PrefillResult engine_prefill(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                              const Workload& w, std::int64_t prompt_tokens);
 
-// Whether the profile's engine keeps sliding-window layers to their window (vLLM V1's hybrid
-// KV-cache manager, 0.9.1 on; the V1 profiles). vLLM V0 and SGLang: every layer holds every token.
-bool hybrid_kv_allocator(const EngineProfile& profile, std::string_view version);
 // Whether this engine version pages `costs`' cache by layer group (sliding windows holding their
 // window, a Mamba state a block): vLLM's hybrid allocator, and before it (V1 below 0.9.1) a
 // model-wide window, whose one kind of layer needs no grouping; a model of mixed sliding and full

@@ -534,7 +534,8 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     w.batch = batch;
     const PrefillResult pre = engine::engine_prefill(res->costs, res->model, res->gpu, setup, w, in_tokens * batch);
     const std::int64_t mid_context = in_tokens + out_tokens / 2;
-    const engine::EngineStep step = engine::engine_decode_step(res->costs, res->model, res->gpu, setup, w, batch, mid_context);
+    const engine::StepLookups lookups = engine::resolve_step_lookups(res->costs, res->model, res->gpu, setup, w);
+    const engine::EngineStep step = engine::engine_decode_step(lookups, res->costs, res->model, res->gpu, setup, w, batch, mid_context);
     if (step.linear_coverage != "gpu")
         o.note += (o.note.empty() ? "" : "; ") + std::string("linear kernels priced from the ") + std::string(step.linear_coverage) + " curve";
     const double decode_steps = d(out_tokens - 1);
@@ -575,8 +576,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     // beyond the captured sizes in every engine, so the fitted prefill scales and per-layer cost
     // already hold their launches.
     // A batch above the largest captured one runs every decode step eager.
-    const bool batch_eager = batch > engine::cuda_graph_max_batch_for(setup.profile.defaults, res->gpu.memory_usable_bytes, w.tensor_parallel,
-                                                                      setup.choice.version_asked, w.engine.max_num_batched_tokens);
+    const bool batch_eager = batch > lookups.graph_max_batch;
     if (r.metric == Metric::TpotS || r.metric == Metric::ItlS) {
         if (step.eager) p.eager_steps = 1;
     } else if (r.metric != Metric::TtftS && r.metric != Metric::PrefillS) {
