@@ -16,11 +16,11 @@
 #include "app/commands.h"
 #include "app/data_paths.h"
 #include "app/headless.h"
-#include "core/atomic_file.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/text_file.h"
 #include "core/check/check.h"
 #include "core/check/log_corpus.h"
-#include "core/error.h"
-#include "core/text_file.h"
 
 namespace quantplan::app {
 namespace {

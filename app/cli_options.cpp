@@ -5,8 +5,8 @@
 #include <functional>
 #include <map>
 
-#include "core/error.h"
-#include "core/roofline.h"
+#include "core/base/error.h"
+#include "core/roofline/roofline.h"
 
 namespace quantplan::app {
 namespace {

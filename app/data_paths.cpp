@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 #if defined(__linux__)
 #include <unistd.h>

@@ -11,12 +11,12 @@
 
 #include "app/commands.h"
 #include "app/data_paths.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 #include "core/check/bench_result.h"
 #include "core/check/check.h"
 #include "core/fidelity/fit.h"
-#include "core/gpu.h"
+#include "core/hardware/gpu.h"
 
 namespace quantplan::app {
 namespace {

@@ -17,7 +17,7 @@
 #include <QtWidgets/QMessageBox>
 
 #include "app/data_paths.h"
-#include "core/error.h"
+#include "core/base/error.h"
 #include "ui/window/main_window.h"
 #endif
 

@@ -10,15 +10,15 @@
 #include "app/commands.h"
 #include "app/data_paths.h"
 #include "app/scenario.h"
-#include "core/atomic_file.h"
-#include "core/calibration.h"
-#include "core/text_file.h"
-#include "core/measured_overlay.h"
-#include "core/error.h"
-#include "core/fidelity/fit.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/text_file.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/errorsim/errorsim_json.h"
-#include "core/model_config_json.h"
-#include "core/report_json.h"
+#include "core/fidelity/fit.h"
+#include "core/hardware/calibration.h"
+#include "core/plan/measured_overlay.h"
+#include "core/report/report_json.h"
 
 namespace quantplan::app {
 namespace {

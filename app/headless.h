@@ -7,9 +7,9 @@
 #include "app/cli_options.h"
 #include <optional>
 
-#include "core/calibration.h"
 #include "core/errorsim/errorsim_request.h"
-#include "core/plan.h"
+#include "core/hardware/calibration.h"
+#include "core/plan/plan.h"
 
 namespace quantplan::app {
 

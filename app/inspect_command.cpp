@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "app/commands.h"
-#include "app/headless.h"
 #include "app/data_paths.h"
-#include "core/atomic_file.h"
+#include "app/headless.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 #include "core/checkpoint/inspect_json.h"
-#include "core/error.h"
 
 namespace quantplan::app {
 namespace {

@@ -6,7 +6,7 @@
 #include "app/cli_options.h"
 #include "app/commands.h"
 #include "app/headless.h"
-#include "core/error.h"
+#include "core/base/error.h"
 
 int main(int argc, char** argv) {
     using namespace quantplan;

@@ -8,7 +8,7 @@
 #include "app/commands.h"
 #include "app/headless.h"
 #include "app/scenario.h"
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/errorsim/errorsim_request.h"
 #include "ui/report/report.h"
 #include "ui/report/report_folder.h"

@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/roofline.h"
+#include "core/base/error.h"
+#include "core/roofline/roofline.h"
 
 namespace quantplan::app {
 namespace {

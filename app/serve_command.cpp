@@ -10,18 +10,18 @@
 #include <set>
 
 #include "app/commands.h"
+#include "app/data_paths.h"
 #include "app/headless.h"
 #include "app/scenario.h"
 #include "app/text_table.h"
-#include "core/atomic_file.h"
-#include "core/decision.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/text_file.h"
 #include "core/engine/step_model.h"
-#include "core/error.h"
-#include "core/report_json.h"
+#include "core/report/report_json.h"
+#include "core/roofline/decision.h"
 #include "core/serve/capacity_plan.h"
 #include "core/serve/gpu_prices.h"
-#include "core/text_file.h"
-#include "app/data_paths.h"
 
 namespace quantplan::app {
 namespace {

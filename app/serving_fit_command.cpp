@@ -8,10 +8,10 @@
 
 #include "app/commands.h"
 #include "app/data_paths.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 #include "core/fidelity/serving_fit.h"
-#include "core/gpu.h"
+#include "core/hardware/gpu.h"
 
 namespace quantplan::app {
 namespace {

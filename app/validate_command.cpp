@@ -17,11 +17,11 @@
 
 #include "app/cli_options.h"
 #include "app/data_paths.h"
-#include "core/atomic_file.h"
-#include "core/calibration.h"
-#include "core/error.h"
-#include "core/gpu.h"
-#include "core/model_config_json.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/checkpoint/model_config_json.h"
+#include "core/hardware/calibration.h"
+#include "core/hardware/gpu.h"
 #include "kernels/cuda_check.h"
 #include "kernels/validation.h"
 #endif

@@ -11,9 +11,9 @@
 
 #include <QtWidgets/QApplication>
 
+#include "core/checkpoint/model_config_json.h"
 #include "core/engine/step_model.h"
-#include "core/model_config_json.h"
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "ui/window/background_job.h"
 #include "ui/window/capacity_panel.h"
 

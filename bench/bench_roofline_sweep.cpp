@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/model_config_json.h"
-#include "core/plan.h"
-#include "core/sweep.h"
+#include "core/checkpoint/model_config_json.h"
+#include "core/plan/plan.h"
+#include "core/plan/sweep.h"
 
 using namespace quantplan;
 using Clock = std::chrono::steady_clock;

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/checkpoint/model_config_json.h"
 #include "core/engine/step_model.h"
-#include "core/model_config_json.h"
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "core/serve/capacity.h"
 
 using namespace quantplan;

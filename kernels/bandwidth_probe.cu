@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "kernels/cuda_check.h"
 #include "kernels/numeric.h"
 

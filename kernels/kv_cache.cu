@@ -40,7 +40,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "kernels/cuda_check.h"
 #include "kernels/numeric.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan::kernels {
 namespace {

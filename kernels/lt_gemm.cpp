@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "kernels/w8a8_gemm.h"
 
 namespace quantplan::kernels {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan::kernels {
 

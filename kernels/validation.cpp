@@ -10,7 +10,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "kernels/bandwidth_probe.h"
 #include "kernels/cuda_check.h"
 #include "kernels/kv_cache.h"
@@ -934,7 +934,7 @@ std::vector<ValidationTiming> run_timings(const ValidationConfig& c, const Devic
     CudaStream s;
     // Coarse batches (1, 8, 64, 512, 4096: powers of 8) for every shape first, then the rest: a
     // time budget that runs out still leaves every shape timed at the same batches, and a measured
-    // decode step needs all of a block's linears at one batch (core/measured_overlay.h).
+    // decode step needs all of a block's linears at one batch (core/plan/measured_overlay.h).
     std::vector<std::int64_t> coarse, fine;
     for (const std::int64_t m : c.batches) {
         const bool power_of_8 = m > 0 && (m & (m - 1)) == 0 && std::countr_zero(static_cast<std::uint64_t>(m)) % 3 == 0;

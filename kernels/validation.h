@@ -2,7 +2,7 @@
 // The GPU half of `quantplan --validate` and of the GPU tests: identify the device, check every
 // kernel against its host reference, and time every kernel (CUDA events, warm-up, L2 flushed
 // before each repeat, median of repeats). Results are plain structs; the app turns them into a
-// calibration file with core/calibration.h (kernels does not depend on core's planner).
+// calibration file with core/hardware/calibration.h (kernels does not depend on core's planner).
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -48,7 +48,7 @@ struct ValidationCheck {
 
 // One timed measurement (median over repeats).
 struct ValidationTiming {
-    std::string kernel;        // a core/calibration.h kernel name
+    std::string kernel;        // a core/hardware/calibration.h kernel name
     std::string shape;
     std::int64_t batch = 0;
     std::int64_t n = 0;

@@ -43,7 +43,7 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan::kernels {
 namespace {

@@ -22,7 +22,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "kernels/cuda_check.h"
 #include "kernels/w8a8_reference.h"
 

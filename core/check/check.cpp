@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint/json_guard.h"
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/checkpoint/quant_config.h"
 #include "core/engine/step_model.h"
-#include "core/error.h"
-#include "core/model_config_json.h"
-#include "core/plan.h"
-#include "core/roofline.h"
+#include "core/plan/plan.h"
+#include "core/roofline/roofline.h"
 #include "core/serve/capacity.h"
 
 namespace quantplan::check {

@@ -16,7 +16,7 @@
 #include "core/check/bench_result.h"
 #include "core/check/startup_log.h"
 #include "core/engine/engine_profile.h"
-#include "core/gpu.h"
+#include "core/hardware/gpu.h"
 
 namespace quantplan::check {
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/stats.h"
+#include "core/base/error.h"
+#include "core/base/stats.h"
 
 namespace quantplan::check {
 namespace {

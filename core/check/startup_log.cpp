@@ -9,7 +9,7 @@
 #include <regex>
 #include <set>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan::check {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint/json_guard.h"
-#include "core/error.h"
-#include "core/model_config_json.h"
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
+#include "core/checkpoint/model_config_json.h"
 
 namespace quantplan {
 namespace {

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "core/bytes.h"
 #include "core/checkpoint/quant_config.h"
 #include "core/checkpoint/safetensors.h"
-#include "core/engines/engine_registry.h"
-#include "core/gpu.h"
-#include "core/model.h"
+#include "core/hardware/gpu.h"
+#include "core/model/model.h"
+#include "core/quant_methods/registry.h"
+#include "core/scheme/bytes.h"
 
 namespace quantplan {
 

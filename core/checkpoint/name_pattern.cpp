@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan {
 namespace {

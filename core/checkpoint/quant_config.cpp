@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint/json_guard.h"
-#include "core/error.h"
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
 
 namespace quantplan {
 namespace {
@@ -545,7 +545,7 @@ void parse_modelopt(QuantizationConfig& c, const Json& root, const std::string& 
     // Routers stay in the model dtype whatever the exclusion list says: ModelOpt's default
     // configuration disables "*router*" and "*mlp.gate.*" without writing them into the list
     // (nvidia/Qwen3.5-122B-A10B-NVFP4's names no router, and its published size counts them in
-    // bf16: tests/core/tst_roofline.cpp).
+    // bf16: tests/core/roofline/tst_roofline.cpp).
     set_eligible(c, {TensorRole::AttentionLinear, TensorRole::MlpLinear, TensorRole::ExpertLinear, TensorRole::SharedExpertLinear,
                      TensorRole::LmHead});
     // hf_quant_config.json names the exclusions exclude_modules; config.json's flat form, ignore

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/checkpoint/name_pattern.h"
-#include "core/model.h"
-#include "core/scheme.h"
+#include "core/model/model.h"
+#include "core/scheme/scheme.h"
 
 namespace quantplan {
 

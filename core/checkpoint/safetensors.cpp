@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint/json_guard.h"
-#include "core/error.h"
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
 
 namespace quantplan {
 namespace {

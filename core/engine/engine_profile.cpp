@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint/json_guard.h"
-#include "core/error.h"
-#include "core/text_file.h"
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
+#include "core/base/text_file.h"
 
 namespace quantplan::engine {
 namespace {

@@ -16,7 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/scheme.h"
+#include "core/roofline/evidence.h"
+#include "core/scheme/scheme.h"
 
 namespace quantplan::engine {
 
@@ -429,26 +430,9 @@ inline constexpr std::int64_t kMinBandPoints = 5;
 // The band for `engine` x `family` x `figure` with those fallbacks; nullopt when the class has none.
 std::optional<Band> find_band(const std::vector<Band>& bands, const std::string& engine, const std::string& family, FigureClass figure);
 
-// A corpus point as the fit file keeps it, so a plan can show the measurements nearest to it
-// without reading the corpus: what was measured where, and what the fit predicts for it.
-struct EvidencePoint {
-    std::string id;            // the corpus record
-    std::string metric;        // corpus metric name
-    std::string engine;        // "vllm", "sglang"
-    std::string engine_version;
-    std::string family;        // scheme family
-    std::string gpu;           // GPU id
-    std::string arch;          // its compute capability ("sm_90")
-    std::string model;         // bundled model name
-    std::string model_type;    // config.json model_type ("qwen3", "llama")
-    std::string scheme;        // quantplan scheme name
-    std::int64_t batch = 1;
-    std::int64_t input_tokens = 0;
-    std::int64_t output_tokens = 0;
-    double measured = 0;       // SI units (tokens/s, seconds, tokens)
-    double fitted = 0;         // the fit's prediction for it
-    double loo = 0;            // the same with the point left out
-};
+// EvidencePoint (a corpus point as the fit file keeps it) is defined with the plans that show it
+// (core/roofline/evidence.h), so that the roofline needs nothing of the engine profiles.
+using quantplan::EvidencePoint;
 
 // The points of `points` nearest to a plan of `model` (its `model_type`) on `gpu_id` / `arch` with
 // scheme family `family` and engine `engine`, at most `max_points`, nearest first: same model,

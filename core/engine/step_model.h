@@ -17,9 +17,9 @@
 
 #include "core/engine/engine_profile.h"
 #include "core/engine/prefill_chunk.h"
-#include "core/gpu.h"
-#include "core/model.h"
-#include "core/roofline.h"
+#include "core/hardware/gpu.h"
+#include "core/model/model.h"
+#include "core/roofline/roofline.h"
 
 namespace quantplan::engine {
 

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
+#include "core/base/error.h"
+#include "core/base/stats.h"
 #include "core/errorsim/gptq.h"
 #include "core/errorsim/layer_data.h"
 #include "core/errorsim/methods.h"
 #include "core/errorsim/parallelism.h"
 #include "core/errorsim/quantizer.h"
-#include "core/stats.h"
 
 namespace quantplan::errorsim {
 namespace {

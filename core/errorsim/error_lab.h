@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/scheme.h"
+#include "core/base/dtype.h"
+#include "core/scheme/scheme.h"
 
 namespace quantplan::errorsim {
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/errorsim/quantizer.h"
 
 namespace quantplan::errorsim {
@@ -260,7 +260,7 @@ ErrorsimReport run_errorsim(const ErrorsimRequest& request) {
             }
         }
     }
-    // The KV formats of core/scheme.h's parse_kv_format, with the layer's outliers and seed.
+    // The KV formats of core/scheme/scheme.h's parse_kv_format, with the layer's outliers and seed.
     const struct {
         const char* name;
         DType format;

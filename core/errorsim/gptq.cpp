@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan::errorsim {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/errorsim/error_lab.h"
 #include "core/errorsim/quantizer.h"
 #include "core/errorsim/rng.h"
@@ -78,7 +78,7 @@ KvLabResult run_kv_lab(const KvLabConfig& c) {
     r.relative_error = norm2 > 0.0 ? std::sqrt((q - x).cast<double>().squaredNorm() / norm2) : 0.0;
     r.effective_bits = effective_bits(grid, layout);
     if (c.per_token_head && grid.is_integer() && !grid.symmetric)
-        r.effective_bits += (16.0 - grid.bits) / static_cast<double>(d);  // the zero point is stored as fp16 (core/scheme.h)
+        r.effective_bits += (16.0 - grid.bits) / static_cast<double>(d);  // the zero point is stored as fp16 (core/scheme/scheme.h)
     std::vector<double> ordinary;
     for (std::int64_t j = 0; j < cols; ++j) {
         if (sign[static_cast<std::size_t>(j)] != 0.0) continue;

@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/errorsim/layer_data.h"
 #include "core/errorsim/parallelism.h"
 #include "core/errorsim/rng.h"

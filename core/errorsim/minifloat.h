@@ -13,7 +13,7 @@
 //   e8m0 (scale)  8         0     127     2^127        no      0xFF, value 2^(code-127), no sign
 #include <cstdint>
 
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 
 namespace quantplan::errorsim {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan::errorsim {
 namespace {

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
+#include "core/base/dtype.h"
 #include "core/errorsim/minifloat.h"
-#include "core/scheme.h"
+#include "core/scheme/scheme.h"
 
 namespace quantplan::errorsim {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/base/error.h"
 #include "core/checkpoint/safetensors.h"
-#include "core/error.h"
 #include "core/errorsim/error_lab.h"
 #include "core/errorsim/minifloat.h"
 

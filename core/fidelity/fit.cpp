@@ -10,10 +10,10 @@
 
 #include <Eigen/Dense>
 
+#include "core/base/error.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/engine/step_model.h"
-#include "core/error.h"
-#include "core/model_config_json.h"
-#include "core/roofline.h"
+#include "core/roofline/roofline.h"
 
 namespace quantplan::fidelity {
 namespace {
@@ -945,7 +945,7 @@ engine::KernelEfficiencies calibrated_kernels(const engine::KernelEfficiencies& 
     for (const KernelMeasurement& m : c.measurements) {
         const auto f = kFamilies.find(m.kernel);
         if (f == kFamilies.end() || !(m.measured_time_s > 0) || m.bytes == 0) continue;
-        KernelSample s{gpu.id, gpu.compute_capability, f->second, std::max<std::int64_t>(m.batch, 1), 0.0, d(m.bytes), m.measured_time_s, "calibration"};
+        KernelSample s{gpu.id, gpu.compute_capability, f->second, std::max<std::int64_t>(m.batch, 1), 0.0, d(m.bytes), m.measured_time_s, "calibration", ""};
         if (f->second != KernelFamily::AttentionBf16 && f->second != KernelFamily::AttentionFp8) {
             const double peak = matmul_peak_flop_per_s(gpu, family_matmul(f->second));
             if (peak <= 0) continue;

@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "core/calibration.h"
 #include "core/engine/engine_profile.h"
 #include "core/fidelity/corpus.h"
-#include "core/gpu.h"
+#include "core/hardware/calibration.h"
+#include "core/hardware/gpu.h"
 
 namespace quantplan::fidelity {
 

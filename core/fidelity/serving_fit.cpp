@@ -7,14 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/error.h"
+#include "core/base/stats.h"
+#include "core/base/text_file.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/engine/step_model.h"
-#include "core/error.h"
 #include "core/fidelity/corpus.h"
-#include "core/model_config_json.h"
-#include "core/roofline.h"
+#include "core/roofline/roofline.h"
 #include "core/serve/capacity.h"
-#include "core/stats.h"
-#include "core/text_file.h"
 
 namespace quantplan::fidelity {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/engine/engine_profile.h"
-#include "core/gpu.h"
+#include "core/hardware/gpu.h"
 
 namespace quantplan::fidelity {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/text_file.h"
+#include "core/base/error.h"
+#include "core/base/text_file.h"
 
 namespace quantplan::serve {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/decision.h"
+#include "core/base/error.h"
 #include "core/engine/step_model.h"
-#include "core/error.h"
+#include "core/roofline/decision.h"
 
 #include <nlohmann/json.hpp>
 

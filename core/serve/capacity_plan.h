@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "core/serve/capacity.h"
 
 namespace quantplan::serve {

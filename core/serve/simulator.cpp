@@ -5,7 +5,7 @@
 #include <deque>
 #include <limits>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace quantplan::serve {
 namespace {

@@ -24,10 +24,10 @@
 #include "app/cli_options.h"
 #include "app/commands.h"
 #include "app/headless.h"
-#include "core/atomic_file.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/text_file.h"
 #include "core/engine/engine_profile.h"
-#include "core/error.h"
-#include "core/text_file.h"
 #include "tests/core/test_support.h"
 #include "tests/support/synthetic_calibration.h"
 

@@ -4,9 +4,9 @@
 #include <functional>
 #include <string>
 
-#include "core/error.h"
-#include "core/gpu.h"
-#include "core/model_config_json.h"
+#include "core/base/error.h"
+#include "core/checkpoint/model_config_json.h"
+#include "core/hardware/gpu.h"
 
 namespace quantplan::test {
 

@@ -4,15 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
 #include "core/check/bench_result.h"
 #include "core/check/startup_log.h"
 #include "core/checkpoint/inspector.h"
-#include "core/checkpoint/json_guard.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/checkpoint/name_pattern.h"
 #include "core/checkpoint/quant_config.h"
 #include "core/checkpoint/safetensors.h"
-#include "core/error.h"
-#include "core/model_config_json.h"
 #include "core/serve/capacity.h"
 #include "core/serve/gpu_prices.h"
 

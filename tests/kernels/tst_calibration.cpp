@@ -1,4 +1,4 @@
-// Calibration files (core/calibration.h): the roofline prediction of a kernel measurement, the fit
+// Calibration files (core/hardware/calibration.h): the roofline prediction of a kernel measurement, the fit
 // of the `measured` profile (recovering known factors from synthetic measurements), the JSON round
 // trip and its refusals, and the matching of a CUDA device to a bundled GPU profile.
 #include <cmath>
@@ -10,10 +10,10 @@
 #include <boost/test/unit_test.hpp>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
-#include "core/calibration.h"
-#include "core/error.h"
-#include "core/gpu.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/hardware/calibration.h"
+#include "core/hardware/gpu.h"
 
 using namespace quantplan;
 

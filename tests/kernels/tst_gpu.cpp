@@ -12,8 +12,8 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "core/calibration.h"
-#include "core/error.h"
+#include "core/base/error.h"
+#include "core/hardware/calibration.h"
 #include "kernels/kv_cache.h"
 #include "kernels/validation.h"
 #include "kernels/w4a16_gemm.h"

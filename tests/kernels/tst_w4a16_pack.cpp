@@ -11,7 +11,7 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "kernels/reference.h"
 #include "kernels/w4a16_pack.h"
 

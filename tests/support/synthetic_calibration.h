@@ -8,9 +8,9 @@
 #include <map>
 #include <string>
 
-#include "core/calibration.h"
-#include "core/gpu.h"
-#include "core/model.h"
+#include "core/hardware/calibration.h"
+#include "core/hardware/gpu.h"
+#include "core/model/model.h"
 
 namespace quantplan::test {
 

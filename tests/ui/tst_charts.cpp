@@ -22,8 +22,8 @@
 
 #include "app/cli_options.h"
 #include "app/headless.h"
-#include "core/sweep.h"
-#include "core/measured_overlay.h"
+#include "core/plan/measured_overlay.h"
+#include "core/plan/sweep.h"
 #include "tests/support/synthetic_calibration.h"
 #include "ui/charts/charts.h"
 

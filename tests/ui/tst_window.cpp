@@ -47,17 +47,17 @@
 #include <QtWidgets/QTextBrowser>
 #include <QtWidgets/QToolBar>
 
-#include "core/atomic_file.h"
+#include "core/base/atomic_file.h"
+#include "core/base/text_file.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/checkpoint/safetensors.h"
 #include "core/errorsim/errorsim_request.h"
-#include "core/model_config_json.h"
-#include "core/sweep.h"
-#include "core/text_file.h"
+#include "core/plan/sweep.h"
 #include "tests/support/synthetic_calibration.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
-#include "ui/window/chart_view.h"
 #include "ui/window/capacity_panel.h"
+#include "ui/window/chart_view.h"
 #include "ui/window/checkpoint_panel.h"
 #include "ui/window/controls_panel.h"
 #include "ui/window/crossover_panel.h"

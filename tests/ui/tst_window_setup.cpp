@@ -22,12 +22,12 @@
 #include <QtWidgets/QSlider>
 #include <QtWidgets/QSpinBox>
 
+#include "core/base/error.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/checkpoint/safetensors.h"
 #include "core/engine/engine_profile.h"
-#include "core/error.h"
 #include "core/errorsim/errorsim_request.h"
-#include "core/model_config_json.h"
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "ui/window/background_job.h"
 #include "ui/window/checkpoint_scan.h"
 #include "ui/window/error_panel.h"

@@ -10,8 +10,8 @@
 #include <QtSvg/QSvgGenerator>
 #include <QtWidgets/QGraphicsScene>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 #include "ui/charts/charts.h"
 
 namespace quantplan::ui {

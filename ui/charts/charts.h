@@ -21,10 +21,10 @@
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 
-#include "core/measured_overlay.h"
-#include "core/plan.h"
+#include "core/plan/measured_overlay.h"
+#include "core/plan/plan.h"
+#include "core/plan/sweep.h"
 #include "core/serve/capacity_plan.h"
-#include "core/sweep.h"
 
 QT_BEGIN_NAMESPACE
 class QAbstractSeries;

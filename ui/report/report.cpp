@@ -7,8 +7,8 @@
 #include <system_error>
 
 #include "core/errorsim/errorsim_json.h"
-#include "core/report_json.h"
-#include "core/sweep.h"
+#include "core/plan/sweep.h"
+#include "core/report/report_json.h"
 
 namespace quantplan::report {
 namespace {

@@ -13,17 +13,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/calibration.h"
 #include "core/errorsim/errorsim_request.h"
-#include "core/measured_overlay.h"
-#include "core/plan.h"
+#include "core/hardware/calibration.h"
+#include "core/plan/measured_overlay.h"
+#include "core/plan/plan.h"
+#include "core/plan/sweep.h"
 #include "core/serve/capacity_plan.h"
-#include "core/sweep.h"
 
 namespace quantplan::report {
 
 // Version of the report folder's layout and of the keys report.json adds to the plan document
-// (the plan's own keys follow kReportSchemaVersion of core/report_json.h). Bumped when a key
+// (the plan's own keys follow kReportSchemaVersion of core/report/report_json.h). Bumped when a key
 // changes meaning.
 inline constexpr int kReportFolderVersion = 1;
 

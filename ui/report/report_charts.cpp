@@ -10,7 +10,7 @@
 #include <QtWidgets/QApplication>
 
 #include "core/errorsim/error_lab.h"
-#include "core/sweep.h"
+#include "core/plan/sweep.h"
 #include "ui/charts/charts.h"
 #include "ui/report/report_folder.h"
 

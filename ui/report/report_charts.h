@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/errorsim/errorsim_request.h"
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "ui/report/report.h"
 
 namespace quantplan::report {

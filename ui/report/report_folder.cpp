@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
+#include "core/base/atomic_file.h"
 
 namespace quantplan::report {
 namespace fs = std::filesystem;

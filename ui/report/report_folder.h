@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "ui/report/report.h"
 
 namespace quantplan::report {

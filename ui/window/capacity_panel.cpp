@@ -25,7 +25,7 @@
 #include <QtWidgets/QTabWidget>
 #include <QtWidgets/QVBoxLayout>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
 #include "ui/window/chart_view.h"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "core/serve/capacity_plan.h"
 #include "ui/window/panel.h"
 #include "ui/window/table_models.h"

@@ -5,7 +5,7 @@
 #include <QtWidgets/QSplitter>
 #include <QtWidgets/QVBoxLayout>
 
-#include "core/scheme.h"
+#include "core/scheme/scheme.h"
 #include "ui/charts/charts.h"
 #include "ui/window/chart_view.h"
 #include "ui/window/glossary.h"

@@ -4,7 +4,7 @@
 // folder was opened, its real size; the byte budget table beside it.
 #include <optional>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "ui/window/checkpoint_scan.h"
 #include "ui/window/panel.h"
 

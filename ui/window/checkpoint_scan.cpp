@@ -3,7 +3,7 @@
 #include <QtCore/QFileInfo>
 
 #include "core/checkpoint/inspector.h"
-#include "core/scheme.h"
+#include "core/scheme/scheme.h"
 
 namespace quantplan::ui {
 

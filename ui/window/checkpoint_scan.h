@@ -10,7 +10,7 @@
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "ui/window/background_job.h"
 
 namespace quantplan::ui {

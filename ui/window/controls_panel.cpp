@@ -17,8 +17,8 @@
 #include <QtWidgets/QToolButton>
 #include <QtWidgets/QVBoxLayout>
 
-#include "core/error.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/scheme/scheme.h"
 #include "ui/window/glossary.h"
 #include "ui/window/log_slider.h"
 

@@ -7,8 +7,8 @@
 
 #include <QtWidgets/QWidget>
 
-#include "core/gpu.h"
-#include "core/model_config_json.h"
+#include "core/checkpoint/model_config_json.h"
+#include "core/hardware/gpu.h"
 #include "ui/window/planner_setup.h"
 
 QT_BEGIN_NAMESPACE

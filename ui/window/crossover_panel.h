@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/measured_overlay.h"
-#include "core/plan.h"
-#include "core/sweep.h"
+#include "core/plan/measured_overlay.h"
+#include "core/plan/plan.h"
+#include "core/plan/sweep.h"
 #include "ui/window/panel.h"
 
 QT_BEGIN_NAMESPACE

@@ -4,7 +4,7 @@
 #include <QtWidgets/QTextBrowser>
 #include <QtWidgets/QVBoxLayout>
 
-#include "core/scheme.h"
+#include "core/scheme/scheme.h"
 #include "ui/window/glossary.h"
 #include "ui/window/table_models.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Panel e: the recommendation for the current workload and its reasons in words, the engines'
 // warnings for the chosen schemes, and the ranking it came from (core's Decision, verbatim).
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "ui/window/panel.h"
 
 QT_BEGIN_NAMESPACE

@@ -22,7 +22,7 @@
 #include <QtWidgets/QTextBrowser>
 #include <QtWidgets/QVBoxLayout>
 
-#include "core/error.h"
+#include "core/base/error.h"
 #include "core/errorsim/errorsim_request.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"

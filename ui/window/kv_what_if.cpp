@@ -1,7 +1,7 @@
 #include "ui/window/kv_what_if.h"
 
-#include "core/error.h"
-#include "core/scheme.h"
+#include "core/base/error.h"
+#include "core/scheme/scheme.h"
 
 namespace quantplan::ui {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "ui/window/background_job.h"
 
 namespace quantplan::ui {

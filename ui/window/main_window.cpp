@@ -33,14 +33,14 @@
 #include <QtWidgets/QToolButton>
 #include <QtWidgets/QVBoxLayout>
 
-#include "core/error.h"
-#include "core/model_config_json.h"
+#include "core/base/error.h"
+#include "core/base/text_file.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/serve/gpu_prices.h"
-#include "core/text_file.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
-#include "ui/window/chart_view.h"
 #include "ui/window/capacity_panel.h"
+#include "ui/window/chart_view.h"
 #include "ui/window/checkpoint_panel.h"
 #include "ui/window/controls_panel.h"
 #include "ui/window/crossover_panel.h"

@@ -13,12 +13,12 @@
 #include <QtCore/QString>
 #include <QtWidgets/QMainWindow>
 
-#include "core/calibration.h"
-#include "core/model_config_json.h"
 #include "core/check/check.h"
-#include "core/measured_overlay.h"
-#include "core/plan.h"
-#include "core/sweep.h"
+#include "core/checkpoint/model_config_json.h"
+#include "core/hardware/calibration.h"
+#include "core/plan/measured_overlay.h"
+#include "core/plan/plan.h"
+#include "core/plan/sweep.h"
 #include "ui/window/checkpoint_scan.h"
 #include "ui/window/planner_setup.h"
 #include "ui/window/scenario.h"

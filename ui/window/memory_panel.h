@@ -2,7 +2,7 @@
 // Panel d: memory and admission. Bytes per decode step (weights, KV, activations), the GPU memory
 // the engine splits into weights, workspaces and the KV-cache budget, the maximum sequences
 // admitted, and the what-if of every KV-cache format.
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "ui/window/kv_what_if.h"
 #include "ui/window/panel.h"
 

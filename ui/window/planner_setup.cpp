@@ -6,11 +6,11 @@
 
 #include <QtCore/QJsonArray>
 
-#include "core/decision.h"
-#include "core/error.h"
-#include "core/fidelity/fit.h"
+#include "core/base/error.h"
 #include "core/errorsim/errorsim_request.h"
-#include "core/scheme.h"
+#include "core/fidelity/fit.h"
+#include "core/roofline/decision.h"
+#include "core/scheme/scheme.h"
 
 namespace quantplan::ui {
 namespace {

@@ -9,10 +9,10 @@
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 
-#include "core/calibration.h"
-#include "core/gpu.h"
-#include "core/model.h"
-#include "core/plan.h"
+#include "core/hardware/calibration.h"
+#include "core/hardware/gpu.h"
+#include "core/model/model.h"
+#include "core/plan/plan.h"
 
 namespace quantplan::ui {
 

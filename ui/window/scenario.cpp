@@ -6,8 +6,8 @@
 #include <QtCore/QJsonObject>
 #include <QtCore/QJsonParseError>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 
 namespace quantplan::ui {
 

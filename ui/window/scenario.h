@@ -48,7 +48,7 @@ Scenario load_scenario(const QString& path, const PlannerSetup& start = default_
 // the defaults of the version that reads it.
 QByteArray scenario_json(const Scenario& scenario);
 
-// Writes `scenario` to `path` atomically (core/atomic_file.h). Throws Error naming the path.
+// Writes `scenario` to `path` atomically (core/base/atomic_file.h). Throws Error naming the path.
 void save_scenario(const QString& path, const Scenario& scenario);
 
 // A scenario of one step holding `setup`: the "save setup" file.

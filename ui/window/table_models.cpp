@@ -4,8 +4,8 @@
 
 #include <QtCore/QLocale>
 
-#include "core/atomic_file.h"
-#include "core/scheme.h"
+#include "core/base/atomic_file.h"
+#include "core/scheme/scheme.h"
 #include "ui/window/glossary.h"
 
 namespace quantplan::ui {

@@ -9,8 +9,8 @@
 #include <QtCore/QString>
 #include <QtCore/QVariant>
 
-#include "core/decision.h"
-#include "core/plan.h"
+#include "core/plan/plan.h"
+#include "core/roofline/decision.h"
 #include "ui/window/kv_what_if.h"
 
 namespace quantplan::ui {

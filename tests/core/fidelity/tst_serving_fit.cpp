@@ -1,0 +1,122 @@
+// The serving fit (core/fidelity/serving_fit.h): the committed assets/engines/fit/serving-fit.json
+// is what the fit of assets/serving-runs/ gives, and its leave-one-out and leave-one-source-out
+// medians do not grow by more than 2 points (the load issue's guard).
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "core/base/text_file.h"
+#include "core/engine/engine_profile.h"
+#include "core/fidelity/serving_fit.h"
+#include "tests/core/test_support.h"
+
+using namespace quantplan;
+
+namespace {
+
+// The guard: a median may grow by at most this much (the issue's 2 points).
+constexpr double kMedianSlack = 0.02;
+// Fitted terms agree with the committed file to this relative precision (the golden-section end
+// points move in the last digits between builds, as the step fit's do).
+constexpr double kTermTolerance = 1e-6;
+
+// The fit's inputs from the bundled models, GPUs and engine profiles with the step fit applied.
+fidelity::ServingFitInputs bundled_inputs() {
+    const auto root = quantplan::test::source_dir();
+    static const engine::EngineCatalog catalog =
+        engine::load_engine_catalog(root / "assets" / "engines" / "profiles", root / "assets" / "engines" / "fit" / "engine-fit.json");
+    fidelity::ServingFitInputs in;
+    in.models_dir = root / "models";
+    in.gpus = load_gpu_profiles(root / "assets" / "gpus");
+    in.catalog = &catalog;
+    return in;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(serving_fit)
+
+BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_its_medians) {
+    const auto root = quantplan::test::source_dir();
+    const engine::ServingFit committed =
+        engine::parse_serving_fit(read_text_file(root / "assets" / "engines" / "fit" / "serving-fit.json", "serving fit"), "serving-fit.json");
+    std::string checksum;
+    const std::vector<fidelity::ServingRunRecord> runs = fidelity::load_serving_runs(root / "assets" / "serving-runs", &checksum);
+    BOOST_TEST(checksum == committed.corpus_checksum);  // else: run quantplan --fit-serving
+    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, bundled_inputs(), true);
+    BOOST_TEST(r.runs_used == committed.runs);
+    BOOST_TEST(r.runs_used >= 40);
+    for (const auto& [id, t] : committed.terms) {
+        const auto it = r.fit.terms.find(id);
+        BOOST_TEST_REQUIRE((it != r.fit.terms.end()), id);
+        const auto close = [](double a, double b) { return std::abs(a - b) <= kTermTolerance * std::max({std::abs(a), std::abs(b), 1e-9}); };
+        BOOST_TEST(close(it->second.host_per_sequence_s, t.host_per_sequence_s), id << " host per sequence " << it->second.host_per_sequence_s << " vs " << t.host_per_sequence_s);
+        BOOST_TEST(close(it->second.host_per_prefill_sequence_s, t.host_per_prefill_sequence_s), id);
+        BOOST_TEST(close(it->second.frontend_serial_s, t.frontend_serial_s), id << " frontend serial " << it->second.frontend_serial_s << " vs " << t.frontend_serial_s);
+    }
+    BOOST_TEST_REQUIRE(!committed.medians.empty());
+    for (const auto& [figure, m] : committed.medians) {
+        const auto it = r.fit.medians.find(figure);
+        BOOST_TEST_REQUIRE((it != r.fit.medians.end()), figure);
+        BOOST_TEST(it->second.first <= m.first + kMedianSlack, figure << " leave-one-out " << it->second.first << " was " << m.first);
+        BOOST_TEST(it->second.second <= m.second + kMedianSlack, figure << " leave-one-source-out " << it->second.second << " was " << m.second);
+    }
+    // The serving terms help: TTFT's leave-one-source-out median is below the simulator's without them.
+    for (const fidelity::ServingSummary& s : r.summaries)
+        if (s.engine == "*" && s.figure == "ttft_s") BOOST_TEST(s.median_abs_loso < s.median_abs_unfitted);
+}
+
+BOOST_AUTO_TEST_CASE(a_malformed_serving_run_file_is_one_error) {
+    const auto dir = std::filesystem::temp_directory_path() / "quantplan-serving-runs-test";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream(dir / "bad.json") << R"({"format": "quantplan-measurements/1", "records": [{"metric": "ttft_s", "value": 1, "unit": "ms", "setup": {}}]})";
+    }
+    BOOST_TEST(quantplan::test::throws_naming([&] { fidelity::load_serving_runs(dir); }, "setup.run"));
+    {
+        std::ofstream(dir / "bad.json") << R"({"format": "quantplan-measurements/1", "records": [{"metric": "ttft_s", "stat": "mean", "value": 1, "unit": "furlongs", "setup": {"run": "a"}}]})";
+    }
+    BOOST_TEST(quantplan::test::throws_naming([&] { fidelity::load_serving_runs(dir); }, "unit"));
+    std::filesystem::remove_all(dir);
+}
+
+// What a run replays when its file has no per-request lengths (docs/capacity.md): a dataset's
+// reference sample (lengths/dataset-<name>.csv) for a run that states none, and a stated fixed
+// length replayed at what ran where the totals disagree with it. Two runs that differ only in a
+// stated output of 200 tokens whose totals say 134 ran, and a stated 134, are predicted alike;
+// total tokens/s is a figure of its own; the KV-cache dtype of the run is read.
+BOOST_AUTO_TEST_CASE(runs_replay_what_ran) {
+    const auto dir = std::filesystem::temp_directory_path() / "quantplan-serving-runs-replay";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "lengths");
+    std::ofstream(dir / "lengths" / "dataset-sharegpt.csv") << "input_tokens,output_tokens\n10,300\n200,20\n40,100\n";
+    const auto run = [](const std::string& name, const std::string& extra) {
+        return R"({"metric": "total_tokens_per_s", "value": 1000, "unit": "tok/s", "setup": {"run": ")" + name +
+               R"(", "engine": "vllm", "engine_version": "0.10.1", "gpu": "h100-sxm", "model": "qwen3-8b", "scheme": "bf16", "num_prompts": 60, )" + extra + "}}";
+    };
+    std::ofstream(dir / "runs.json") << R"({"format": "quantplan-measurements/1", "records": [)"
+                                     << run("asked-200", R"("input_tokens": 500, "output_tokens": 200, "total_input_tokens": 30000, "total_output_tokens": 8040)") << ", "
+                                     << run("asked-134", R"("input_tokens": 500, "output_tokens": 134, "total_input_tokens": 30000, "total_output_tokens": 8040)") << ", "
+                                     << run("sharegpt", R"("dataset": "sharegpt", "kv_cache_dtype": "fp8_e4m3")") << ", "
+                                     << run("elsewhere", R"("dataset": "../sharegpt")") << "]}";
+    const std::vector<fidelity::ServingRunRecord> runs = fidelity::load_serving_runs(dir);
+    BOOST_TEST_REQUIRE(runs.size() == 4u);
+    BOOST_TEST(runs[2].shape_input_lens.size() == 3u);
+    BOOST_TEST(runs[2].shape_output_lens[0] == 300);
+    BOOST_TEST(runs[2].kv_cache_dtype == "fp8_e4m3");
+    BOOST_TEST(runs[3].shape_input_lens.empty());  // a dataset name never leaves the folder
+    BOOST_TEST_REQUIRE(runs[0].figures.size() == 1u);
+    BOOST_TEST(runs[0].figures[0].figure == "total_tokens_per_s");
+    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, bundled_inputs(), false);
+    BOOST_TEST(r.runs_used == 3);  // "elsewhere" states no lengths and has no sample
+    std::map<std::string, double> predicted;
+    for (const fidelity::ServingPoint& pt : r.points) predicted[pt.run] = pt.fitted;
+    BOOST_TEST_REQUIRE(predicted.count("asked-200") == 1u);
+    BOOST_TEST(predicted.at("asked-200") == predicted.at("asked-134"));
+    BOOST_TEST(predicted.at("sharegpt") > 0);
+    std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
