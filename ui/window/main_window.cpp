@@ -41,6 +41,7 @@
 #include "ui/window/background_job.h"
 #include "ui/window/capacity_panel.h"
 #include "ui/window/chart_view.h"
+#include "ui/window/check_dialog.h"
 #include "ui/window/checkpoint_panel.h"
 #include "ui/window/controls_panel.h"
 #include "ui/window/crossover_panel.h"
@@ -616,113 +617,30 @@ bool MainWindow::openCalibrationPath(const QString& path) {
 }
 
 bool MainWindow::openCheckPath(const QString& path) {
-    std::string text;
     try {
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly)) throw Error("--check", "cannot read " + path.toStdString());
-        if (file.size() > static_cast<qint64>(check::kMaxLogBytes)) throw Error("--check", path.toStdString() + " is larger than 64 MiB");
-        text = file.readAll().toStdString();
         if (!engine_catalog_) throw Error("--check", "no engine profiles were loaded (assets/engines/profiles/)");
         check::CheckInputs in;
         in.models_dir = options_.data.models_dir;
         in.gpus_dir = options_.data.gpus_dir;
         in.gpus = bundled_gpus_;
         in.catalog = &*engine_catalog_;
-        const bool bench = check::looks_like_json(text);
-        const auto run = [&](const check::CheckOptions& o) {
-            return bench ? check::check_bench_result(check::read_bench_result(text, path.toStdString()), o, in)
-                         : check::check_startup_log(check::read_startup_log(text, path.toStdString()), o, in);
-        };
-        check::CheckResult r = run({});
-        // What the file does not name, the window's controls stand in for.
-        check::CheckOptions o;
         const PlannerSetup s = setup();
-        if (r.identified.gpu.empty()) o.gpu = s.gpu.toStdString();
-        if (r.identified.model.empty()) o.model = s.model.toStdString();
-        if (o.gpu || o.model) {
-            r = run(o);
-            if (o.gpu) r.notes.push_back("GPU taken from the window's GPU control: " + *o.gpu);
-            if (o.model) r.notes.push_back("model taken from the window's model control: " + *o.model);
-        }
-        last_check_ = r;
+        last_check_ = run_window_check(path, in, s.gpu.toStdString(), s.model.toStdString());
     } catch (const std::exception& e) {
         showError(QString::fromUtf8(e.what()));
         return false;
     }
     // The measured TPOT of a benchmark result at its concurrency, on the crossover chart.
-    check_points_.clear();
+    check_points_ = check_step_points(*last_check_);
     check_model_ = setup().model;
     check_gpu_ = setup().gpu;
-    const check::CheckResult& r = *last_check_;
-    for (const check::CheckRow& row : r.rows)
-        if (row.quantity == "tpot_s_mean" && !r.identified.scheme.empty()) {
-            MeasuredStepPoint p;
-            p.scheme = r.identified.scheme;
-            p.kernel = "check";
-            for (const std::string& n : r.notes)
-                if (n.rfind("priced at concurrency ", 0) == 0) p.batch = std::atoll(n.c_str() + 22);
-            p.batch = std::max<std::int64_t>(p.batch, 1);
-            p.measured_step_s = row.logged;
-            p.predicted_step_s = row.predicted.value_or(0);
-            p.admitted = true;
-            check_points_.push_back(p);
-        }
-    // The side-by-side table.
-    if (!check_dialog_) {
-        check_dialog_ = new QDialog(this);
-        check_dialog_->setObjectName(QStringLiteral("checkDialog"));
-        auto* layout = new QVBoxLayout(check_dialog_);
-        auto* summary = new QLabel(check_dialog_);
-        summary->setObjectName(QStringLiteral("checkSummary"));
-        summary->setWordWrap(true);
-        auto* table = new QTableWidget(check_dialog_);
-        table->setObjectName(QStringLiteral("checkTable"));
-        table->setColumnCount(4);
-        table->setHorizontalHeaderLabels({tr("quantity"), tr("logged"), tr("predicted"), tr("error")});
-        table->horizontalHeader()->setStretchLastSection(true);
-        table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-        auto* footer = new QLabel(check_dialog_);
-        footer->setObjectName(QStringLiteral("checkFooter"));
-        footer->setWordWrap(true);
-        layout->addWidget(summary);
-        layout->addWidget(table, 1);
-        layout->addWidget(footer);
-        check_dialog_->resize(720, 480);
-    }
-    const check::Identified& id = r.identified;
-    check_dialog_->setWindowTitle(tr("Check: %1").arg(QFileInfo(path).fileName()));
-    check_dialog_->findChild<QLabel*>(QStringLiteral("checkSummary"))
-        ->setText(tr("%1 %2 [profile %3], model %4 (%5), GPU %6, TP %7, max_model_len %8")
-                      .arg(QString::fromStdString(id.engine), QString::fromStdString(id.version.empty() ? "(version not named)" : id.version),
-                           QString::fromStdString(id.profile), QString::fromStdString(id.model), QString::fromStdString(id.scheme),
-                           QString::fromStdString(id.gpu))
-                      .arg(id.tp)
-                      .arg(id.max_model_len));
-    auto* table = check_dialog_->findChild<QTableWidget*>(QStringLiteral("checkTable"));
-    table->setRowCount(static_cast<int>(r.rows.size()));
-    const auto shown = [](double v, const std::string& unit) {
-        if (unit == "bytes") return QStringLiteral("%1 GiB").arg(v / 1073741824.0, 0, 'f', 2);
-        if (unit == "s") return QStringLiteral("%1 ms").arg(v * 1e3, 0, 'f', 2);
-        return QString::number(v, 'g', 6);
-    };
-    for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
-        const check::CheckRow& row = r.rows[static_cast<std::size_t>(i)];
-        table->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(row.quantity)));
-        table->setItem(i, 1, new QTableWidgetItem(shown(row.logged, row.unit)));
-        table->setItem(i, 2, new QTableWidgetItem(row.predicted ? shown(*row.predicted, row.unit) : QStringLiteral("-")));
-        table->setItem(i, 3, new QTableWidgetItem(row.error_fraction ? QStringLiteral("%1%").arg(*row.error_fraction * 100.0, 0, 'f', 1) : QStringLiteral("-")));
-        if (!row.note.empty()) table->item(i, 2)->setToolTip(QString::fromStdString(row.note));
-    }
-    table->resizeColumnsToContents();
-    QStringList footer;
-    if (!r.largest_difference.empty()) footer << tr("Largest difference: %1").arg(QString::fromStdString(r.largest_difference));
-    for (const std::string& u : r.unresolved) footer << tr("Not identified: %1").arg(QString::fromStdString(u));
-    for (const std::string& n : r.notes) footer << QString::fromStdString(n);
-    check_dialog_->findChild<QLabel*>(QStringLiteral("checkFooter"))->setText(footer.join(QLatin1Char('\n')));
-    check_dialog_->show();
+    if (!check_dialog_) check_dialog_ = new CheckDialog(this);
+    check_dialog_->showResult(*last_check_, QFileInfo(path).fileName());
     replanNow();  // the crossover chart draws the measured point
     return true;
 }
+
+QDialog* MainWindow::checkDialog() const { return check_dialog_; }
 
 void MainWindow::openCheckpointFolder(const QString& path) {
     checkpoint_job_->start<CheckpointScan>(

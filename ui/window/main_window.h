@@ -39,6 +39,7 @@ QT_END_NAMESPACE
 namespace quantplan::ui {
 
 class BackgroundJob;
+class CheckDialog;
 class ChartView;
 class CapacityPanel;
 class CheckpointPanel;
@@ -154,7 +155,7 @@ public:
     bool openCheckPath(const QString& path);
     // The last check, and its dialog (null before the first).
     const std::optional<check::CheckResult>& lastCheck() const { return last_check_; }
-    QDialog* checkDialog() const { return check_dialog_; }
+    QDialog* checkDialog() const;
 
     // The opened checkpoint's scan, when one is shown.
     const std::optional<CheckpointScan>& checkpointScan() const { return scan_; }
@@ -203,7 +204,7 @@ private:
     std::optional<check::CheckResult> last_check_;          // File > Check against a log
     std::vector<MeasuredStepPoint> check_points_;           // its measured TPOT, drawn on the crossover chart
     QString check_model_, check_gpu_;                        // the model and GPU it was priced on (points drop when they change)
-    QDialog* check_dialog_ = nullptr;
+    CheckDialog* check_dialog_ = nullptr;     // File > Check against a log: the side-by-side table
     std::map<QString, ModelConfig> model_cache_;
     std::map<QString, GpuProfile> gpu_cache_;
     std::map<QString, Calibration> calibration_cache_;
