@@ -994,6 +994,10 @@ FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
         Point& p = points[i];
         if (!p.out.usable) continue;
         p.out.fitted = predict(p, full);
+        if (!in.held_out) {
+            p.out.loo = p.out.loso = p.out.fitted;
+            continue;
+        }
         // Leave the run out: the point and its twins (the same run's other statistics and metrics).
         std::vector<bool> without_run(points.size(), true);
         for (std::size_t j = 0; j < points.size(); ++j) without_run[j] = points[j].run_key != p.run_key;

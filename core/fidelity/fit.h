@@ -41,6 +41,10 @@ struct FitInputs {
     std::filesystem::path models_dir;           // bundled config.json files (models/)
     std::vector<GpuProfile> gpus;               // bundled GPU profiles
     engine::EngineCatalog catalog;              // profiles with their rules (fitted values ignored)
+    // evaluate_fidelity's held-out refits (leave-one-out, leave-one-source-out: one fit per run and
+    // per source). false: only the full fit, each point's loo and loso set to its fitted value (a
+    // test that asks what the full fit prices, without paying for hundreds of refits).
+    bool held_out = true;
 };
 
 // One record as the fit sees it.
