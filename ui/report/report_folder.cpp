@@ -1,18 +1,12 @@
 #include "ui/report/report_folder.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <string>
 #include <system_error>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
-#include "core/base/atomic_file.h"
+#include "core/base/atomic_folder.h"
 
 namespace quantplan::report {
 namespace fs = std::filesystem;
@@ -40,26 +34,6 @@ bool report_json_says_report(const fs::path& file) {
     return doc.is_object() && doc.contains("report_version");
 }
 
-// Swaps two paths atomically where the kernel can; otherwise moves `current` aside first.
-// Returns the path now holding the old contents (to be removed).
-fs::path swap_into_place(const fs::path& staged, const fs::path& target, const fs::path& aside) {
-#if defined(__linux__) && defined(RENAME_EXCHANGE)
-    if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) return staged;
-    if (errno != EINVAL && errno != ENOSYS)
-        throw ReportWriteFailed(target.string(), std::string("cannot replace the old report: ") + std::strerror(errno));
-#endif
-    std::error_code ec;
-    fs::rename(target, aside, ec);
-    if (ec) throw ReportWriteFailed(target.string(), "cannot move the old report aside: " + ec.message());
-    fs::rename(staged, target, ec);
-    if (ec) {
-        std::error_code back;
-        fs::rename(aside, target, back);
-        throw ReportWriteFailed(target.string(), "cannot rename the new report into place: " + ec.message());
-    }
-    return aside;
-}
-
 }  // namespace
 
 FolderState folder_state(const fs::path& dir_in) {
@@ -85,44 +59,13 @@ void write_report_folder(const fs::path& dir_in, const std::vector<ReportFile>& 
                                                "' exists and is not a quantplan report (no " + kMarkerFileName +
                                                "); refusing to overwrite it: choose a new or empty folder");
 
-    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    if (ec) throw ReportWriteFailed(parent.string(), "cannot create the folder: " + ec.message());
-
-    // A fresh staging folder beside the target (same file system, so the final rename is atomic).
-    const std::string stem = "." + target.filename().string() + ".quantplan-" + std::to_string(::getpid());
-    fs::path staged;
-    for (int attempt = 0; attempt < 100 && staged.empty(); ++attempt) {
-        const fs::path candidate = parent / (stem + "-" + std::to_string(attempt));
-        if (fs::create_directory(candidate, ec) && !ec) staged = candidate;
-    }
-    if (staged.empty()) throw ReportWriteFailed(parent.string(), "cannot create a temporary folder: " + ec.message());
-
+    std::vector<FolderFile> folder;
+    folder.reserve(files.size());
+    for (const ReportFile& f : files) folder.push_back({f.relative_path, f.bytes});
     try {
-        for (const ReportFile& f : files) {
-            const fs::path rel = fs::path(f.relative_path).lexically_normal();
-            if (rel.empty() || rel.is_absolute() || *rel.begin() == "..")
-                throw ReportWriteFailed(f.relative_path, "not a path inside the report");
-            fs::create_directories((staged / rel).parent_path(), ec);
-            if (ec) throw ReportWriteFailed((staged / rel).parent_path().string(), "cannot create the folder: " + ec.message());
-            try {
-                write_file_atomically(staged / rel, f.bytes);
-            } catch (const Error& e) {
-                throw ReportWriteFailed("", e.what());
-            }
-        }
-        if (state == FolderState::Missing) {
-            fs::rename(staged, target, ec);
-            if (ec) throw ReportWriteFailed(target.string(), "cannot rename the report into place: " + ec.message());
-        } else {
-            const fs::path old = swap_into_place(staged, target, parent / (stem + "-old"));
-            fs::remove_all(old, ec);  // the old report; a failure here leaves a hidden folder, not a half report
-        }
-    } catch (...) {
-        std::error_code ignored;
-        fs::remove_all(staged, ignored);
-        throw;
+        write_folder_atomically(target, folder);
+    } catch (const Error& e) {
+        throw ReportWriteFailed("", e.what());
     }
 }
 
