@@ -234,6 +234,11 @@ EngineArgs parse_engine_args(std::string_view json_text, const std::string& sour
             out.choices = string_list(r, "choices", ra);
             if (out.kind == ArgKind::Choice && out.choices.empty()) throw Error(ra + ".choices", "a choice needs its choices");
             out.aliases = string_list(r, "aliases", ra);
+            out.dest = string_field(r, "dest", ra, false);
+            if (const auto o = r.find("open"); o != r.end()) {
+                if (!o->is_boolean()) throw Error(ra + ".open", "must be true or false");
+                out.open = o->get<bool>();
+            }
             out.file = string_field(r, "file", ra, false);
             for (const ArgRange& before : list)
                 if (out.from <= before.to && before.from <= out.to) throw Error(ra, "overlaps another range of " + name);

@@ -37,6 +37,9 @@ struct ArgRange {
     ArgKind item_kind = ArgKind::Str;   // List only
     std::vector<std::string> choices;   // Choice (and List of choices)
     std::vector<std::string> aliases;   // other spellings ("-tp")
+    std::string dest;                   // the attribute it sets, when not the long name's ("tp_size")
+    bool open = false;                  // Choice: the parser takes any string and the release
+                                        // validates later; `choices` are the values it names
     std::string file;                   // where the engine declares it
 };
 
