@@ -57,6 +57,8 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--serving-fit", [&](const std::string& v) { o.serving_fit = v; }},
         {"--calibration", [&](const std::string& v) { o.calibration = v; }},
         {"--engine", [&](const std::string& v) { o.engine = v; o.engine_given = true; }},
+        {"--emit", [&](const std::string& v) { o.emit_engine = v; }},
+        {"--emit-out", [&](const std::string& v) { o.emit_out = v; }},
         {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
         {"--fidelity-out", [&](const std::string& v) { o.fidelity_out = v; }},
         {"--corpus", [&](const std::string& v) { o.corpus_files.push_back(v); }},
@@ -185,6 +187,12 @@ Usage:
   quantplan --fit-serving [--fit-out FILE] [--fidelity-out FILE]
                                            fit the serving terms (host time per sequence, the
                                            frontend) to the runs under load in assets/serving-runs/
+  quantplan --headless --emit vllm|sglang [--engine E@V] [--emit-out DIR] [plan or --serve options]
+                                           the launch command, environment, docker run, Kubernetes
+                                           Deployment and Service, and the checkpoint (published or
+                                           the recipe that makes it) for the plan's chosen scheme or
+                                           each recommended configuration, every argument checked
+                                           against that engine version's parser (docs/launch.md)
   quantplan --validate [--model M] [--out FILE] [--validate-seconds S]
                                            check predictions on an NVIDIA GPU (S caps the timing
                                            phase, default 300; docs/kernels.md)

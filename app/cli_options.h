@@ -37,6 +37,8 @@ struct CliOptions {
     // --engine NAME[@VERSION]: the engine profile (memory rules, defaults, step terms; docs/fidelity.md).
     std::string engine = "vllm";
     bool engine_given = false;              // --engine was on the command line (or in a scenario)
+    std::optional<std::string> emit_engine;      // --emit ENGINE: the launch files of the plan (docs/launch.md)
+    std::optional<std::string> emit_out;    // --emit-out DIR: write them as files
     bool fit_serving = false;               // --fit-serving: fit the serving terms to assets/serving-runs/
     std::optional<std::string> serving_fit;  // --serving-fit FILE: apply a --fit-serving file's terms and bands
     bool fit_engines = false;               // --fit-engines: fit the profiles to the corpus, write the fit file

@@ -5,6 +5,7 @@
 
 #include "app/cli_options.h"
 #include "core/fidelity/fit.h"
+#include "core/launch/plan_launch.h"
 #include "core/serve/capacity_plan.h"
 
 #include <map>
@@ -55,8 +56,20 @@ struct CapacityRun {
 };
 // Throws Error naming the option for bad traffic, SLOs or prices.
 CapacityRun run_capacity(const CliOptions& options);
+// The --serve JSON document of a run: the plan at the request's GPU and TP (or its model and GPU
+// when no scheme fits there), `serve`, `serve_recommendation` and `serve_traffic`.
+nlohmann::json capacity_document(const CapacityRun& run);
 // True when the options ask for capacity planning (--serve or any traffic, SLO or price option).
 bool capacity_asked(const CliOptions& options);
+
+// --emit ENGINE / --emit-out DIR: the launch command, deployment and checkpoint recipe of the
+// plan's chosen scheme or of each recommended configuration (emit_command.cpp, docs/launch.md).
+int run_emit(const CliOptions& options, std::ostream& out, std::ostream& err);
+// The launch of one ranked configuration of a capacity run at engine release `release` (its GPU,
+// scheme, TP and replicas; max_model_len the traffic's longest request). Throws Error("--emit")
+// when the release cannot serve it.
+launch::Launch configuration_launch(const CapacityRun& run, const serve::Configuration& configuration, const launch::LaunchData& data,
+                                    const std::string& release);
 
 // True when this build has the planner window.
 bool gui_available();

@@ -115,6 +115,7 @@ int run_gui(int argc, char** argv, const CliOptions& options) {
             window_options.data.engine_fit_file = engine_fit_file();
             window_options.data.serving_fit_file = serving_fit_file();
             window_options.data.gpu_prices_file = gpu_prices_file();
+            window_options.data.launch_data_dir = data_dir();
         } catch (const Error& e) {
             QMessageBox::critical(nullptr, QStringLiteral("quantplan"), QString::fromUtf8(e.what()));
             return 1;

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     try {
+        if (options.emit_engine || options.emit_out) return app::run_emit(options, std::cout, std::cerr);
         if (options.check_path) return app::run_check(options, std::cout, std::cerr);
         if (options.check_corpus) return app::run_check_corpus(options, std::cout, std::cerr);
         // --serve with --out DIR writes the report, whose capacity section is --serve's planning.

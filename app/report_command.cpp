@@ -1,11 +1,13 @@
 // --headless --out DIR: the planning report folder (docs/report.md). The plan, the error lab and
 // the sweeps come from core; the charts from ui/ when this build has Qt; ui/report writes the
 // folder safely. Exit codes: 0 written, 1 bad input, 2 writing failed, 3 DIR refused.
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <ostream>
 
 #include "app/commands.h"
+#include "app/data_paths.h"
 #include "app/headless.h"
 #include "app/scenario.h"
 #include "core/base/error.h"
@@ -85,6 +87,25 @@ int run_report(const CliOptions& given, std::ostream& out, std::ostream& err) {
             content.capacity_target = run.target;
             content.capacity_traffic = std::move(run.traffic_json);
             content.capacity_slo = run.slo;
+            // Each ranked configuration's launch at the engine asked (the newest release in the
+            // launch data when --engine names no version); a refusal is listed, not fatal.
+            const std::vector<serve::Configuration>& ranked = content.capacity->ranked;  // run.plan was moved there
+            if (!ranked.empty()) {
+                const auto [engine, version] = launch::split_engine_argument(run.options.engine);
+                try {
+                    const launch::LaunchData data = launch::load_launch_data(data_dir(), engine);
+                    const std::string release = data.args.versions[launch::resolve_args_version(data.args, version)].version;
+                    for (std::size_t i = 0; i < ranked.size() && i < 10; ++i) {
+                        try {
+                            content.capacity_launches.push_back(launch::launch_json(configuration_launch(run, ranked[i], data, release)));
+                        } catch (const Error& e) {
+                            content.capacity_launches.push_back({{"refused", e.what()}});
+                        }
+                    }
+                } catch (const Error& e) {
+                    content.capacity_launches.assign(std::min<std::size_t>(ranked.size(), 10), nlohmann::json{{"refused", e.what()}});
+                }
+            }
         }
         content.generator = version_text();
         if (o.timestamp) content.generated_at = utc_now();

@@ -165,6 +165,20 @@ CapacityRun run_capacity(const CliOptions& given) {
     return run;
 }
 
+nlohmann::json capacity_document(const CapacityRun& run) {
+    nlohmann::json doc;
+    try {
+        doc = plan_json(plan(run.request));
+    } catch (const Error&) {
+        // No scheme fits at this TP: the serve array is still the answer.
+        doc = {{"model", run.request.model.name}, {"gpu", run.request.gpu.id}};
+    }
+    doc["serve"] = serve::serve_json(run.plan);
+    doc["serve_recommendation"] = serve::recommendation_json(run.plan, run.target);
+    doc["serve_traffic"] = run.traffic_json;
+    return doc;
+}
+
 int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
     try {
         const CapacityRun run = run_capacity(given);
@@ -273,17 +287,7 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             }
             return 0;
         }
-        nlohmann::json doc;
-        try {
-            doc = plan_json(plan(request));
-        } catch (const Error&) {
-            // No scheme fits at this TP: the serve array is still the answer.
-            doc = {{"model", model.name}, {"gpu", gpu.id}};
-        }
-        doc["serve"] = serve::serve_json(capacity);
-        doc["serve_recommendation"] = serve::recommendation_json(capacity, target);
-        doc["serve_traffic"] = run.traffic_json;
-        return write_json_text(doc.dump(2) + "\n", *o.json_path, out, err);
+        return write_json_text(capacity_document(run).dump(2) + "\n", *o.json_path, out, err);
     } catch (const Error& e) {
         err << "quantplan: " << e.what() << "\n";
         return 1;

@@ -391,7 +391,18 @@ Launch make_launch(const LaunchRequest& r, const EngineArgs& args, const EngineD
     const Entrypoint* entry = args.entrypoint(v);
     if (!entry) throw Error("--emit", at + ": the argument data names no entry point");
     std::vector<std::string> opts;
-    const auto add = [&](const std::string& flag, const std::string& value, const std::string& why) {
+    const auto add = [&](const std::string& flag_in, const std::string& value, const std::string& why) {
+        // An option the plan needs that this release does not have (data or expert parallelism
+        // before the engine had them): one line naming the first release that has it.
+        const std::string& flag = flag_in.empty() ? std::string("(no option)") : flag_in;
+        if (!accepts(args, flag, v)) {
+            std::optional<std::size_t> first;
+            for (std::size_t i = 0; i < args.versions.size() && !first; ++i)
+                if (accepts(args, flag, i)) first = i;
+            throw Error("--emit", at + " has no " + flag + " (" + why + ")" +
+                                      (first && *first > v ? "; first offered in " + engine_name + " " + args.versions[*first].version
+                                                           : std::string("; no release in the data offers it")));
+        }
         opts.push_back(flag);
         if (!value.empty()) opts.push_back(value);
         l.settings_from_plan.push_back(flag + (value.empty() ? "" : " " + value) + ": " + why);
@@ -444,12 +455,22 @@ Launch make_launch(const LaunchRequest& r, const EngineArgs& args, const EngineD
 
     // In the container: after the image when its entry point is the server (the model by its
     // option), else the whole command; both listen on the deployment's host and port.
+    // A checkpoint made here (a recipe's output folder, or a config given by path) is not in the
+    // image: the container reads it from a mount at /models/<folder>.
     l.container_runs_server = deployment.image_runs_server;
+    std::string container_model = c.repo;
+    if (c.repo.rfind("./", 0) == 0 || c.repo.rfind("/", 0) == 0) {
+        const std::string folder = std::filesystem::path(c.repo).lexically_normal().filename().string();
+        container_model = "/models/" + folder;
+        l.model_mount = {c.repo, container_model};
+    }
     if (deployment.image_runs_server) {
-        l.container_args = {deployment.image_model_flag, c.repo};
+        l.container_args = {deployment.image_model_flag, container_model};
         l.container_args.insert(l.container_args.end(), opts.begin(), opts.end());
     } else {
         l.container_args = l.argv;
+        for (std::string& a : l.container_args)
+            if (a == c.repo) a = container_model;
     }
     if (!deployment.host_flag.empty()) l.container_args.insert(l.container_args.end(), {deployment.host_flag, deployment.host_value});
     l.container_args.insert(l.container_args.end(), {deployment.port_flag, std::to_string(deployment.port)});
@@ -488,16 +509,21 @@ std::string shell_command(const std::vector<std::string>& argv, const std::map<s
 }
 
 std::string docker_run(const Launch& l, const EngineDeployment& d) {
-    std::vector<std::string> argv = {"docker", "run"};
-    argv.insert(argv.end(), d.docker_flags.begin(), d.docker_flags.end());
-    argv.insert(argv.end(), {"--gpus", std::to_string(l.gpus_per_replica)});
-    for (const auto& [k, val] : l.env) argv.insert(argv.end(), {"--env", k + "=" + val});
-    argv.insert(argv.end(), {"-p", std::to_string(d.port) + ":" + std::to_string(d.port), l.image});
-    argv.insert(argv.end(), l.container_args.begin(), l.container_args.end());
-    std::string out;
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        const bool option = argv[i].rfind("-", 0) == 0;
-        out += (i == 0 ? "" : option && i > 2 ? " \\\n    " : " ") + quote(argv[i]);
+    // The deployment's own flags are shell text from the data (a "$HOME" in a volume stays
+    // unquoted so the shell expands it); everything else is quoted.
+    std::string out = "docker run";
+    for (const std::string& f : d.docker_flags) out += (f.rfind("-", 0) == 0 ? " \\\n    " : " ") + f;
+    if (l.model_mount) {
+        const std::string host = l.model_mount->first.rfind("./", 0) == 0 ? "\"$PWD/" + l.model_mount->first.substr(2) + "\""
+                                                                         : quote(l.model_mount->first);
+        out += " \\\n    -v " + host + ":" + l.model_mount->second + ":ro";
+    }
+    out += " \\\n    --gpus " + std::to_string(l.gpus_per_replica);
+    for (const auto& [k, val] : l.env) out += " \\\n    --env " + quote(k + "=" + val);
+    out += " \\\n    -p " + std::to_string(d.port) + ":" + std::to_string(d.port) + " \\\n    " + quote(l.image);
+    for (std::size_t i = 0; i < l.container_args.size(); ++i) {
+        const bool option = l.container_args[i].rfind("--", 0) == 0;
+        out += (option ? " \\\n    " : " ") + quote(l.container_args[i]);
     }
     return out + "\n";
 }
@@ -506,6 +532,9 @@ std::string kubernetes_yaml(const Launch& l, const std::string& name_in) {
     const std::string name = kubernetes_name(name_in);
     std::ostringstream y;
     y << "# " << l.configuration << " on " << (l.engine == "vllm" ? "vLLM " : "SGLang ") << l.version << " (quantplan --emit)\n";
+    if (l.model_mount)
+        y << "# the checkpoint " << l.model_mount->first << " is not in the image: put it on a volume and mount it at "
+          << l.model_mount->second << " (add the volume to this pod spec)\n";
     y << "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " << name << "\n  labels:\n    app: " << name << "\n";
     y << "spec:\n  replicas: " << l.replicas << "\n  selector:\n    matchLabels:\n      app: " << name << "\n";
     y << "  template:\n    metadata:\n      labels:\n        app: " << name << "\n    spec:\n      containers:\n";
@@ -536,6 +565,7 @@ nlohmann::json launch_json(const Launch& l) {
         checkpoint["recipe"] = {{"tool", l.checkpoint.tool}, {"file", l.checkpoint.recipe_file}, {"text", l.checkpoint.recipe},
                                 {"calibration", l.checkpoint.calibration}, {"output_dir", l.checkpoint.output_dir}};
     checkpoint["notes"] = l.checkpoint.notes;
+    if (l.model_mount) checkpoint["container_path"] = l.model_mount->second;
     return {{"engine", l.engine},
             {"version", l.version},
             {"argv", l.argv},

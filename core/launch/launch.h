@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,7 @@ struct Launch {
     std::vector<std::string> argv;         // the whole command
     std::vector<std::string> container_args;  // in the image: after it (container_runs_server) or the whole command
     bool container_runs_server = true;
+    std::optional<std::pair<std::string, std::string>> model_mount;  // (path here, path in the container) for a local checkpoint
     std::map<std::string, std::string> env;
     std::string image;                     // "vllm/vllm-openai:v0.11.0"
     std::string health_path;

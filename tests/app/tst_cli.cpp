@@ -368,6 +368,56 @@ BOOST_AUTO_TEST_CASE(check_corpus_prints_the_errors_per_quantity) {
     std::remove(file.c_str());
 }
 
+// --emit (docs/launch.md): an engine or version there is no argument data for, a plan with
+// nothing that fits, a different engine for the plan and the launch, and an --emit-out folder
+// holding someone else's files are each one line and exit 1; the folder is left as it was.
+BOOST_AUTO_TEST_CASE(bad_emit_arguments_are_one_line) {
+    const std::filesystem::path foreign = std::filesystem::temp_directory_path() / "quantplan_tst_cli_foreign";
+    std::filesystem::remove_all(foreign);
+    std::filesystem::create_directories(foreign);
+    { std::ofstream(foreign / "notes.txt") << "mine\n"; }
+    for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+             {"--headless --emit trtllm", "no argument data for engine 'trtllm'"},
+             {"--headless --emit vllm --engine vllm@0.3.9", "0.3.9"},
+             {"--headless --emit sglang --engine vllm@0.11.0", "give the same engine to both"},
+             {"--headless --emit vllm --model llama-3.1-70b --gpu rtx-4090 --schemes bf16", "does not fit"},
+             {"--headless --emit vllm --model qwen3-8b --gpu h100-sxm --serve --concurrency 8 --isl 1000 --osl 200", "--target-rate or --rate"},
+             {"--headless --emit vllm --emit-out " + foreign.string(), "--emit-out"},
+         }) {
+        const auto [rc, output] = run_binary(args);
+        BOOST_TEST(rc == 1, args << " -> " << rc);
+        BOOST_TEST(output.find(fragment) != std::string::npos, args << " -> " << output);
+        BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, args << " -> " << output);
+    }
+    BOOST_TEST(std::filesystem::exists(foreign / "notes.txt"));
+    BOOST_TEST(std::distance(std::filesystem::directory_iterator(foreign), std::filesystem::directory_iterator{}) == 1);
+    std::filesystem::remove_all(foreign);
+}
+
+// --emit prints the command, the image and the deployment of the plan's pick; JSON gains
+// `launch` with the contract's keys (engine, version, argv, env, image).
+BOOST_AUTO_TEST_CASE(emit_prints_the_launch_and_json_has_its_keys) {
+    const auto [rc, text] = run_binary("--headless --emit vllm --engine vllm@0.11.0 --model qwen3-8b --gpu h100-sxm --schemes w4a16-g128 --context 8192");
+    BOOST_TEST_REQUIRE(rc == 0, text);
+    BOOST_TEST(text.find("vllm serve") != std::string::npos, text);
+    BOOST_TEST(text.find("--max-model-len 8192") != std::string::npos, text);
+    BOOST_TEST(text.find("vllm/vllm-openai:v0.11.0") != std::string::npos, text);
+    BOOST_TEST(text.find("nvidia.com/gpu: 1") != std::string::npos, text);
+    const RunResult j = run_in_process({"--headless", "--emit", "vllm", "--engine", "vllm@0.11.0", "--model", "qwen3-8b", "--gpu", "h100-sxm",
+                                        "--schemes", "w4a16-g128", "--json", "-"},
+                                       app::run_emit);
+    BOOST_TEST_REQUIRE(j.exit_code == 0, j.err);
+    const nlohmann::json doc = nlohmann::json::parse(j.out);
+    BOOST_TEST_REQUIRE(doc.contains("launch"));
+    const nlohmann::json& l = doc["launch"].at(0);
+    for (const char* key : {"engine", "version", "argv", "env", "image"}) BOOST_TEST(l.contains(key), key);
+    BOOST_TEST(l["engine"] == "vllm");
+    BOOST_TEST(l["version"] == "0.11.0");
+    BOOST_TEST(l["argv"].is_array());
+    BOOST_TEST(l["argv"][0] == "vllm");
+    BOOST_TEST(l["image"] == "vllm/vllm-openai:v0.11.0");
+}
+
 BOOST_AUTO_TEST_CASE(help_and_version) {
     const auto [rc, help] = run_binary("--help");
     BOOST_TEST(rc == 0);
