@@ -315,6 +315,14 @@ BOOST_AUTO_TEST_CASE(traffic_adds_the_capacity_section) {
     BOOST_TEST(md.find("## Capacity") != std::string::npos);
     BOOST_TEST(md.find("Cheapest configurations for 8.00 requests/s") != std::string::npos);
     BOOST_TEST(read_file(dir / "report.html").find("Capacity") != std::string::npos);
+    // Each ranked configuration's launch command (docs/launch.md), in the JSON and as a shell block.
+    const auto& launch = doc["capacity"]["recommendation"]["ranked"][0]["launch"];
+    BOOST_TEST_REQUIRE(launch.contains("argv"), launch.dump());
+    BOOST_TEST(launch["engine"] == "vllm");
+    BOOST_TEST(md.find("Launch commands") != std::string::npos);
+    BOOST_TEST(md.find("```sh\n" + launch["argv"][0].get<std::string>()) != std::string::npos);
+    BOOST_TEST(md.find("--max-model-len 2500") != std::string::npos);
+    BOOST_TEST(read_file(dir / "report.html").find("<pre>") != std::string::npos);
     // Each scheme's row carries the serving fit's bands (the default), the JSON's low and high.
     BOOST_TEST(md.find("p10-p90: TTFT p50 ms") != std::string::npos);
     const auto& first = doc["capacity"]["serve"][0];

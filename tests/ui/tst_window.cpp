@@ -31,7 +31,10 @@
 #include <QtCore/QJsonDocument>
 #include <QtCore/QJsonObject>
 #include <QtCore/QTemporaryDir>
+#include <QtCore/QFileInfo>
 #include <QtGui/QAction>
+#include <QtGui/QClipboard>
+#include <QtGui/QGuiApplication>
 #include <QtGui/QImage>
 #include <QtSvg/QSvgRenderer>
 #include <QtWidgets/QApplication>
@@ -63,7 +66,9 @@
 #include "ui/window/crossover_panel.h"
 #include "ui/window/decision_panel.h"
 #include "ui/window/error_panel.h"
+#include "ui/window/launch_bar.h"
 #include "ui/window/log_slider.h"
+#include "ui/window/launch_bar.h"
 #include "ui/window/main_window.h"
 #include "ui/window/memory_panel.h"
 #include "ui/window/table_models.h"
@@ -99,6 +104,7 @@ DataPaths source_data() {
     d.engine_fit_file = kSource / "assets" / "engines" / "fit" / "engine-fit.json";
     d.serving_fit_file = kSource / "assets" / "engines" / "fit" / "serving-fit.json";
     d.gpu_prices_file = kSource / "assets" / "prices" / "gpu-prices.json";
+    d.launch_data_dir = kSource;
     return d;
 }
 
@@ -412,6 +418,23 @@ BOOST_FIXTURE_TEST_CASE(decision_panel_states_the_recommendation_reasons_and_war
     for (const std::string& r : expected.decision.reasons) BOOST_TEST(text.contains(QString::fromStdString(r)), r);
     for (const std::string& w : expected.decision.warnings) BOOST_TEST(text.contains(QString::fromStdString(w)), w);
     BOOST_TEST(window.decisionPanel()->model()->rowCount() == static_cast<int>(expected.decision.ranking.size()));
+    // "Copy launch command": the recommended scheme's command, as --emit prints it, on the clipboard.
+    LaunchBar* bar = window.decisionPanel()->launchBar();
+    BOOST_TEST(bar->copyButton()->isEnabled());
+    const QString command = bar->copyLaunchCommand();
+    BOOST_TEST(!command.isEmpty(), window.errorText().toStdString());
+    BOOST_TEST(QGuiApplication::clipboard()->text() == command);
+    BOOST_TEST(command.contains(QStringLiteral("--max-model-len 128")), command.toStdString());
+    // "Save deployment…" into an empty folder: the launch files; a folder of other files is refused.
+    QTemporaryDir dir;
+    BOOST_TEST(bar->saveDeployment(dir.path()));
+    BOOST_TEST(QFileInfo::exists(dir.filePath(QStringLiteral("launch.json"))));
+    QTemporaryDir foreign;
+    QFile mine(foreign.filePath(QStringLiteral("mine.txt")));
+    BOOST_TEST(mine.open(QIODevice::WriteOnly));
+    mine.close();
+    BOOST_TEST(!bar->saveDeployment(foreign.path()));
+    BOOST_TEST(window.errorText().contains(QStringLiteral("not quantplan launch files")), window.errorText().toStdString());
 }
 
 // The engine profile: the engine control picks it, the plan is priced by its fitted step model, the
@@ -878,6 +901,11 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture)
         BOOST_TEST(!shown.schemes[i].stats.timeline.empty());
     }
     BOOST_TEST(panel->rankingModel()->rowCount() > 0);
+    // The ranked configurations' launches: the cheapest one's command on the clipboard.
+    const QString command = panel->launchBar()->copyLaunchCommand();
+    BOOST_TEST(!command.isEmpty(), window.errorText().toStdString());
+    BOOST_TEST(command.contains(QStringLiteral("--tensor-parallel-size ") + QString::number(core.ranked.front().tp)), command.toStdString());
+    BOOST_TEST(command.contains(QStringLiteral("--max-model-len 1200")), command.toStdString());
     // The charts: one curve per scheme, the SLO line, and a timeline of the first scheme.
     QChart* chart = panel->chart();
     BOOST_REQUIRE(chart != nullptr);

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/errorsim/errorsim_json.h"
+#include "core/launch/launch.h"
 #include "core/plan/sweep.h"
 #include "core/report/report_json.h"
 
@@ -40,7 +41,7 @@ std::string percent(double fraction) { return fixed(fraction * 100.0, 2) + "%"; 
 
 // One block of the report.
 struct Block {
-    enum class Kind { Heading, Paragraph, Strong, Bullets, Table, Chart };
+    enum class Kind { Heading, Paragraph, Strong, Bullets, Table, Chart, Code };
     Kind kind = Kind::Paragraph;
     int level = 2;                                // headings
     std::string text;                             // heading, paragraph, table caption
@@ -62,6 +63,14 @@ Block heading(int level, std::string text) {
 Block paragraph(std::string text, bool strong = false) {
     Block b;
     b.kind = strong ? Block::Kind::Strong : Block::Kind::Paragraph;
+    b.text = std::move(text);
+    return b;
+}
+
+// Preformatted text (a shell command).
+Block code(std::string text) {
+    Block b;
+    b.kind = Block::Kind::Code;
     b.text = std::move(text);
     return b;
 }
@@ -292,6 +301,25 @@ std::vector<Block> build_blocks(const ReportContent& c) {
                                     percent(k.headroom), opt_text(k.usd_per_hour, 2)});
             }
             out.push_back(std::move(rec));
+            // Each configuration's launch command (docs/launch.md; quantplan --emit writes the rest).
+            if (!c.capacity_launches.empty()) {
+                out.push_back(paragraph("Launch commands (quantplan --emit " + c.capacity_launches.front().value("engine", std::string("vllm")) +
+                                        " writes each with its docker run, Kubernetes objects and checkpoint recipe; docs/launch.md):"));
+                for (std::size_t i = 0; i < c.capacity_launches.size() && i < c.capacity->ranked.size(); ++i) {
+                    const nlohmann::json& l = c.capacity_launches[i];
+                    const serve::Configuration& k = c.capacity->ranked[i];
+                    const std::string name = integer(static_cast<std::int64_t>(i + 1)) + ". " + k.gpu + ", " + k.scheme + ", TP " + integer(k.tp) + ", " +
+                                             integer(k.replicas) + " replicas";
+                    if (l.contains("refused")) {
+                        out.push_back(paragraph(name + ": not launched: " + l["refused"].get<std::string>()));
+                        continue;
+                    }
+                    out.push_back(paragraph(name + " (" + l.value("image", std::string()) + "):"));
+                    std::map<std::string, std::string> env;
+                    for (const auto& [key, value] : l["env"].items()) env[key] = value.get<std::string>();
+                    out.push_back(code(launch::shell_command(l["argv"].get<std::vector<std::string>>(), env)));
+                }
+            }
         }
     }
 
@@ -421,6 +449,7 @@ std::string render_markdown(const std::string& title, const std::vector<Block>& 
         case Block::Kind::Heading: out += std::string(static_cast<std::size_t>(b.level), '#') + " " + md_escape(b.text) + "\n"; break;
         case Block::Kind::Paragraph: out += md_escape(b.text) + "\n"; break;
         case Block::Kind::Strong: out += "**" + md_escape(b.text) + "**\n"; break;
+        case Block::Kind::Code: out += "```sh\n" + b.text + (b.text.empty() || b.text.back() != '\n' ? "\n" : "") + "```\n"; break;
         case Block::Kind::Bullets:
             for (const std::string& item : b.items) out += "- " + md_escape(item) + "\n";
             break;
@@ -490,6 +519,7 @@ std::string render_html(const std::string& title, const std::vector<Block>& bloc
         }
         case Block::Kind::Paragraph: out += "<p>" + html_escape(b.text) + "</p>\n"; break;
         case Block::Kind::Strong: out += "<p class=\"strong\">" + html_escape(b.text) + "</p>\n"; break;
+        case Block::Kind::Code: out += "<pre>" + html_escape(b.text) + "</pre>\n"; break;
         case Block::Kind::Bullets:
             out += "<ul>\n";
             for (const std::string& item : b.items) out += "<li>" + html_escape(item) + "</li>\n";
@@ -574,6 +604,9 @@ json report_json(const ReportContent& c) {
         doc["capacity"] = {{"traffic", c.capacity_traffic},
                            {"serve", serve::serve_json(*c.capacity)},
                            {"recommendation", serve::recommendation_json(*c.capacity, c.capacity_target)}};
+    if (c.capacity && !c.capacity_launches.empty() && doc["capacity"]["recommendation"].is_object())
+        for (std::size_t i = 0; i < c.capacity_launches.size() && i < doc["capacity"]["recommendation"]["ranked"].size(); ++i)
+            doc["capacity"]["recommendation"]["ranked"][i]["launch"] = c.capacity_launches[i];
     if (c.measured) doc["measured"] = measured_json(c.measured->calibration, c.measured->overlay, c.measured->source);
     std::size_t schemes = c.plan.schemes.size();
     doc["sweeps"] = {{"file", "sweeps.csv"},

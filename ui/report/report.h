@@ -72,6 +72,9 @@ struct ReportContent {
     std::optional<double> capacity_target;
     nlohmann::json capacity_traffic;
     serve::Slo capacity_slo;
+    // The launch of each ranked configuration (the first ten), as JSON `launch` (core/launch
+    // launch_json), or {"refused": why} where the engine version cannot serve it.
+    std::vector<nlohmann::json> capacity_launches;
 };
 
 // One file of the report folder: its path relative to the folder ("charts/memory.svg") and bytes.

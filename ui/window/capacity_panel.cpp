@@ -29,6 +29,7 @@
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
 #include "ui/window/chart_view.h"
+#include "ui/window/launch_bar.h"
 
 namespace quantplan::ui {
 namespace {
@@ -378,8 +379,10 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     split->addWidget(table_tabs);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    launch_bar_ = new LaunchBar(this);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(split);
+    layout->addWidget(launch_bar_);
 
     connect(job_, &BackgroundJob::started, this, [this](const QString& label) {
         cancel_->setEnabled(true);
@@ -520,6 +523,34 @@ void CapacityPanel::setResult(const serve::CapacityPlan& plan, bool searched) {
     }
     buildTimeline();
     chartChanged();
+    // The launches of the ranked configurations (those on the request's GPU: the window ranks no other).
+    if (request_ && searched && !plan_.ranked.empty()) {
+        const PlanRequest request = *request_;
+        const CapacityInputs in = running_inputs_;
+        const serve::CapacityPlan shown = plan_;
+        const std::map<std::string, double> prices = prices_;
+        const std::string engine = request.engine ? request.engine->choice.engine : std::string("vllm");
+        const std::string version = request.engine ? request.engine->choice.version_asked : std::string();
+        launch_bar_->setProvider(engine, [request, in, shown, prices, version](const launch::LaunchData& data) {
+            const std::int64_t longest = serve::longest_request(capacity_request(in, prices).traffic);
+            std::vector<launch::Launch> out;
+            for (const serve::Configuration& c : shown.ranked) {
+                if (c.gpu != request.gpu.id) continue;
+                PlanRequest r = request;
+                r.schemes = {parse_scheme(c.scheme)};
+                r.workload.tensor_parallel = c.tp;
+                r.workload.context_tokens = longest;
+                r.workload.batch = 1;
+                const PlanResult priced = quantplan::plan(r);
+                out.push_back(launch::make_launch(launch::launch_request(priced.request, priced.schemes.front(), data, request.model.name, version,
+                                                                         longest, c.replicas, in.prefix_tokens > 0),
+                                                  data.args, data.deployment, data.published, data.gpus));
+            }
+            return out;
+        });
+    } else {
+        launch_bar_->setProvider("", nullptr);
+    }
     int fitting = 0;
     for (const serve::SchemeCapacity& s : plan_.schemes) fitting += s.fits ? 1 : 0;
     status_->setText(searched ? tr("%1 schemes simulated; highest rates searched%2.")

@@ -117,6 +117,8 @@ public:
     QPushButton* runButton() const { return run_; }
     QPushButton* cancelButton() const { return cancel_; }
     QLabel* status() const { return status_; }
+    // "Copy launch command" and "Save deployment…" for the ranked configurations.
+    class LaunchBar* launchBar() const { return launch_bar_; }
 
 public slots:
     // Runs the current request and inputs now (latest wins): the traffic as asked, then the search.
@@ -165,6 +167,7 @@ private:
     CapacityTableModel* model_ = nullptr;
     ResultTableView* ranking_table_ = nullptr;
     RecommendationTableModel* ranking_model_ = nullptr;
+    class LaunchBar* launch_bar_ = nullptr;
 };
 
 }  // namespace quantplan::ui

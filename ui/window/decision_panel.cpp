@@ -1,11 +1,15 @@
 #include "ui/window/decision_panel.h"
 
+#include <algorithm>
+
 #include <QtWidgets/QSplitter>
 #include <QtWidgets/QTextBrowser>
 #include <QtWidgets/QVBoxLayout>
 
 #include "core/scheme/scheme.h"
+#include "core/base/error.h"
 #include "ui/window/glossary.h"
+#include "ui/window/launch_bar.h"
 #include "ui/window/table_models.h"
 
 namespace quantplan::ui {
@@ -89,8 +93,10 @@ DecisionPanel::DecisionPanel(QWidget* parent) : Panel(parent) {
     split->addWidget(table_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    launch_bar_ = new LaunchBar(this);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(split);
+    layout->addWidget(launch_bar_);
 }
 
 void DecisionPanel::setResult(const PlanResult& plan) {
@@ -98,6 +104,18 @@ void DecisionPanel::setResult(const PlanResult& plan) {
     text_dirty_ = true;
     if (isVisible()) updateText();
     model_->setResult(plan.decision, plan.request.goal.goal);
+    // The launch of the recommended scheme at the plan's GPU, TP and context.
+    const std::string engine = plan.request.engine ? plan.request.engine->choice.engine : std::string("vllm");
+    const std::string version = plan.request.engine ? plan.request.engine->choice.version_asked : std::string();
+    launch_bar_->setProvider(engine, [plan, version](const launch::LaunchData& data) {
+        const std::string& pick = plan.decision.recommendation;
+        const auto it = std::find_if(plan.schemes.begin(), plan.schemes.end(), [&](const SchemeResult& r) { return scheme_name(r.costs.scheme) == pick; });
+        if (pick.empty() || it == plan.schemes.end()) throw Error("launch", "no recommended scheme to launch");
+        if (!it->admission.fits) throw Error("launch", pick + " does not fit: " + it->admission.reason);
+        return std::vector<launch::Launch>{launch::make_launch(
+            launch::launch_request(plan.request, *it, data, plan.request.model.name, version, plan.request.workload.context_tokens, 1, false), data.args,
+            data.deployment, data.published, data.gpus)};
+    });
 }
 
 void DecisionPanel::updateText() {

@@ -25,6 +25,8 @@ public:
     ChartView* chartView() const override { return nullptr; }
     QList<ResultTableView*> tables() const override { return {table_}; }
     QString exportName() const override { return QStringLiteral("decision"); }
+    // "Copy launch command" and "Save deployment…" for the recommended scheme.
+    class LaunchBar* launchBar() const { return launch_bar_; }
     // The ranking's model (tests).
     RankingModel* model() const { return model_; }
     // The decision text, laid out for the current result.
@@ -44,6 +46,7 @@ private:
     bool text_dirty_ = false;
     QTextBrowser* text_ = nullptr;
     ResultTableView* table_ = nullptr;
+    class LaunchBar* launch_bar_ = nullptr;
     RankingModel* model_ = nullptr;
 };
 

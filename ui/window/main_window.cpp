@@ -46,6 +46,7 @@
 #include "ui/window/controls_panel.h"
 #include "ui/window/crossover_panel.h"
 #include "ui/window/decision_panel.h"
+#include "ui/window/launch_bar.h"
 #include "ui/window/error_panel.h"
 #include "ui/window/kv_what_if.h"
 #include "ui/window/log_slider.h"
@@ -252,6 +253,11 @@ void MainWindow::buildLayout() {
     });
     connect(error_, &ErrorPanel::errorMessage, this, &MainWindow::showError);
     connect(capacity_, &CapacityPanel::errorMessage, this, &MainWindow::showError);
+    // Launch commands and deployments (docs/launch.md) from the data folder models/ sits in.
+    for (LaunchBar* bar : {decision_->launchBar(), capacity_->launchBar()}) {
+        bar->setDataDir(options_.data.launch_data_dir);
+        connect(bar, &LaunchBar::errorMessage, this, &MainWindow::showError);
+    }
 
     // Exports from each panel's context menus.
     for (Panel* panel : panels()) {

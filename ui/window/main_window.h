@@ -61,6 +61,7 @@ struct DataPaths {
     std::filesystem::path engine_fit_file;      // assets/engines/fit/engine-fit.json
     std::filesystem::path serving_fit_file;     // assets/engines/fit/serving-fit.json (empty: no serving terms)
     std::filesystem::path gpu_prices_file;      // assets/prices/gpu-prices.json (empty: no bundled prices)
+    std::filesystem::path launch_data_dir;      // the folder holding models/ and assets/engines/args/ (empty: no launch commands)
 };
 
 // How the window starts.
