@@ -7,6 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/base/json_guard.h"
+#include "core/launch/json_fields.h"
 #include "core/base/text_file.h"
 
 namespace quantplan::launch {
@@ -22,27 +23,8 @@ constexpr KindName kKinds[] = {
     {ArgKind::BoolValue, "bool_value"},
 };
 
-std::string string_field(const nlohmann::json& j, const char* key, const std::string& at, bool required = true) {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) {
-        if (required) throw Error(at + "." + key, "missing");
-        return {};
-    }
-    if (!it->is_string()) throw Error(at + "." + key, "must be a string");
-    return it->get<std::string>();
-}
-
-std::vector<std::string> string_list(const nlohmann::json& j, const char* key, const std::string& at) {
-    std::vector<std::string> out;
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return out;
-    if (!it->is_array()) throw Error(at + "." + key, "must be a list of strings");
-    for (const auto& v : *it) {
-        if (!v.is_string()) throw Error(at + "." + key, "must be a list of strings");
-        out.push_back(v.get<std::string>());
-    }
-    return out;
-}
+using detail::string_field;
+using detail::string_list;
 
 // The from/to pair of a range as version indices.
 std::pair<std::size_t, std::size_t> range_of(const EngineArgs& data, const nlohmann::json& j, const std::string& at) {

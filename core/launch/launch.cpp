@@ -9,6 +9,7 @@
 #include "core/base/atomic_folder.h"
 #include "core/base/error.h"
 #include "core/base/json_guard.h"
+#include "core/launch/json_fields.h"
 #include "core/base/text_file.h"
 #include "core/quant_methods/registry.h"
 
@@ -17,15 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string str(const nlohmann::json& j, const char* key, const std::string& at, bool required = true) {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) {
-        if (required) throw Error(at + "." + key, "missing");
-        return {};
-    }
-    if (!it->is_string()) throw Error(at + "." + key, "must be a string");
-    return it->get<std::string>();
-}
+using detail::string_field;
+using detail::string_list;
 
 std::string number_text(double v) {
     char buf[32];
@@ -211,11 +205,11 @@ std::vector<PublishedCheckpoint> parse_published_checkpoints(std::string_view js
         const nlohmann::json& c = (*list)[i];
         if (!c.is_object()) throw Error(at, "must be an object");
         PublishedCheckpoint p;
-        p.model = str(c, "model", at);
-        p.repo = str(c, "repo", at);
-        p.publisher = str(c, "publisher", at, false);
-        p.scheme = str(c, "scheme", at, false);
-        p.source = str(c, "source", at);
+        p.model = string_field(c, "model", at);
+        p.repo = string_field(c, "repo", at);
+        p.publisher = string_field(c, "publisher", at, false);
+        p.scheme = string_field(c, "scheme", at, false);
+        p.source = string_field(c, "source", at);
         if (const auto q = c.find("quantization_config"); q != c.end() && q->is_object() && q->contains("quant_method") && (*q)["quant_method"].is_string())
             p.quant_method = (*q)["quant_method"].get<std::string>();
         out.push_back(std::move(p));
@@ -240,24 +234,22 @@ std::vector<EngineDeployment> parse_engine_deployments(std::string_view json_tex
         const nlohmann::json& e = (*list)[i];
         if (!e.is_object()) throw Error(at, "must be an object");
         EngineDeployment d;
-        d.engine = str(e, "engine", at);
-        d.image = str(e, "image", at);
-        d.tag = str(e, "tag", at);
-        d.image_source = str(e, "image_source", at);
+        d.engine = string_field(e, "engine", at);
+        d.image = string_field(e, "image", at);
+        d.tag = string_field(e, "tag", at);
+        d.image_source = string_field(e, "image_source", at);
         if (!e.contains("port") || !e["port"].is_number_integer() || e["port"].get<int>() < 1 || e["port"].get<int>() > 65535)
             throw Error(at + ".port", "must be a port number");
         d.port = e["port"].get<int>();
-        d.port_flag = str(e, "port_flag", at);
-        d.host_flag = str(e, "host_flag", at, false);
-        d.host_value = str(e, "host_value", at, false);
-        if (const auto f = e.find("docker_flags"); f != e.end() && f->is_array())
-            for (const auto& v : *f)
-                if (v.is_string()) d.docker_flags.push_back(v.get<std::string>());
+        d.port_flag = string_field(e, "port_flag", at);
+        d.host_flag = string_field(e, "host_flag", at, false);
+        d.host_value = string_field(e, "host_value", at, false);
+        d.docker_flags = string_list(e, "docker_flags", at);
         d.image_runs_server = e.value("image_runs_server", true);
         d.image_model_flag = e.value("image_model_flag", std::string("--model"));
-        d.health_path = str(e, "health_path", at);
+        d.health_path = string_field(e, "health_path", at);
         d.readiness_initial_delay_s = e.value("readiness_initial_delay_s", 60);
-        d.deployment_source = str(e, "deployment_source", at, false);
+        d.deployment_source = string_field(e, "deployment_source", at, false);
         out.push_back(std::move(d));
     }
     return out;
