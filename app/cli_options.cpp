@@ -59,6 +59,8 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--engine", [&](const std::string& v) { o.engine = v; o.engine_given = true; }},
         {"--emit", [&](const std::string& v) { o.emit_engine = v; }},
         {"--emit-out", [&](const std::string& v) { o.emit_out = v; }},
+        {"--spec", [&](const std::string& v) { o.spec = v; }},
+        {"--spec-acceptance", [&](const std::string& v) { o.spec_acceptance = v; }},
         {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
         {"--fidelity-out", [&](const std::string& v) { o.fidelity_out = v; }},
         {"--corpus", [&](const std::string& v) { o.corpus_files.push_back(v); }},
@@ -115,6 +117,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--validate", [&] { o.validate = true; }},
         {"--fit-engines", [&] { o.fit_engines = true; }},
         {"--fit-serving", [&] { o.fit_serving = true; }},
+        {"--fit-spec", [&] { o.fit_spec = true; }},
         {"--reasoning", [&] { o.reasoning = true; }},
         {"--enforce-eager", [&] { o.enforce_eager = true; }},
         {"--mxfp4-mxfp8", [&] { o.mxfp4_mxfp8 = true; }},
@@ -187,6 +190,9 @@ Usage:
   quantplan --fit-serving [--fit-out FILE] [--fidelity-out FILE]
                                            fit the serving terms (host time per sequence, the
                                            frontend) to the runs under load in assets/serving-runs/
+  quantplan --fit-spec [--fit-out FILE] [--fidelity-out FILE]
+                                           fit speculative decoding's draft-forward and host terms
+                                           to the published speed-ups (assets/measurements/speculative/)
   quantplan --headless --emit vllm|sglang [--engine E@V] [--emit-out DIR] [plan or --serve options]
                                            the launch command, environment, docker run, Kubernetes
                                            Deployment and Service, and the checkpoint (published or
@@ -248,6 +254,14 @@ Model of the hardware:
   --calibration FILE       calibration file written by --validate: adds its measured decode steps
                            (table, JSON 'measured', report, crossover chart)
   --kernel Q               weight-only kernel quality: fused (Marlin class) or generic [fused]
+Speculative decoding (docs/speculative.md):
+  --spec METHOD:K          eagle3:K, eagle:K, mtp:K, ngram:K or draft:MODEL:K (K speculative tokens
+                           per step): TPOT and throughput with and without it per batch, the batch
+                           where it stops paying; the memory budget holds the draft; --serve draws
+                           each step's accepted tokens
+  --spec-acceptance A      K per-position acceptance rates (0.8,0.6,0.4, as vLLM logs them) or a mean
+                           acceptance length (2.9, tokens per step with the bonus token)
+                           [the published figure for the model family and method]
 Decision:
   --goal G                 throughput or latency [throughput]
   --accuracy T             strict, moderate or loose accuracy tolerance [moderate]

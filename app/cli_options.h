@@ -39,6 +39,7 @@ struct CliOptions {
     bool engine_given = false;              // --engine was on the command line (or in a scenario)
     std::optional<std::string> emit_engine;      // --emit ENGINE: the launch files of the plan (docs/launch.md)
     std::optional<std::string> emit_out;    // --emit-out DIR: write them as files
+    bool fit_spec = false;                  // --fit-spec: fit speculative decoding's terms to the published speed-ups
     bool fit_serving = false;               // --fit-serving: fit the serving terms to assets/serving-runs/
     std::optional<std::string> serving_fit;  // --serving-fit FILE: apply a --fit-serving file's terms and bands
     bool fit_engines = false;               // --fit-engines: fit the profiles to the corpus, write the fit file
@@ -62,6 +63,9 @@ struct CliOptions {
     std::int64_t max_num_batched_tokens = 8192;
     std::int64_t max_num_seqs = 256;
     std::optional<std::string> scenario;    // --scenario FILE
+    // Speculative decoding (docs/speculative.md).
+    std::optional<std::string> spec;             // --spec METHOD:K | draft:MODEL:K
+    std::optional<std::string> spec_acceptance;  // --spec-acceptance RATES|MEAN_LENGTH
     // Error lab (errorsim) options.
     bool errorsim = false;
     std::optional<std::string> errorsim_formats;

@@ -26,6 +26,8 @@ int run_report(const CliOptions& options, std::ostream& out, std::ostream& err);
 int run_fit_engines(const CliOptions& options, std::ostream& out, std::ostream& err);
 // --fit-serving: fit the serving terms to the serving runs under load (serving_fit_command.cpp).
 int run_fit_serving(const CliOptions& options, std::ostream& out, std::ostream& err);
+// --fit-spec: speculative decoding's terms fitted to the published speed-ups (docs/speculative.md).
+int run_fit_spec(const CliOptions& options, std::ostream& out, std::ostream& err);
 
 // The fidelity evaluation of the bundled corpus (plus --corpus files), with the unfitted profiles.
 // `corpus_out` receives the corpus read. Throws Error for a malformed corpus or profile.

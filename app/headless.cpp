@@ -12,6 +12,7 @@
 #include "app/scenario.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/json_guard.h"
 #include "core/base/text_file.h"
 #include "core/checkpoint/model_config_json.h"
 #include "core/errorsim/errorsim_json.h"
@@ -27,6 +28,34 @@ std::string fixed(double v, int digits) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", digits, v);
     return buf;
+}
+
+// Speculative decoding beside plain decoding, per scheme and batch, and the batch where it stops paying.
+void print_speculation(const PlanResult& p, std::ostream& out) {
+    const SpecPlanRequest& s = *p.request.spec;
+    out << "\nspeculative decoding " << engine::spec_method_name(s.request.method)
+        << (s.request.draft_model.empty() ? "" : ":" + s.request.draft_model) << ":" << s.request.k << ", mean acceptance length "
+        << fixed(s.acceptance.mean_length(), 2) << " tokens per step (per position:";
+    for (double r : s.acceptance.per_position) out << " " << fixed(r, 2);
+    out << "; " << s.acceptance.source << ")\n";
+    if (!p.speculation.empty()) out << "  draft: " << p.speculation.front().draft.description << "\n";
+    if (s.disable_above_batch > 0) out << "  the engine runs plain decode steps above batch " << s.disable_above_batch << "\n";
+    out << "  " << std::left << std::setw(22) << "scheme" << std::right << std::setw(7) << "batch" << std::setw(14) << "TPOT ms plain" << std::setw(13)
+        << "TPOT ms spec" << std::setw(10) << "speed-up" << std::setw(16) << "tok/s plain" << std::setw(14) << "tok/s spec" << "\n";
+    for (const SchemeSpeculation& sp : p.speculation)
+        for (const SpecPoint& pt : sp.points)
+            out << "  " << std::left << std::setw(22) << sp.scheme << std::right << std::setw(7) << pt.batch << " " << std::setw(13)
+                << fixed(pt.plain_tpot_s * 1e3, 2) << " " << std::setw(12) << fixed(pt.tpot_s * 1e3, 2) << " " << std::setw(9)
+                << (fixed(pt.speedup, 2) + "x") << " " << std::setw(15) << fixed(pt.plain_tokens_per_s, 0) << " " << std::setw(13)
+                << fixed(pt.tokens_per_s, 0) << (pt.disabled ? "  (off: plain steps)" : "") << (pt.batch == sp.at_batch.batch ? "  <- plan's batch" : "")
+                << (sp.stops_paying_batch && pt.batch == *sp.stops_paying_batch ? "  <- stops paying" : "") << "\n";
+    out << "  speculation stops paying (speed-up below 1) at batch:";
+    for (const SchemeSpeculation& sp : p.speculation)
+        out << "\n    " << std::left << std::setw(22) << sp.scheme << std::right
+            << (sp.stops_paying_batch ? std::to_string(*sp.stops_paying_batch) +
+                                            (sp.stops_paying_admitted ? "" : " (above what the KV cache admits at this context)")
+                                      : "pays at every batch up to " + std::to_string(p.request.crossover_max_batch));
+    out << "\n";
 }
 
 void print_table(const PlanResult& p, std::ostream& out) {
@@ -90,6 +119,7 @@ void print_table(const PlanResult& p, std::ostream& out) {
         for (const Crossover& c : p.crossovers)
             out << "  B=" << fixed(c.batch, 0) << ": " << c.faster_below << " faster below, " << c.faster_above << " above\n";
     }
+    if (q.spec && !p.speculation.empty()) print_speculation(p, out);
     if (const std::optional<std::string> none = no_scheme_fits(p)) out << "\n" << *none << "\n";
     out << "\ndecision (" << p.decision.regime << "): " << (p.decision.recommendation.empty() ? "none" : p.decision.recommendation) << "\n";
     for (const std::string& r : p.decision.reasons) out << "  - " << r << "\n";
@@ -159,6 +189,52 @@ const engine::EngineCatalog& engine_catalog() {
     return catalog;
 }
 
+namespace {
+
+const engine::SpecCatalog& spec_catalog() {
+    static const engine::SpecCatalog catalog = [] {
+        std::error_code ec;
+        const auto present = [&](const std::filesystem::path& p) { return std::filesystem::is_regular_file(p, ec) ? p.string() : std::string(); };
+        return engine::load_spec_catalog(present(spec_engines_file()), present(spec_measurements_file()));
+    }();
+    return catalog;
+}
+
+std::optional<SpecPlanRequest> spec_plan_request(const CliOptions& o, const PlanRequest& r) {
+    if (!o.spec) {
+        if (o.spec_acceptance) throw Error("--spec-acceptance", "needs --spec METHOD:K");
+        return std::nullopt;
+    }
+    SpecPlanRequest s;
+    s.request = engine::parse_spec(*o.spec);
+    if (s.request.method == engine::SpecMethod::Draft) {
+        try {
+            s.draft_model = resolve_model(s.request.draft_model, models_dir());
+        } catch (const Error& e) {
+            throw Error("--spec", "draft model '" + clip_text(s.request.draft_model, 80) + "': " + e.what());
+        }
+    }
+    const engine::SpecCatalog& catalog = spec_catalog();
+    const std::string engine_name = r.engine ? r.engine->profile.engine : std::string();
+    const std::string version = r.engine ? r.engine->choice.version_asked : std::string();
+    engine::check_spec_request(s.request, r.model, s.draft_model ? &*s.draft_model : nullptr, &catalog, engine_name, version);
+    if (o.spec_acceptance) {
+        s.acceptance = engine::parse_acceptance(*o.spec_acceptance, s.request.k);
+    } else if (std::optional<engine::Acceptance> a = engine::default_acceptance(catalog, r.model, s.request.method, s.request.k)) {
+        s.acceptance = std::move(*a);
+    } else {
+        throw Error("--spec-acceptance", "no published acceptance for " + r.model.name + " with " + std::string(engine::spec_method_name(s.request.method)) +
+                                             " is bundled (assets/measurements/speculative/speculative-decoding.json): pass the rates or the mean acceptance length");
+    }
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(spec_fit_file(), ec)) s.terms = engine::load_spec_terms(spec_fit_file().string(), engine_name);
+    if (const engine::SpecEngineRange* range = engine::spec_engine_range(catalog, engine_name, version))
+        s.disable_above_batch = range->disable_above_batch;
+    return s;
+}
+
+}  // namespace
+
 PlanRequest plan_request_from_options(const CliOptions& o) {
     PlanRequest r;
     r.model = resolve_model(o.model, models_dir());
@@ -224,6 +300,7 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
             r.engine->kernels = fidelity::calibrated_kernels(r.engine->kernels, *c, r.gpu);
     }
     if (o.schemes) r.schemes = parse_scheme_list(*o.schemes);
+    r.spec = spec_plan_request(o, r);
     r.goal.goal = parse_goal(o.goal);
     r.goal.tolerance = parse_accuracy_tolerance(o.accuracy);
     r.goal.reasoning_heavy = o.reasoning;

@@ -212,6 +212,13 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
                                                                                  : std::string("at each scheme's highest rate"))
                 << (o.trace ? std::string() : ", input " + traffic.input.text + ", output " + traffic.output.text + " tokens")
                 << (o.prefix > 0 ? ", shared prefix " + std::to_string(o.prefix) + " tokens" : std::string()) << ", seed " << o.seed << "\n";
+            if (request.spec) {
+                const SpecPlanRequest& sp = *request.spec;
+                out << "speculative decoding: " << engine::spec_method_name(sp.request.method)
+                    << (sp.request.draft_model.empty() ? "" : ":" + sp.request.draft_model) << ":" << sp.request.k << ", mean acceptance length "
+                    << fixed(sp.acceptance.mean_length(), 2) << " (" << sp.acceptance.source << "); each step's accepted tokens drawn with seed "
+                    << o.seed << "\n";
+            }
             if (slo.any()) {
                 out << "SLOs:";
                 const auto show = [&](const char* n, const std::optional<serve::SloTarget>& s) {
@@ -261,6 +268,10 @@ int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
             }
             out << "\n";
             table.print(out);
+            for (const serve::SchemeCapacity& r : rows)
+                if (r.fits && r.stats.speculative)
+                    out << r.name << ": " << fixed(r.stats.spec_tokens_per_step, 2) << " tokens per decoding sequence per step, "
+                        << fixed(r.stats.spec_acceptance_rate * 100, 1) << "% of speculative tokens accepted\n";
             out << "\nmax req/s: the highest Poisson rate one replica sustains within the SLOs and stable (its queue does not grow);"
                 << (target ? " replicas for " + fixed(*target, 2) + " requests/s, headroom the capacity they have beyond it;"
                            : " replicas: pass --target-rate;")

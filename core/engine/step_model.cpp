@@ -79,6 +79,11 @@ HeadCost lm_head_cost(const SchemeCosts& c, const ModelConfig& m, std::int64_t r
 
 }  // namespace
 
+double engine_kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu, const CurveLookup& curve,
+                            std::int64_t calls) {
+    return kernel_time_s(bytes, flop, rows, family, gpu, curve, calls);
+}
+
 KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, KernelQuality kernel) {
     const KernelFamily f = linear_family(scheme, matmul_peak_flop_per_s(gpu, scheme.matmul_type()) > 0);
     return (f == KernelFamily::W4A16 || f == KernelFamily::W8A16) && kernel == KernelQuality::Generic ? KernelFamily::GenericDequant : f;
@@ -171,26 +176,31 @@ EngineStep engine_decode_step(const SchemeCosts& c, const ModelConfig& m, const 
 }
 
 EngineStep engine_decode_step(const StepLookups& k, const SchemeCosts& c, const ModelConfig& m, const GpuProfile& gpu, const EngineSetup& setup,
-                              const Workload& w, std::int64_t batch, std::int64_t context) {
-    assert(batch > 0 && context > 0);
+                              const Workload& w, std::int64_t batch, std::int64_t context, std::int64_t query_tokens) {
+    assert(batch > 0 && context > 0 && query_tokens > 0);
     EngineStep s;
-    s.roofline = decode_step(c, gpu, ideal_efficiency(), w, batch, context);
+    s.roofline = verify_step(c, gpu, ideal_efficiency(), w, batch, query_tokens, context);
     const std::int64_t tp = w.tensor_parallel;
-    const HeadCost head = lm_head_cost(c, m, batch, tp);
+    const std::int64_t rows = batch * query_tokens;  // every query token is sampled (a verify step scores each)
+    const HeadCost head = lm_head_cost(c, m, rows, tp);
     s.family = k.family;
     // A batch the engine captured runs at the next captured size (the padding rows go through the
     // linears); a larger one runs eager (vLLM V1 above min(2 x max_num_seqs, 512) tokens, V0 above
     // 256 sequences, SGLang above its cuda_graph_max_bs: docs/engine-sources-load.md).
     const EngineDefaults& defaults = setup.profile.defaults;
-    const bool graphs = engine::decode_uses_cuda_graphs(defaults, context) && batch <= k.graph_max_batch;
-    s.graph_batch = graphs ? engine::cuda_graph_padded_batch(defaults, batch, k.graph_max_batch) : batch;
+    // A verify step's graph is captured by tokens under vLLM V1 (batch x query tokens rows) and
+    // by sequences under SGLang and vLLM V0 (docs/speculative-sources.md).
+    const std::int64_t graph_units = defaults.cuda_graph_sizes_in_tokens ? rows : batch;
+    const bool graphs = engine::decode_uses_cuda_graphs(defaults, context) && graph_units <= k.graph_max_batch;
+    s.graph_batch = graphs ? engine::cuda_graph_padded_batch(defaults, graph_units, k.graph_max_batch) : graph_units;
     s.eager = !graphs;
-    const double padding = d(s.graph_batch) / d(batch);
+    const double padding = d(s.graph_batch) / d(graph_units);
     const double linear_bytes = std::max(0.0, d(s.roofline.weight_bytes) - head.bytes) + d(s.roofline.activation_bytes) * padding;
     const double linear_flop = std::max(0.0, s.roofline.linear_flop - head.flop) * padding;
-    s.linear_s = kernel_time_s(linear_bytes, linear_flop, k.linear_rows(s.graph_batch), k.linear.family, gpu, k.linear_curve);
+    const std::int64_t padded_rows = std::max<std::int64_t>(1, std::llround(d(rows) * padding));
+    s.linear_s = kernel_time_s(linear_bytes, linear_flop, k.linear_rows(padded_rows), k.linear.family, gpu, k.linear_curve);
     s.linear_coverage = k.linear_curve.coverage;
-    s.lm_head_s = kernel_time_s(head.bytes, head.flop, batch, KernelFamily::Bf16Gemm, gpu, k.head_curve);
+    s.lm_head_s = kernel_time_s(head.bytes, head.flop, rows, KernelFamily::Bf16Gemm, gpu, k.head_curve);
     s.attention_s = kernel_time_s(d(s.roofline.kv_bytes), s.roofline.attention_flop, batch, k.attention_family, gpu, k.attention_curve,
                                   m.token_mixer_layers());
     s.attention_coverage = k.attention_curve.coverage;
@@ -310,7 +320,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     const std::int64_t tp = w.tensor_parallel;
     if (max_model_len <= 0) max_model_len = w.context_tokens;
     a.usable_memory_bytes = gpu.memory_usable_bytes;
-    a.weight_bytes = resident_weight_bytes_per_gpu(c, w);
+    a.weight_bytes = resident_weight_bytes_per_gpu(c, w) + w.engine.draft_weight_bytes_per_gpu;
     a.runtime_overhead_bytes = p.memory.non_torch_bytes + static_cast<std::uint64_t>(tp - 1) * p.memory.non_torch_bytes_per_extra_rank;
     if (p.memory.cuda_graph_counted && p.defaults.cuda_graphs) a.runtime_overhead_bytes += p.memory.cuda_graph_bytes;
     std::int64_t budget = 0;
@@ -341,7 +351,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
         budget = clamped_budget(d(a.engine_memory_bytes) - d(a.weight_bytes) - d(a.runtime_overhead_bytes));
     }
     a.budget_bytes = budget;
-    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp);
+    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp) + w.engine.draft_kv_bytes_per_token_per_gpu;
     const double gib = 1024.0 * 1024.0 * 1024.0;
     char buf[160];
     if (budget <= 0) {
@@ -354,7 +364,8 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     // vLLM pages an MLA cache in blocks of 64 (kv_block_tokens_for); SGLang keeps its own page size.
     const std::int64_t block = p.engine == "vllm" ? kv_block_tokens_for(c, p.defaults.block_size_tokens)
                                                   : std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
-    divide_kv_budget(a, c, block, w.context_tokens, w.engine.max_num_batched_tokens, kv_groups_priced(c, p, setup.choice.version_asked), tp);
+    divide_kv_budget(a, c, block, w.context_tokens + w.engine.lookahead_tokens, w.engine.max_num_batched_tokens,
+                     kv_groups_priced(c, p, setup.choice.version_asked), tp);
     a.fits = a.max_sequences >= 1;
     if (!a.fits) {
         std::snprintf(buf, sizeof buf, "one sequence of %lld tokens needs %.2f GiB of KV cache but the budget is %.2f GiB",

@@ -65,6 +65,12 @@ LinearKernel linear_kernel(const SchemeCosts& costs, const ModelConfig& model, c
 // kernel.all_gpus, else find_curve's (this GPU, its architecture, every GPU).
 CurveLookup find_linear_curve(const KernelEfficiencies& kernels, const GpuProfile& gpu, const LinearKernel& kernel);
 
+// Seconds for a kernel group of `family` moving `bytes` and doing `flop` at M = rows, in `calls`
+// launches, on `curve` (its fitted fraction of the roofline), or on the realistic profile's
+// constants when the curve is missing: what every term of the step model is priced with.
+double engine_kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu, const CurveLookup& curve,
+                            std::int64_t calls = 1);
+
 // A decode step's terms, per GPU.
 struct EngineStep {
     DecodeStep roofline;                // bytes and FLOPs as the roofline counts them (times unused)
@@ -114,8 +120,12 @@ SchemeCosts costs_as_served(SchemeCosts costs, const ModelConfig& model, const E
 EngineStep engine_decode_step(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const EngineSetup& setup,
                               const Workload& w, std::int64_t batch, std::int64_t context);
 // The same with the lookups resolved already (resolve_step_lookups of the same arguments).
+// `query_tokens` above 1 prices a speculative-decoding verify step (roofline verify_step): each
+// sequence scores the last accepted token and K speculative ones, every row through the linears
+// and the lm_head, its cache read once; vLLM V1 captures its graph by tokens (batch x query_tokens).
 EngineStep engine_decode_step(const StepLookups& lookups, const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu,
-                              const EngineSetup& setup, const Workload& w, std::int64_t batch, std::int64_t context);
+                              const EngineSetup& setup, const Workload& w, std::int64_t batch, std::int64_t context,
+                              std::int64_t query_tokens = 1);
 
 // One engine step that prefills `chunks` (one per sequence) together: the linears run once over
 // every chunk's tokens (one GEMM of M = their sum), the lm_head over one row per sequence (only a

@@ -270,7 +270,15 @@ Corpus load_corpus(const std::filesystem::path& dir, const std::vector<std::file
     std::error_code ec;
     for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
          it.increment(ec))
+    {
+        // speculative/ holds the speculative-decoding corpus, in its own format, fitted apart
+        // (core/fidelity/spec_fit.h).
+        if (it->is_directory() && it.depth() == 0 && it->path().filename() == "speculative") {
+            it.disable_recursion_pending();
+            continue;
+        }
         if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
+    }
     if (ec) throw Error(dir.string(), "cannot list the corpus: " + ec.message());
     std::sort(files.begin(), files.end());
     files.insert(files.end(), extra_files.begin(), extra_files.end());

@@ -1,5 +1,6 @@
 #include "core/plan/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -128,6 +129,106 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
 
 }  // namespace
 
+SpecDraft spec_draft(const PlanRequest& q, const SchemeCosts& c, std::int64_t tp) {
+    SpecDraft d;
+    const SpecPlanRequest& s = *q.spec;
+    const ModelConfig* draft = s.draft_model ? &*s.draft_model : nullptr;
+    if (draft) {
+        const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*draft));
+        d.draft_costs = scheme_costs(*draft, inventory, parse_scheme("bf16"), c.kv, q.gpu);
+    }
+    d.cost = engine::draft_cost(s.request, q.model, c, draft, d.draft_costs ? &*d.draft_costs : nullptr, tp, s.draft_vocab);
+    return d;
+}
+
+Workload spec_workload(const PlanRequest& q, const SchemeCosts& c) {
+    Workload w = q.workload;
+    if (!q.spec) return w;
+    const engine::DraftCost d = spec_draft(q, c, w.tensor_parallel).cost;
+    w.engine.draft_weight_bytes_per_gpu = d.weight_bytes;
+    w.engine.draft_kv_bytes_per_token_per_gpu = d.kv_bytes_per_token;
+    w.engine.lookahead_tokens = q.spec->request.k;
+    return w;
+}
+
+SchemeSpeculation speculate(const PlanRequest& q, const SchemeResult& r) {
+    const SpecPlanRequest& s = *q.spec;
+    SchemeSpeculation out;
+    out.scheme = scheme_name(r.costs.scheme);
+    const SpecDraft dp = spec_draft(q, r.costs, q.workload.tensor_parallel);
+    out.draft = dp.cost;
+    out.mean_acceptance_length = s.acceptance.mean_length();
+    const Workload& w = q.workload;
+    const std::int64_t context = w.context_tokens;
+    const bool engine = q.engine && q.engine->price_steps;
+    std::optional<engine::StepLookups> lookups, draft_lookups;
+    if (engine) {
+        lookups = engine::resolve_step_lookups(r.costs, q.model, q.gpu, *q.engine, w);
+        if (dp.draft_costs) draft_lookups = engine::resolve_step_lookups(*dp.draft_costs, *s.draft_model, q.gpu, *q.engine, w);
+    }
+    const auto at = [&](std::int64_t batch) {
+        engine::SpecStep st;
+        if (engine) {
+            engine::DraftModelPricing dm;
+            if (dp.draft_costs) dm = {&*dp.draft_costs, &*s.draft_model, *draft_lookups};
+            st = engine::engine_spec_step(*lookups, r.costs, q.model, q.gpu, *q.engine, w, batch, context, s.request, s.acceptance, dp.cost,
+                                          s.terms, dp.draft_costs ? &dm : nullptr, s.disable_above_batch);
+        } else {
+            st = engine::roofline_spec_step(r.costs, q.gpu, q.efficiency, w, batch, context, s.request, s.acceptance, dp.cost,
+                                            dp.draft_costs ? &*dp.draft_costs : nullptr);
+        }
+        SpecPoint p;
+        p.batch = batch;
+        p.plain_tpot_s = st.plain_tpot_s;
+        p.tpot_s = st.tpot_s;
+        p.plain_tokens_per_s = static_cast<double>(batch * w.data_parallel) / st.plain_tpot_s;
+        p.tokens_per_s = static_cast<double>(batch * w.data_parallel) / st.tpot_s;
+        p.speedup = st.speedup;
+        p.verify_s = st.verify_s;
+        p.draft_s = st.draft_s;
+        p.host_s = st.host_s;
+        p.disabled = st.disabled;
+        return p;
+    };
+    const std::int64_t admitted = r.admission.fits ? std::min(w.batch, r.admission.max_sequences) : w.batch;
+    out.at_batch = at(std::max<std::int64_t>(admitted, 1));
+    // The first batch whose speed-up is below 1: doubling until one is, then bisecting (the
+    // speed-up falls with the batch once the verify step leaves the memory-bound region).
+    const std::int64_t max_batch = std::max<std::int64_t>(q.crossover_max_batch, 1);
+    std::vector<SpecPoint> grid;
+    std::int64_t lo = 0, hi = 0;
+    for (std::int64_t b = 1; b <= max_batch; b = b >= max_batch ? max_batch + 1 : std::min(b * 2, max_batch)) {
+        grid.push_back(at(b));
+        if (grid.back().speedup < 1.0 && !grid.back().disabled) {
+            hi = b;
+            break;
+        }
+        lo = b;
+    }
+    if (hi > 0) {
+        if (hi == 1) {
+            out.stops_paying_batch = 1;
+        } else {
+            while (hi - lo > 1) {
+                const std::int64_t mid = lo + (hi - lo) / 2;
+                const SpecPoint p = at(mid);
+                (p.speedup < 1.0 && !p.disabled ? hi : lo) = mid;
+            }
+            out.stops_paying_batch = hi;
+        }
+        out.stops_paying_admitted = r.admission.fits && *out.stops_paying_batch <= r.admission.max_sequences;
+    }
+    for (const SpecPoint& p : grid)
+        if (!r.admission.fits || p.batch <= std::max(r.admission.max_sequences, out.stops_paying_batch.value_or(0))) out.points.push_back(p);
+    const auto has = [&](std::int64_t b) {
+        return std::any_of(out.points.begin(), out.points.end(), [b](const SpecPoint& p) { return p.batch == b; });
+    };
+    if (!has(out.at_batch.batch)) out.points.push_back(out.at_batch);
+    if (out.stops_paying_batch && !has(*out.stops_paying_batch)) out.points.push_back(at(*out.stops_paying_batch));
+    std::sort(out.points.begin(), out.points.end(), [](const SpecPoint& a, const SpecPoint& b) { return a.batch < b.batch; });
+    return out;
+}
+
 DecodeStep priced_decode_step(const PlanRequest& r, const SchemeCosts& c, std::int64_t batch, std::int64_t context) {
     if (!r.engine || !r.engine->price_steps) return decode_step(c, r.gpu, r.efficiency, r.workload, batch, context);
     const engine::EngineStep e = engine::engine_decode_step(c, r.model, r.gpu, *r.engine, r.workload, batch, context);
@@ -218,7 +319,7 @@ PlanResult plan(PlanRequest request) {
         else if (w.mxfp4_mxfp8 && r.costs.mxfp4_experts)
             r.costs.note += std::string(r.costs.note.empty() ? "" : "; ") + "--mxfp4-mxfp8: " + request.gpu.id +
                             " has no block-scaled FP4/FP8 tensor cores: the MXFP4 experts are priced W4A16";
-        r.admission = price.admit(r.costs);
+        r.admission = request.spec ? priced_admission(request, r.costs, spec_workload(request, r.costs)) : price.admit(r.costs);
         r.requested_batch = w.batch;
         const std::int64_t batch = r.admission.fits ? std::min(w.batch, r.admission.max_sequences) : w.batch;
         r.decode = price.decode(r.costs, batch, w.context_tokens);
@@ -285,6 +386,8 @@ PlanResult plan(PlanRequest request) {
         }
     }
     out.decision = decide(out.schemes, request.goal);
+    if (request.spec)
+        for (const SchemeResult& r : out.schemes) out.speculation.push_back(speculate(request, r));
     // What vLLM and SGLang would log or refuse for these schemes on this GPU (core/quant_methods/).
     std::vector<Scheme> resolved;  // `native` as the model declares it
     for (const SchemeResult& r : out.schemes) resolved.push_back(r.costs.scheme);

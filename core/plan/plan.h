@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/speculative.h"
 #include "core/engine/step_model.h"
 #include "core/hardware/gpu.h"
 #include "core/model/model.h"
@@ -12,6 +13,16 @@
 #include "core/scheme/scheme.h"
 
 namespace quantplan {
+
+// Speculative decoding for a plan (--spec): what runs, at which acceptance, with which fitted terms.
+struct SpecPlanRequest {
+    engine::SpecRequest request;
+    engine::Acceptance acceptance;          // at request.k
+    engine::SpecTerms terms;
+    std::optional<ModelConfig> draft_model; // draft:MODEL
+    std::int64_t draft_vocab = 0;           // an EAGLE-3 head's draft vocabulary (0: the target's)
+    std::int64_t disable_above_batch = 0;   // the engine turns speculation off above this batch (0: never)
+};
 
 // Everything a plan needs. Schemes empty: the default serving set (plus w4a4-nvfp4 on GPUs with
 // FP4 tensor cores).
@@ -27,6 +38,34 @@ struct PlanRequest {
     // its step model and memory rules, and every scheme gets bands; otherwise it only names the
     // engine in the JSON and the roofline of `efficiency` prices the plan.
     std::optional<engine::EngineSetup> engine;
+    // Speculative decoding: each scheme's admission holds the draft's weights and cache and the
+    // lookahead slots, and PlanResult::speculation prices the speculative step beside the plain one.
+    std::optional<SpecPlanRequest> spec;
+};
+
+// One batch of a scheme with and without speculation.
+struct SpecPoint {
+    std::int64_t batch = 0;
+    double plain_tpot_s = 0;
+    double tpot_s = 0;                 // per output token with speculation
+    double plain_tokens_per_s = 0;     // output tokens/s of the batch
+    double tokens_per_s = 0;
+    double speedup = 1;                // plain_tpot_s / tpot_s
+    double verify_s = 0, draft_s = 0, host_s = 0;
+    bool disabled = false;             // the engine runs plain steps at this batch
+};
+
+// Speculative decoding priced for one scheme.
+struct SchemeSpeculation {
+    std::string scheme;
+    engine::DraftCost draft;
+    double mean_acceptance_length = 1;
+    std::vector<SpecPoint> points;     // batches 1, 2, 4, ... up to the admitted batch and the crossover, and the plan's batch
+    SpecPoint at_batch;                // at the plan's (admitted) batch
+    // The first batch at which speculation stops paying (speed-up below 1), searched up to
+    // PlanRequest::crossover_max_batch; nullopt when it pays at every batch searched.
+    std::optional<std::int64_t> stops_paying_batch;
+    bool stops_paying_admitted = false;  // the KV cache admits that batch at the plan's context
 };
 
 // Ridge (memory -> compute) of one scheme at the plan's context.
@@ -54,6 +93,7 @@ struct PlanResult {
     std::vector<RidgeInfo> ridges;
     std::vector<GemmCrossover> gemm_crossovers;
     Decision decision;
+    std::vector<SchemeSpeculation> speculation;  // one per scheme, in order (empty without --spec)
 };
 
 // One decode step and one admission of `costs` as the plan prices them: the engine profile's step
@@ -68,6 +108,21 @@ Admission priced_admission(const PlanRequest& request, const SchemeCosts& costs,
 // asked). `note`, when given, receives the line that says so (empty otherwise).
 KvFormat scheme_kv_format(const ModelConfig& model, const Scheme& scheme, const Workload& workload, const engine::EngineSetup* engine,
                           std::string* note = nullptr);
+
+// The draft of the request's --spec for a scheme's costs at tensor-parallel `tp`, and a draft
+// model's own costs (bf16, cached in the scheme's KV format).
+struct SpecDraft {
+    engine::DraftCost cost;
+    std::optional<SchemeCosts> draft_costs;
+};
+SpecDraft spec_draft(const PlanRequest& request, const SchemeCosts& costs, std::int64_t tp);
+
+// The workload a scheme's admission is priced at under --spec: the draft's weights and cache and K
+// lookahead slots per sequence in EngineSettings (the plain workload without --spec).
+Workload spec_workload(const PlanRequest& request, const SchemeCosts& costs);
+
+// Speculative decoding of one priced scheme (request.spec set).
+SchemeSpeculation speculate(const PlanRequest& request, const SchemeResult& scheme);
 
 // Validates the request (batch, context, utilisation, TP) and prices every scheme. Throws Error
 // naming the option for impossible inputs. A model that fits at no scheme is an answer: each

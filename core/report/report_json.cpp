@@ -306,6 +306,49 @@ json engine_json(const engine::EngineSetup& e, const GpuProfile& gpu, const Work
     return out;
 }
 
+json spec_point_json(const SpecPoint& p) {
+    return {{"batch", p.batch},
+            {"plain_tpot_s", p.plain_tpot_s},
+            {"tpot_s", p.tpot_s},
+            {"plain_tokens_per_s", p.plain_tokens_per_s},
+            {"tokens_per_s", p.tokens_per_s},
+            {"speedup", p.speedup},
+            {"verify_s", p.verify_s},
+            {"draft_s", p.draft_s},
+            {"host_s", p.host_s},
+            {"disabled", p.disabled}};
+}
+
+json speculation_json(const PlanResult& p) {
+    const SpecPlanRequest& s = *p.request.spec;
+    json schemes = json::array();
+    for (const SchemeSpeculation& sp : p.speculation) {
+        json points = json::array();
+        for (const SpecPoint& pt : sp.points) points.push_back(spec_point_json(pt));
+        schemes.push_back({{"scheme", sp.scheme},
+                           {"draft",
+                            {{"description", sp.draft.description},
+                             {"weight_bytes_per_gpu", sp.draft.weight_bytes},
+                             {"kv_bytes_per_token_per_gpu", sp.draft.kv_bytes_per_token},
+                             {"forwards_per_step", sp.draft.extend_forwards + sp.draft.single_forwards}}},
+                           {"stops_paying_batch", sp.stops_paying_batch ? json(*sp.stops_paying_batch) : json(nullptr)},
+                           {"stops_paying_admitted", sp.stops_paying_admitted},
+                           {"at_batch", spec_point_json(sp.at_batch)},
+                           {"points", points}});
+    }
+    return {{"method", std::string(engine::spec_method_name(s.request.method))},
+            {"k", s.request.k},
+            {"draft_model", s.request.draft_model.empty() ? json(nullptr) : json(s.request.draft_model)},
+            {"acceptance",
+             {{"per_position", s.acceptance.per_position}, {"mean_length", s.acceptance.mean_length()}, {"source", s.acceptance.source}}},
+            {"terms",
+             {{"draft_forward_s", s.terms.draft_forward_s},
+              {"host_per_sequence_s", s.terms.host_per_sequence_s},
+              {"ngram_per_sequence_s", s.terms.ngram_per_sequence_s}}},
+            {"disable_above_batch", s.disable_above_batch > 0 ? json(s.disable_above_batch) : json(nullptr)},
+            {"schemes", schemes}};
+}
+
 json plan_json(const PlanResult& p) {
     const PlanRequest& q = p.request;
     json schemes = json::array();
@@ -359,6 +402,7 @@ json plan_json(const PlanResult& p) {
             {"gemm_crossovers", gemm},
             {"decision", to_json(p.decision)}};
     if (q.engine) doc["engine"] = engine_json(*q.engine, q.gpu, q.workload);
+    if (q.spec) doc["speculation"] = speculation_json(p);
     return doc;
 }
 

@@ -615,6 +615,22 @@ DecodeStep decode_step(const SchemeCosts& c, const GpuProfile& gpu, const Effici
     return s;
 }
 
+DecodeStep verify_step(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                       std::int64_t batch, std::int64_t query_tokens, std::int64_t context) {
+    assert(batch > 0 && query_tokens > 0);
+    if (query_tokens == 1) return decode_step(c, gpu, eff, w, batch, context);
+    DecodeStep s = decode_step(c, gpu, eff, w, batch * query_tokens, context);
+    // decode_step of batch x q rows counts every row as a sequence reading its own cache: each
+    // sequence reads it once.
+    s.batch = batch;
+    s.kv_bytes = static_cast<std::uint64_t>(d(batch) * kv_read_bytes_per_sequence(c, w.tensor_parallel, context)) +
+                 c.kv_fixed_bytes / static_cast<std::uint64_t>(w.tensor_parallel);
+    s.memory_time_s = d(s.total_bytes()) / bandwidth(gpu, eff);
+    s.bound = s.compute_time_s > s.memory_time_s ? Bound::Compute : Bound::Memory;
+    s.time_s = std::max(s.memory_time_s, s.compute_time_s) + s.communication_time_s;
+    return s;
+}
+
 PrefillResult prefill(const SchemeCosts& c, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
                       std::int64_t prompt_tokens) {
     assert(prompt_tokens > 0);
@@ -670,7 +686,7 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     a.usable_memory_bytes = gpu.memory_usable_bytes;
     a.gpu_memory_utilization = w.engine.gpu_memory_utilization;
     a.engine_memory_bytes = static_cast<std::uint64_t>(w.engine.gpu_memory_utilization * d(gpu.memory_usable_bytes));
-    a.weight_bytes = resident_weight_bytes_per_gpu(c, w);
+    a.weight_bytes = resident_weight_bytes_per_gpu(c, w) + w.engine.draft_weight_bytes_per_gpu;
     // Peak activations of the profiling forward over max_num_batched_tokens.
     const double per_token = profile_activation_bytes_per_token(c, m, tp);
     a.activation_workspace_bytes = static_cast<std::uint64_t>(d(w.engine.max_num_batched_tokens) * per_token);
@@ -679,7 +695,7 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     a.runtime_overhead_bytes = w.engine.runtime_overhead_bytes;
     a.budget_bytes = static_cast<std::int64_t>(a.engine_memory_bytes) - static_cast<std::int64_t>(a.weight_bytes) -
                      static_cast<std::int64_t>(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes);
-    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp);
+    a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp) + w.engine.draft_kv_bytes_per_token_per_gpu;
     const double gib = 1024.0 * 1024.0 * 1024.0;
     const auto fmt = [&](double bytes) {
         char buf[32];
@@ -693,10 +709,11 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
                    " of " + fmt(d(a.usable_memory_bytes)) + ")";
         return a;
     }
-    divide_kv_budget(a, c, kv_block_tokens_for(c, w.engine.kv_block_tokens), w.context_tokens, w.engine.max_num_batched_tokens, true, tp);
+    divide_kv_budget(a, c, kv_block_tokens_for(c, w.engine.kv_block_tokens), w.context_tokens + w.engine.lookahead_tokens,
+                     w.engine.max_num_batched_tokens, true, tp);
     a.fits = a.max_sequences >= 1;
     if (!a.fits)
-        a.reason = "one sequence of " + std::to_string(w.context_tokens) + " tokens needs " +
+        a.reason = "one sequence of " + std::to_string(w.context_tokens + w.engine.lookahead_tokens) + " tokens needs " +
                    fmt(d(a.kv_bytes_per_token) * d(w.context_tokens)) + " of KV cache but the budget is " + fmt(d(a.budget_bytes));
     return a;
 }

@@ -26,6 +26,13 @@ struct EngineSettings {
     std::int64_t max_num_seqs = 256;                 // sequences the sampler is sized for
     std::uint64_t runtime_overhead_bytes = 512ull << 20;  // CUDA context, cuBLAS workspaces, graphs (estimate)
     std::int64_t kv_block_tokens = 16;               // paged-attention block size
+    // Speculative decoding (core/engine/speculative.h): the draft's weights resident beside the
+    // target's, the draft's own KV bytes per token (its layers share the engine's block pool), and
+    // the slots each running sequence holds for its speculative tokens (vLLM V1's
+    // num_lookahead_tokens). All 0 without speculation.
+    std::uint64_t draft_weight_bytes_per_gpu = 0;
+    std::uint64_t draft_kv_bytes_per_token_per_gpu = 0;
+    std::int64_t lookahead_tokens = 0;
 };
 
 // What is being priced, apart from the scheme.
@@ -281,6 +288,13 @@ struct DecodeStep {
 // Prices one decode step at batch `batch` and context `context_tokens`.
 DecodeStep decode_step(const SchemeCosts& costs, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
                        std::int64_t batch, std::int64_t context_tokens);
+
+// A speculative-decoding verify step: `batch` sequences each run `query_tokens` tokens (the last
+// accepted one and the K speculative ones) through the model. The weights are read once and the
+// linears' FLOPs, the lm_head and the all-reduce grow with batch x query_tokens rows; each sequence's
+// KV cache is read once, its attention FLOPs times query_tokens. query_tokens 1 is decode_step.
+DecodeStep verify_step(const SchemeCosts& costs, const GpuProfile& gpu, const EfficiencyProfile& eff, const Workload& w,
+                       std::int64_t batch, std::int64_t query_tokens, std::int64_t context_tokens);
 
 // Prefill of one prompt of `prompt_tokens`, in chunks of max_num_batched_tokens.
 struct PrefillResult {

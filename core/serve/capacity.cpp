@@ -277,7 +277,7 @@ std::optional<SloTarget> parse_slo(const std::optional<std::string>& text, const
 }
 
 EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const engine::EngineSetup& setup,
-                             const Workload& w, const Admission& admission) {
+                             const Workload& w, const Admission& admission, const SpecPricing* spec) {
     EnginePricing p;
     p.limits.max_num_seqs = w.engine.max_num_seqs;
     p.limits.max_num_batched_tokens = w.engine.max_num_batched_tokens;
@@ -334,12 +334,34 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     // its own copy of the setup: a shared one, so that a copied pricing keeps them valid.
     const auto owned = std::make_shared<const engine::EngineSetup>(setup);
     const engine::StepLookups lookups = engine::resolve_step_lookups(costs, model, gpu, *owned, w);
-    p.cost = [costs, model, gpu, owned, lookups, w, fixed_s, per_sequence_s, per_prefill_s, overlap](const StepShape& shape) {
+    std::shared_ptr<const SpecPricing> sp;
+    std::optional<engine::StepLookups> draft_lookups;
+    if (spec && spec->request.k > 0) {
+        sp = std::make_shared<const SpecPricing>(*spec);
+        p.limits.speculative_tokens = spec->request.k;
+        p.limits.acceptance = spec->acceptance.per_position;
+        p.limits.spec_seed = spec->seed;
+        p.limits.spec_disable_above_batch = spec->disable_above_batch;
+        if (sp->draft_costs && sp->draft_model) draft_lookups = engine::resolve_step_lookups(*sp->draft_costs, *sp->draft_model, gpu, *owned, w);
+    }
+    p.cost = [costs, model, gpu, owned, lookups, w, fixed_s, per_sequence_s, per_prefill_s, overlap, sp, draft_lookups](const StepShape& shape) {
         const engine::EngineSetup& setup = *owned;
         double t = 0;
         if (shape.decode_sequences > 0) {
             const std::int64_t context = std::max<std::int64_t>(1, shape.decode_context_tokens / shape.decode_sequences);
-            t += engine::engine_decode_step(lookups, costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
+            if (sp && shape.speculative_tokens > 0) {
+                // A verify step over the speculative tokens the sequences carry (their mean, rounded),
+                // with the draft's forwards.
+                engine::SpecRequest at = sp->request;
+                at.k = std::max<std::int64_t>(1, (shape.speculative_tokens + shape.decode_sequences / 2) / shape.decode_sequences);
+                engine::DraftModelPricing dm;
+                if (draft_lookups) dm = {&*sp->draft_costs, &*sp->draft_model, *draft_lookups};
+                const engine::SpecStep st = engine::engine_spec_step(lookups, costs, model, gpu, setup, w, shape.decode_sequences, context, at,
+                                                                     sp->acceptance, sp->draft, sp->terms, draft_lookups ? &dm : nullptr);
+                t += st.time_s;
+            } else {
+                t += engine::engine_decode_step(lookups, costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
+            }
         }
         if (!shape.prefill_chunks.empty())
             t += engine::engine_prefill_step(lookups, costs, model, gpu, setup, w, shape.prefill_chunks).time_s -
@@ -408,6 +430,11 @@ ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& re
     s.slo_attainment = n > 0 ? static_cast<double>(good) / n : 0.0;
     s.goodput_requests_per_s = static_cast<double>(good) / s.span_s;
     s.preemptions = sim.preemptions;
+    s.speculative = sim.speculative_tokens > 0;
+    s.spec_tokens = sim.speculative_tokens;
+    s.spec_accepted = sim.accepted_tokens;
+    s.spec_tokens_per_step = sim.tokens_per_decode_step;
+    s.spec_acceptance_rate = sim.speculative_tokens > 0 ? static_cast<double>(sim.accepted_tokens) / static_cast<double>(sim.speculative_tokens) : 0.0;
     s.prefix_hit_tokens = sim.prefix_hit_tokens;
     s.kv_utilization_mean = sim.mean_kv_utilization;
     s.mean_batch = sim.mean_batch;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/speculative.h"
 #include "core/engine/step_model.h"
 #include "core/serve/simulator.h"
 
@@ -100,10 +101,24 @@ struct EnginePricing {
     double fastest_step_s = 0;   // a decode step at batch 1 and context 1: no SLO can be below it
 };
 
+// Speculative decoding in the simulator: the steps verify K tokens per sequence, the draft's
+// forwards are priced with them, and each step's accepted tokens are drawn from the acceptance.
+struct SpecPricing {
+    engine::SpecRequest request;
+    engine::Acceptance acceptance;
+    engine::DraftCost draft;
+    engine::SpecTerms terms;
+    std::optional<SchemeCosts> draft_costs;     // draft:MODEL
+    std::optional<ModelConfig> draft_model;
+    std::int64_t disable_above_batch = 0;
+    std::uint64_t seed = 0;
+};
+
 // Builds the pricing of `costs` (a scheme) on `gpu` with `setup`, the workload's engine settings
-// and the admission's KV budget. The cost holds copies of everything it reads.
+// and the admission's KV budget (with `spec`, the admission of spec_workload). The cost holds
+// copies of everything it reads.
 EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const engine::EngineSetup& setup,
-                             const Workload& w, const Admission& admission);
+                             const Workload& w, const Admission& admission, const SpecPricing* spec = nullptr);
 
 struct Percentiles {
     double mean = 0, p50 = 0, p90 = 0, p99 = 0;
@@ -133,6 +148,11 @@ struct ServeStats {
     double offered_requests_per_s = 0;    // the open-loop arrival rate (0: closed loop or all at once)
     double completed_requests_per_s = 0;  // completions up to the last arrival, per second of arrivals
     std::vector<TimelinePoint> timeline;  // batch, queue, KV use and preemptions over the run (when asked for)
+    // Speculative decoding (EngineLimits::speculative_tokens > 0): what the run realised.
+    bool speculative = false;
+    double spec_tokens_per_step = 0;      // tokens a decoding sequence gained per step
+    double spec_acceptance_rate = 0;      // accepted / speculative tokens
+    std::int64_t spec_tokens = 0, spec_accepted = 0;
 };
 
 ServeStats summarize(const SimulationResult& sim, const std::vector<Request>& requests, const Slo& slo);

@@ -25,6 +25,8 @@ struct Priced {
     Admission admission;
     Workload w;
     SchemeCosts costs;
+    std::optional<SpecPricing> spec;  // --spec: the draft and acceptance the simulator runs with
+    const SpecPricing* spec_or_null() const { return spec ? &*spec : nullptr; }
 };
 
 Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inventory, const Scheme& scheme, std::int64_t tp, std::int64_t longest) {
@@ -36,6 +38,22 @@ Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inven
     if (p.w.expert_parallel > 1) p.w.expert_parallel = tp;  // experts follow the TP group
     p.costs = engine::costs_as_served(scheme_costs(request.model, inventory, scheme, scheme_kv_format(request.model, scheme, p.w, &*request.engine), request.gpu),
                                       request.model, request.engine->profile);
+    if (request.spec) {
+        // The draft's weights and cache, and K lookahead slots per sequence, in the budget.
+        const SpecDraft d = spec_draft(request, p.costs, tp);
+        p.w.engine.draft_weight_bytes_per_gpu = d.cost.weight_bytes;
+        p.w.engine.draft_kv_bytes_per_token_per_gpu = d.cost.kv_bytes_per_token;
+        p.w.engine.lookahead_tokens = request.spec->request.k;
+        SpecPricing sp;
+        sp.request = request.spec->request;
+        sp.acceptance = request.spec->acceptance;
+        sp.draft = d.cost;
+        sp.terms = request.spec->terms;
+        sp.draft_costs = d.draft_costs;
+        sp.draft_model = request.spec->draft_model;
+        sp.disable_above_batch = request.spec->disable_above_batch;
+        p.spec = std::move(sp);
+    }
     p.admission = engine::engine_admission(p.costs, request.model, request.gpu, *request.engine, p.w);
     // One request of the longest length must fit in the cache for the engine to start.
     if (p.admission.fits && p.admission.kv_cache_tokens < longest) {
@@ -45,6 +63,9 @@ Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inven
     }
     return p;
 }
+
+// The acceptance draws' stream of the traffic's seed (apart from its lengths' and arrivals').
+std::uint64_t spec_seed(const Traffic& t) { return t.seed * 0x9E3779B97F4A7C15ull + 0x5ec; }
 
 // The smallest TP of 1, 2, 4, 8 (dividing the attention heads) at which the scheme fits.
 std::optional<std::int64_t> smallest_tp(const PlanRequest& request, const std::vector<TensorInfo>& inventory, const Scheme& scheme,
@@ -97,7 +118,8 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
         SchemeCapacity row;
         row.name = scheme_name(scheme);
         row.fits_from_tp = smallest_tp(request, inventory, scheme, longest);
-        const Priced priced = admit_at(request, inventory, scheme, request.workload.tensor_parallel, longest);
+        Priced priced = admit_at(request, inventory, scheme, request.workload.tensor_parallel, longest);
+        if (priced.spec) priced.spec->seed = spec_seed(traffic);
         const Workload& w = priced.w;
         const SchemeCosts& costs = priced.costs;
         const Admission& a = priced.admission;
@@ -108,7 +130,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
             rows.push_back(row);
             continue;
         }
-        const EnginePricing pricing = engine_pricing(costs, model, gpu, setup, w, a);
+        const EnginePricing pricing = engine_pricing(costs, model, gpu, setup, w, a, priced.spec_or_null());
         for (const auto& [option, target_slo] : {std::pair{"--slo-ttft", slo.ttft}, std::pair{"--slo-tpot", slo.tpot}, std::pair{"--slo-e2e", slo.e2e}})
             if (target_slo && target_slo->seconds < pricing.fastest_step_s)
                 throw Error(option, milliseconds(target_slo->seconds) + " is below the fastest possible step of " + row.name + " (" +
@@ -174,7 +196,8 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
                 if (!from) continue;
                 for (const std::int64_t tp : {*from, *from * 2}) {
                     if (tp > 8 || model.num_attention_heads % tp != 0) continue;
-                    const Priced p = admit_at(rq, inventory, scheme, tp, longest);
+                    Priced p = admit_at(rq, inventory, scheme, tp, longest);
+                    if (p.spec) p.spec->seed = spec_seed(traffic);
                     if (!p.admission.fits) continue;
                     // The request's own GPU and TP was searched for its scheme row already.
                     const SchemeCapacity* row = nullptr;
@@ -183,7 +206,7 @@ CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanReq
                     const bool searched = row != nullptr && id == gpu.id && tp == request.workload.tensor_parallel;
                     RateSearch found;
                     if (searched) found = {row->max_rate, row->binding.value_or(Binding{})};
-                    else found = sustained_rate_search(traffic, engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission), slo);
+                    else found = sustained_rate_search(traffic, engine_pricing(p.costs, model, rq.gpu, *rq.engine, p.w, p.admission, p.spec_or_null()), slo);
                     const std::optional<double>& rate = found.rate;
                     if (!rate) continue;
                     Configuration c;
@@ -294,13 +317,26 @@ nlohmann::json serve_json(const CapacityPlan& plan) {
         // The run over time, column by column (the timeline view).
         nlohmann::json tl = {{"t_s", nlohmann::json::array()}, {"batch", nlohmann::json::array()}, {"queue", nlohmann::json::array()},
                              {"kv_utilization", nlohmann::json::array()}, {"preemptions", nlohmann::json::array()}};
+        if (s.speculative) tl["tokens_per_sequence"] = tl["acceptance"] = nlohmann::json::array();
         for (const TimelinePoint& p : s.timeline) {
             tl["t_s"].push_back(p.t_s);
             tl["batch"].push_back(p.running);
             tl["queue"].push_back(p.waiting);
             tl["kv_utilization"].push_back(p.kv_utilization);
             tl["preemptions"].push_back(p.preemptions);
+            if (s.speculative) {
+                // A point whose step decoded nothing (a prefill-only step, idle) has no speculation.
+                tl["tokens_per_sequence"].push_back(p.tokens_per_sequence > 0 ? nlohmann::json(p.tokens_per_sequence) : nlohmann::json(nullptr));
+                tl["acceptance"].push_back(p.tokens_per_sequence > 0 ? nlohmann::json(p.acceptance) : nlohmann::json(nullptr));
+            }
         }
+        // Speculative decoding as the run realised it: the tokens a decoding sequence gained per
+        // step and the share of speculative tokens accepted.
+        if (s.speculative)
+            j["speculation"] = {{"tokens_per_decode_step", s.spec_tokens_per_step},
+                                {"acceptance_rate", s.spec_acceptance_rate},
+                                {"speculative_tokens", s.spec_tokens},
+                                {"accepted_tokens", s.spec_accepted}};
         j["timeline"] = tl;
         // Latency against rate around the highest rate (the report's and window's charts).
         nlohmann::json sweep = nlohmann::json::array();

@@ -59,6 +59,11 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     std::size_t released = std::min(requests.size(), static_cast<std::size_t>(std::max<std::int64_t>(closed_loop_users, 0)));
     if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
         throw Error("--serve", "the engine's max_num_seqs, max_num_batched_tokens, block size and KV cache must be positive");
+    if (limits.speculative_tokens < 0 || limits.speculative_tokens > 64 ||
+        (limits.speculative_tokens > 0 && static_cast<std::int64_t>(limits.acceptance.size()) != limits.speculative_tokens))
+        throw Error("--spec", "speculative tokens must be 0 to 64 with one acceptance rate each");
+    for (double p : limits.acceptance)
+        if (!(p >= 0 && p <= 1)) throw Error("--spec-acceptance", "acceptance rates must lie in [0, 1]");
     if (limits.full_groups < 0 || limits.sliding_groups < 0 || limits.state_groups < 0 || limits.full_groups + limits.sliding_groups < 1 ||
         (limits.sliding_groups > 0 && limits.sliding_window < 1) || limits.kv_cache_blocks < 0)
         throw Error("--serve", "the engine's KV-cache groups must be positive");
@@ -87,6 +92,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         out.requests[i].arrival_s = sent_s[i];
         out.requests[i].output_tokens = requests[i].output_tokens;
     }
+    std::mt19937_64 spec_rng(limits.spec_seed);
+    std::uniform_real_distribution<double> spec_u(0.0, 1.0);
+    std::int64_t decode_sequence_steps = 0, decode_tokens_gained = 0;
     std::deque<Active> waiting;
     std::vector<Active> running;
     std::size_t next_arrival = 0;
@@ -99,15 +107,19 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     const double first_sent_s = requests.empty() ? 0.0 : sent_s.front();
     double batch_time = 0, kv_time = 0;
     std::int64_t timeline_stride = 1, events = 0;
+    bool timeline_sampled_step = false;  // the last sample() kept a point
     const auto sample = [&](std::int64_t running_now, std::int64_t waiting_now) {
+        timeline_sampled_step = false;
         if (timeline_points == 0) return;
         if (events++ % timeline_stride != 0) return;
+        timeline_sampled_step = true;
         out.timeline.push_back({t, running_now, waiting_now, static_cast<double>(total_blocks - free_blocks) / static_cast<double>(total_blocks),
                                 out.preemptions});
         if (out.timeline.size() >= 2 * timeline_points) {  // thin to every other point, sample half as often
             std::size_t kept = 0;
             for (std::size_t i = 0; i < out.timeline.size(); i += 2) out.timeline[kept++] = out.timeline[i];
             out.timeline.resize(kept);
+            timeline_sampled_step = false;  // this step's point may be one of those dropped
             timeline_stride *= 2;
         }
     };
@@ -162,6 +174,13 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         StepShape shape;
         std::vector<std::int64_t> prefill_chunk(running.size(), 0);
         std::vector<bool> decodes(running.size(), false);
+        // Speculative tokens each decoding sequence verifies this step (none above the engine's
+        // disable batch).
+        std::vector<std::int64_t> spec_k(running.size(), 0);
+        const std::int64_t step_k =
+            limits.speculative_tokens > 0 && (limits.spec_disable_above_batch <= 0 || static_cast<std::int64_t>(running.size()) <= limits.spec_disable_above_batch)
+                ? limits.speculative_tokens
+                : 0;
         bool preempted = false;  // this step preempted a sequence
         // Preempts the most recently admitted running sequence (running[i] itself when it is the
         // latest): its blocks freed, its prompt and output so far to prefill again, at the front of
@@ -189,7 +208,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             waiting.push_front(v);
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(victim));
             prefill_chunk.erase(prefill_chunk.begin() + static_cast<std::ptrdiff_t>(victim));
+            if (decodes[victim]) shape.speculative_tokens -= spec_k[victim];
             decodes.erase(decodes.begin() + static_cast<std::ptrdiff_t>(victim));
+            spec_k.erase(spec_k.begin() + static_cast<std::ptrdiff_t>(victim));
             if (victim == i) return true;
             if (victim < i) --i;
             return false;
@@ -208,25 +229,32 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 // KV positions written: the prompt and every generated token but the last sampled one
                 // (which this step writes).
                 const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
+                // The speculative tokens it verifies: the step's K, trimmed to the token budget and
+                // to what is left of its output; their KV slots are held with the step's token.
+                const std::int64_t k = std::max<std::int64_t>(
+                    0, std::min({step_k, budget - 1, requests[running[i].index].output_tokens - running[i].generated - 1}));
+                const std::int64_t slots = held + 1 + k;
                 if (hybrid && running[i].blocks + running[i].cached_blocks > blocks_for(held + 1)) {
                     // The window moved past blocks the prefill held: vLLM frees them.
                     const std::int64_t extra = std::min(running[i].blocks, running[i].blocks + running[i].cached_blocks - blocks_for(held + 1));
                     running[i].blocks -= extra;
                     free_blocks += extra;
                 }
-                if (make_room(i, blocks_for(held + 1))) {
+                if (make_room(i, blocks_for(slots))) {
                     --i;  // the next sequence moved into this slot (unsigned wrap at 0 is undone by ++i)
                     continue;
                 }
-                if (blocks_for(held + 1) > running[i].blocks + running[i].cached_blocks) {
-                    const std::int64_t more = blocks_for(held + 1) - running[i].blocks - running[i].cached_blocks;
+                if (blocks_for(slots) > running[i].blocks + running[i].cached_blocks) {
+                    const std::int64_t more = blocks_for(slots) - running[i].blocks - running[i].cached_blocks;
                     take(more);
                     running[i].blocks += more;
                 }
                 decodes[i] = true;
+                spec_k[i] = k;
                 ++shape.decode_sequences;
                 shape.decode_context_tokens += held + 1;
-                --budget;
+                shape.speculative_tokens += k;
+                budget -= 1 + k;
             }
         };
         // (b) Prefills in progress, in chunks.
@@ -336,6 +364,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 running.push_back(a);
                 prefill_chunk.push_back(0);
                 decodes.push_back(false);
+                spec_k.push_back(0);
                 prefill(running.back(), prefill_chunk.back());
                 if (prefill_chunk.back() == 0) {  // no block after all: back to the queue
                     running.back().prefilled -= hit;
@@ -346,6 +375,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     running.pop_back();
                     prefill_chunk.pop_back();
                     decodes.pop_back();
+                    spec_k.pop_back();
                     break;
                 }
                 out.prefix_hit_tokens += hit;
@@ -397,6 +427,8 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             }
             ++pending;
         };
+        std::int64_t step_decodes = 0, step_gained = 0, step_spec = 0, step_accepted = 0;
+        const std::size_t timeline_before = out.timeline.size();
         for (std::size_t i = 0; i < running.size(); ++i) {
             Active& a = running[i];
             bool produced = decodes[i];
@@ -414,7 +446,25 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 }
             }
             if (!produced) continue;
-            ++a.generated;
+            // A decode gains its token and, speculating, the speculative tokens accepted.
+            std::int64_t gained = 1;
+            if (decodes[i]) {
+                if (spec_k[i] > 0) {
+                    std::int64_t accepted = 0;
+                    const double u = spec_u(spec_rng);
+                    while (accepted < spec_k[i] && u < limits.acceptance[static_cast<std::size_t>(accepted)]) ++accepted;
+                    gained += accepted;
+                    out.speculative_tokens += spec_k[i];
+                    out.accepted_tokens += accepted;
+                    step_spec += spec_k[i];
+                    step_accepted += accepted;
+                }
+                ++decode_sequence_steps;
+                decode_tokens_gained += gained;
+                ++step_decodes;
+                step_gained += gained;
+            }
+            a.generated = std::min(a.generated + gained, requests[a.index].output_tokens);
             RequestResult& res = out.requests[a.index];
             if (a.generated == 1) res.first_token_s = t;
             else gap(t - a.last_token_s);
@@ -432,9 +482,16 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             }
         }
         out.itl.add(pending_gap, pending);
+        // The step's speculation on the timeline point that opened it (when one was kept).
+        if (limits.speculative_tokens > 0 && step_decodes > 0 && !out.timeline.empty() && timeline_sampled_step &&
+            out.timeline.size() == timeline_before) {
+            out.timeline.back().tokens_per_sequence = static_cast<double>(step_gained) / static_cast<double>(step_decodes);
+            out.timeline.back().acceptance = step_spec > 0 ? static_cast<double>(step_accepted) / static_cast<double>(step_spec) : 0.0;
+        }
         running.erase(std::remove_if(running.begin(), running.end(), [&](const Active& a) { return a.index == requests.size(); }), running.end());
     }
     out.end_s = t;
+    out.tokens_per_decode_step = decode_sequence_steps > 0 ? static_cast<double>(decode_tokens_gained) / static_cast<double>(decode_sequence_steps) : 0.0;
     // Every request spends the frontend latency, and its wait at the frontend's serial part, outside
     // the engine's queues, in the system all the same.
     for (std::size_t i = 0; i < requests.size(); ++i) in_system_time += requests[i].arrival_s - out.requests[i].arrival_s;

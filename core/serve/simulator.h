@@ -45,6 +45,9 @@ struct StepShape {
     std::int64_t prefill_tokens = 0;        // prompt tokens prefilled this step (all chunks)
     std::int64_t prefill_sequences = 0;     // sequences whose prompt chunk runs this step
     std::vector<PrefillChunk> prefill_chunks;  // one per such sequence, in the order scheduled (their tokens sum to prefill_tokens)
+    // Speculative decoding: the speculative tokens the decoding sequences verify this step, summed
+    // (each also scores its last token: decode_sequences + speculative_tokens rows). 0 without.
+    std::int64_t speculative_tokens = 0;
 };
 
 // Seconds one step of `shape` takes (the engine profile's mixed-step model, or a test's).
@@ -109,6 +112,15 @@ struct EngineLimits {
     // requests sent together queue there, and the k-th of a burst reaches the engine k x this after
     // the first. It adds to the frontend latency of a lone request.
     double frontend_serial_s = 0;
+    // Speculative decoding (core/engine/speculative.h): each decoding sequence verifies
+    // speculative_tokens more tokens a step (fewer when the step's token budget runs out, as vLLM V1
+    // trims them), holds KV slots for them, and gains 1 + the tokens accepted, drawn from
+    // `acceptance` (per-position rates p_i) by a generator seeded with spec_seed. Above
+    // spec_disable_above_batch running sequences (0: never) the steps are plain.
+    std::int64_t speculative_tokens = 0;
+    std::vector<double> acceptance;
+    std::uint64_t spec_seed = 0;
+    std::int64_t spec_disable_above_batch = 0;
 };
 
 // One request's outcome.
@@ -134,6 +146,10 @@ struct TimelinePoint {
     std::int64_t waiting = 0;      // requests arrived and not yet scheduled, or preempted (the queue)
     double kv_utilization = 0;     // share of KV blocks in use, the prefix cache's included
     std::int64_t preemptions = 0;  // preemptions so far
+    // Speculative decoding: the tokens each decoding sequence gained in the step that starts here,
+    // on average (1 + accepted), and the share of its speculative tokens accepted (0 without).
+    double tokens_per_sequence = 0;
+    double acceptance = 0;
 };
 
 // Gaps between consecutive output tokens of a request (ITL) over a whole run, in bounded memory: a
@@ -171,6 +187,11 @@ struct SimulationResult {
     // Every gap between two output tokens of one request (a decode step, or longer when the request
     // sat out steps: a prefill-only step, a preemption's recompute).
     GapHistogram itl;
+    // Speculative decoding over the run: verify steps' speculative tokens and those accepted, and
+    // the tokens decoding sequences gained per step (the mean acceptance length realised).
+    std::int64_t speculative_tokens = 0;
+    std::int64_t accepted_tokens = 0;
+    double tokens_per_decode_step = 0;
 };
 
 // Simulates `requests` (sorted by arrival) on an engine with `limits` and `cost`. Throws
