@@ -421,6 +421,20 @@ void check_spec_request(const SpecRequest& spec, const ModelConfig& target, cons
                            std::to_string(r->max_k) + (r->max_k_where.empty() ? "" : " (" + r->max_k_where + ")"));
 }
 
+std::int64_t spec_lookahead_slots(std::string_view engine, SpecMethod method, std::int64_t k) {
+    return engine == "vllm" && method != SpecMethod::Ngram ? k : 0;
+}
+
+std::int64_t spec_default_max_running(std::string_view engine, std::string_view version) {
+    if (engine != "sglang") return 0;
+    if (!version.empty()) {
+        const EngineVersion v = parse_engine_version(version, "--engine");
+        if (compare_versions(v, parse_engine_version("0.4.3.post3", "")) >= 0 && compare_versions(v, parse_engine_version("0.4.4.post3", "")) <= 0)
+            return 32;
+    }
+    return 48;
+}
+
 DraftCost draft_cost(const SpecRequest& spec, const ModelConfig& m, const SchemeCosts& c, const ModelConfig* draft, const SchemeCosts* dc,
                      std::int64_t tp, std::int64_t draft_vocab) {
     DraftCost r;
@@ -529,7 +543,9 @@ SpecStep engine_spec_step(const StepLookups& k, const SchemeCosts& c, const Mode
         return finish(s, none);
     }
     const EngineStep verify = engine_decode_step(k, c, m, gpu, setup, w, batch, context, spec.k + 1);
-    s.verify_s = verify.time_s;
+    // A verify step does all a decode step does and more: never faster (the fitted kernel curves can
+    // price a GEMM of more rows faster than one of fewer, within their noise).
+    s.verify_s = std::max(verify.time_s, s.plain_s);
     s.verify_eager = verify.eager;
     // The first draft pass runs over every token the step verified (vLLM from 0.11.0 keeps the
     // rejected positions; SGLang's draft-extend pads to K + 1 per request): B x (K + 1) rows.
@@ -565,7 +581,7 @@ SpecStep roofline_spec_step(const SchemeCosts& c, const GpuProfile& gpu, const E
                             std::int64_t context, const SpecRequest& spec, const Acceptance& a, const DraftCost& draft, const SchemeCosts* dc) {
     SpecStep s;
     s.plain_s = decode_step(c, gpu, eff, w, batch, context).time_s;
-    s.verify_s = verify_step(c, gpu, eff, w, batch, spec.k + 1, context).time_s;
+    s.verify_s = std::max(verify_step(c, gpu, eff, w, batch, spec.k + 1, context).time_s, s.plain_s);
     const std::int64_t extend_rows = batch * (spec.k + 1);
     if (draft.runs_draft_model && dc) {
         s.draft_s = d(draft.extend_forwards) * verify_step(*dc, gpu, eff, w, batch, std::max<std::int64_t>(1, extend_rows / batch), context).time_s +

@@ -120,6 +120,16 @@ const SpecEngineRange* spec_engine_range(const SpecCatalog& catalog, std::string
 void check_spec_request(const SpecRequest& spec, const ModelConfig& target, const ModelConfig* draft, const SpecCatalog* catalog,
                         std::string_view engine, std::string_view version, std::string_view option = "--spec");
 
+// The KV slots a decoding sequence holds beyond its tokens and the K it verifies: vLLM V1 reserves
+// num_lookahead_tokens = K more for the drafter (EAGLE, EAGLE-3 and MTP from 0.8.4, draft models
+// from 0.15.0; none for n-gram: v1/core/sched/scheduler.py allocate_slots), SGLang none beyond the
+// verify's (docs/speculative-sources.md).
+std::int64_t spec_lookahead_slots(std::string_view engine, SpecMethod method, std::int64_t k);
+
+// SGLang's default max_running_requests with speculative decoding (server_args.py: 48; 32 in
+// 0.4.3.post3 to 0.4.4.post3); 0 for vLLM, which keeps max_num_seqs.
+std::int64_t spec_default_max_running(std::string_view engine, std::string_view version);
+
 // What the draft adds, per GPU.
 struct DraftCost {
     std::string description;              // e.g. "EAGLE-3 head: 1 decoder layer + fc + lm_head of 32,000 (bf16)"

@@ -122,7 +122,7 @@ void price(SpecRun& r, const json& setup, const SpecFitInputs& in) {
         const engine::DraftCost draft = engine::draft_cost(spec, model, costs, nullptr, nullptr, tp);
         w.engine.draft_weight_bytes_per_gpu = draft.weight_bytes;
         w.engine.draft_kv_bytes_per_token_per_gpu = draft.kv_bytes_per_token;
-        w.engine.lookahead_tokens = r.k;
+        w.engine.lookahead_tokens = r.k + engine::spec_lookahead_slots(r.engine, *method, r.k);
         if (!engine::engine_admission(costs, model, *gpu, es, w).fits) continue;
         r.tp = tp;
         const engine::StepLookups lookups = engine::resolve_step_lookups(costs, model, *gpu, es, w);

@@ -147,7 +147,8 @@ Workload spec_workload(const PlanRequest& q, const SchemeCosts& c) {
     const engine::DraftCost d = spec_draft(q, c, w.tensor_parallel).cost;
     w.engine.draft_weight_bytes_per_gpu = d.weight_bytes;
     w.engine.draft_kv_bytes_per_token_per_gpu = d.kv_bytes_per_token;
-    w.engine.lookahead_tokens = q.spec->request.k;
+    const std::string engine_name = q.engine ? q.engine->profile.engine : std::string();
+    w.engine.lookahead_tokens = q.spec->request.k + engine::spec_lookahead_slots(engine_name, q.spec->request.method, q.spec->request.k);
     return w;
 }
 

@@ -342,6 +342,11 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
         p.limits.acceptance = spec->acceptance.per_position;
         p.limits.spec_seed = spec->seed;
         p.limits.spec_disable_above_batch = spec->disable_above_batch;
+        p.limits.spec_lookahead_slots = engine::spec_lookahead_slots(setup.profile.engine, spec->request.method, spec->request.k);
+        // SGLang runs at most 48 requests with speculation unless max_running_requests was set.
+        if (const std::int64_t cap = engine::spec_default_max_running(setup.profile.engine, setup.choice.version_asked);
+            cap > 0 && w.engine.max_num_seqs == setup.profile.defaults.max_num_seqs)
+            p.limits.max_num_seqs = std::min(p.limits.max_num_seqs, cap);
         if (sp->draft_costs && sp->draft_model) draft_lookups = engine::resolve_step_lookups(*sp->draft_costs, *sp->draft_model, gpu, *owned, w);
     }
     p.cost = [costs, model, gpu, owned, lookups, w, fixed_s, per_sequence_s, per_prefill_s, overlap, sp, draft_lookups](const StepShape& shape) {

@@ -43,7 +43,8 @@ Priced admit_at(const PlanRequest& request, const std::vector<TensorInfo>& inven
         const SpecDraft d = spec_draft(request, p.costs, tp);
         p.w.engine.draft_weight_bytes_per_gpu = d.cost.weight_bytes;
         p.w.engine.draft_kv_bytes_per_token_per_gpu = d.cost.kv_bytes_per_token;
-        p.w.engine.lookahead_tokens = request.spec->request.k;
+        const engine::SpecRequest& sr = request.spec->request;
+        p.w.engine.lookahead_tokens = sr.k + engine::spec_lookahead_slots(request.engine->profile.engine, sr.method, sr.k);
         SpecPricing sp;
         sp.request = request.spec->request;
         sp.acceptance = request.spec->acceptance;

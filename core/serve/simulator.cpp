@@ -233,7 +233,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 // to what is left of its output; their KV slots are held with the step's token.
                 const std::int64_t k = std::max<std::int64_t>(
                     0, std::min({step_k, budget - 1, requests[running[i].index].output_tokens - running[i].generated - 1}));
-                const std::int64_t slots = held + 1 + k;
+                const std::int64_t slots = held + 1 + k + (k > 0 ? limits.spec_lookahead_slots : 0);
                 if (hybrid && running[i].blocks + running[i].cached_blocks > blocks_for(held + 1)) {
                     // The window moved past blocks the prefill held: vLLM frees them.
                     const std::int64_t extra = std::min(running[i].blocks, running[i].blocks + running[i].cached_blocks - blocks_for(held + 1));

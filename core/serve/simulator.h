@@ -121,6 +121,7 @@ struct EngineLimits {
     std::vector<double> acceptance;
     std::uint64_t spec_seed = 0;
     std::int64_t spec_disable_above_batch = 0;
+    std::int64_t spec_lookahead_slots = 0;  // KV slots held beyond the verified tokens (spec_lookahead_slots)
 };
 
 // One request's outcome.
