@@ -80,6 +80,20 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (o.profile == defaults.profile) o.profile = text_value(value, at);
         } else if (key == "engine") {
             if (!o.engine_given) o.engine = text_value(value, at);
+        } else if (key == "spec") {
+            // "eagle3:3" as --spec; "" or null: none (the window's "off").
+            if (!o.spec && !value.is_null() && !text_value(value, at).empty()) o.spec = text_value(value, at);
+        } else if (key == "spec_acceptance") {
+            // "0.8,0.6,0.4" or a mean length, as a string or a number.
+            if (!o.spec_acceptance && !value.is_null()) {
+                if (value.is_number()) {
+                    char buf[64];
+                    std::snprintf(buf, sizeof buf, "%.17g", number_value(value, at));
+                    o.spec_acceptance = buf;
+                } else if (!text_value(value, at).empty()) {
+                    o.spec_acceptance = text_value(value, at);
+                }
+            }
         } else if (key == "calibration") {
             // "" is the window's "no calibration file" (docs/gui.md).
             if (!o.calibration && !text_value(value, at).empty()) o.calibration = text_value(value, at);

@@ -394,6 +394,59 @@ BOOST_AUTO_TEST_CASE(bad_emit_arguments_are_one_line) {
     std::filesystem::remove_all(foreign);
 }
 
+// Speculative decoding's bad input: one line naming the option, exit 1.
+BOOST_AUTO_TEST_CASE(bad_spec_arguments_are_one_line) {
+    for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+             {"--headless --model llama-3.1-8b --spec eagle3:0", "--spec: K must be at least 1"},
+             {"--headless --model llama-3.1-8b --spec eagle3:40 --engine vllm@0.9.0", "limit of 32"},
+             {"--headless --model llama-3.1-8b --spec medusa:3", "unknown method 'medusa'"},
+             {"--headless --model llama-3.1-8b --spec eagle3:3 --spec-acceptance 0.9,1.3,0.2", "outside [0, 1]"},
+             {"--headless --model llama-3.1-8b --spec eagle3:3 --spec-acceptance 4.2", "above K + 1 = 4"},
+             {"--headless --model llama-3.1-8b --spec mtp:2", "has no MTP layers"},
+             {"--headless --model llama-3.1-8b --spec draft:qwen3-0.6b:4 --spec-acceptance 2", "must share the target's vocabulary"},
+             {"--headless --model llama-3.1-8b --spec draft:no-such-model:4 --spec-acceptance 2", "--spec: draft model 'no-such-model'"},
+             {"--headless --model llama-3.1-8b --spec-acceptance 2.5", "--spec-acceptance: needs --spec"},
+             {"--headless --model mistral-7b-instruct-v0.2 --spec eagle3:3", "no published acceptance"},
+             {"--headless --model llama-3.1-8b --spec eagle3:3 --engine vllm@0.8.3", "does not run in vllm 0.8.3 (it does from 0.8.5)"},
+         }) {
+        const auto [rc, output] = run_binary(args);
+        BOOST_TEST(rc == 1, args << " -> " << rc);
+        BOOST_TEST(output.find(fragment) != std::string::npos, args << " -> " << output);
+        BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, args << " -> " << output);
+    }
+}
+
+// --spec: the plan's JSON carries `speculation` (per scheme: the draft, the points with and
+// without, the batch where it stops paying); --serve's JSON the run's realised acceptance and the
+// timeline's tokens per step.
+BOOST_AUTO_TEST_CASE(spec_json_has_its_keys_and_serve_draws_the_acceptance) {
+    const auto [rc, text] = run_binary("--headless --model llama-3.1-8b --gpu h100-sxm --schemes bf16,w4a16-g128 --context 512 --spec eagle3:3 --json -");
+    BOOST_TEST_REQUIRE(rc == 0, text);
+    const nlohmann::json j = nlohmann::json::parse(text);
+    const nlohmann::json& s = j.at("speculation");
+    BOOST_TEST(s.at("method") == "eagle3");
+    BOOST_TEST(s.at("k") == 3);
+    BOOST_TEST(s.at("acceptance").at("source").get<std::string>().find("default: llama-3.1-8b eagle3") != std::string::npos);
+    BOOST_TEST(s.at("schemes").size() == 2u);
+    for (const nlohmann::json& sc : s.at("schemes")) {
+        BOOST_TEST(sc.at("draft").at("weight_bytes_per_gpu").get<double>() > 0);
+        BOOST_TEST(sc.at("points").size() > 3u);
+        BOOST_TEST(sc.contains("stops_paying_batch"));
+        BOOST_TEST(sc.at("at_batch").at("speedup").get<double>() > 1.0);
+    }
+    const auto [rc2, serve] = run_binary("--headless --serve --model llama-3.1-8b --gpu h100-sxm --schemes bf16 --concurrency 8 --isl 200 --osl 200 "
+                                         "--requests 100 --spec eagle3:3 --spec-acceptance 0.8,0.6,0.45 --json -");
+    BOOST_TEST_REQUIRE(rc2 == 0, serve);
+    const nlohmann::json js = nlohmann::json::parse(serve);
+    const nlohmann::json& row = js.at("serve").at(0);
+    BOOST_TEST(row.at("speculation").at("tokens_per_decode_step").get<double>() > 2.5);
+    BOOST_TEST(row.at("speculation").at("tokens_per_decode_step").get<double>() < 3.2);
+    BOOST_TEST(row.at("timeline").contains("tokens_per_sequence"));
+    const auto [rc3, text3] = run_binary("--headless --serve --model llama-3.1-8b --gpu h100-sxm --schemes bf16 --concurrency 8 --isl 200 --osl 200 "
+                                         "--requests 100 --spec eagle3:3 --spec-acceptance 0.8,0.6,0.45 --json -");
+    BOOST_TEST(text3 == serve);  // deterministic for the seed
+}
+
 // --emit prints the command, the image and the deployment of the plan's pick; JSON gains
 // `launch` with the contract's keys (engine, version, argv, env, image).
 BOOST_AUTO_TEST_CASE(emit_prints_the_launch_and_json_has_its_keys) {
