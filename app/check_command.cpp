@@ -55,6 +55,8 @@ check::CheckInputs bundled_inputs(const engine::EngineCatalog& catalog) {
     in.gpus_dir = gpus_dir();
     in.gpus = load_gpu_profiles(gpus_dir());
     in.catalog = &catalog;
+    in.spec_catalog = &spec_catalog();
+    in.spec_fit_file = spec_fit_file();
     in.device_names = device_names();
     return in;
 }
@@ -63,7 +65,7 @@ std::string shown(double v, const std::string& unit) {
     char buf[48];
     if (unit == "bytes") std::snprintf(buf, sizeof buf, "%.2f GiB", v / 1073741824.0);
     else if (unit == "s") std::snprintf(buf, sizeof buf, "%.2f ms", v * 1e3);
-    else if (unit == "tokens/s" || unit == "requests/s") std::snprintf(buf, sizeof buf, "%.2f", v);
+    else if (unit == "tokens/s" || unit == "requests/s" || unit == "tokens/step") std::snprintf(buf, sizeof buf, "%.2f", v);
     else if (unit == "x") std::snprintf(buf, sizeof buf, "%.2fx", v);
     else std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;

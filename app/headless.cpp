@@ -189,8 +189,6 @@ const engine::EngineCatalog& engine_catalog() {
     return catalog;
 }
 
-namespace {
-
 const engine::SpecCatalog& spec_catalog() {
     static const engine::SpecCatalog catalog = [] {
         std::error_code ec;
@@ -199,6 +197,8 @@ const engine::SpecCatalog& spec_catalog() {
     }();
     return catalog;
 }
+
+namespace {
 
 std::optional<SpecPlanRequest> spec_plan_request(const CliOptions& o, const PlanRequest& r) {
     if (!o.spec) {

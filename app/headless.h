@@ -30,6 +30,10 @@ std::optional<engine::EngineCatalog> with_serving_fit(const CliOptions& options,
 // Throws Error naming the option at fault.
 PlanRequest plan_request_from_options(const CliOptions& options);
 
+// The bundled speculative-decoding data (assets/engines/speculative/, the acceptance defaults of
+// assets/measurements/speculative/), read once.
+const engine::SpecCatalog& spec_catalog();
+
 // The calibration file of --calibration FILE, or nullopt without it. Throws Error("--calibration")
 // for a file that cannot be read or parsed.
 std::optional<Calibration> calibration_from_options(const CliOptions& options);

@@ -421,6 +421,55 @@ std::vector<DeviceNameEntry> parse_device_names(std::string_view text, const std
     return out;
 }
 
+// The acceptance the log measured beside the published default, and what it makes of a decode
+// step: the measured acceptance (else the default) fed into the speculative step at batch 1 and
+// at the log's max_num_seqs.
+void spec_note(CheckResult& r, const StartupLog& log, const CheckInputs& in, const engine::SpecRequest& spec, const engine::DraftCost& draft,
+               const SchemeCosts& c, const ModelConfig& model, const GpuProfile& gpu, const engine::EngineSetup& setup, const Workload& w) {
+    std::optional<engine::Acceptance> published;
+    if (in.spec_catalog) published = engine::default_acceptance(*in.spec_catalog, model, spec.method, spec.k);
+    std::optional<LoggedQuantity> measured;
+    if (log.spec_mean_acceptance_length) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2f (%lld line%s)", *log.spec_mean_acceptance_length, static_cast<long long>(log.spec_metric_lines),
+                      log.spec_metric_lines == 1 ? "" : "s");
+        measured = LoggedQuantity{*log.spec_mean_acceptance_length, buf, log.spec_metric_line};
+    }
+    add_row(r, "spec_mean_acceptance_length", measured, published ? std::optional<double>(published->mean_length()) : std::nullopt, "tokens/step",
+            published ? "predicted: " + published->source : "no published acceptance bundled for this model and method");
+    engine::Acceptance used;
+    if (log.spec_mean_acceptance_length && *log.spec_mean_acceptance_length >= 1 && *log.spec_mean_acceptance_length <= static_cast<double>(spec.k + 1)) {
+        used = log.spec_per_position.size() == static_cast<std::size_t>(spec.k)
+                   ? engine::parse_acceptance([&] {
+                         std::string t;
+                         for (double p : log.spec_per_position) t += (t.empty() ? "" : ",") + std::to_string(std::clamp(p, 0.0, 1.0));
+                         return t;
+                     }(), spec.k, "--check")
+                   : engine::acceptance_from_mean_length(*log.spec_mean_acceptance_length, spec.k);
+        used.source = "the acceptance measured in the log";
+    } else if (published) {
+        used = *published;
+    } else {
+        return;
+    }
+    engine::SpecTerms terms;
+    std::error_code ec;
+    if (!in.spec_fit_file.empty() && std::filesystem::is_regular_file(in.spec_fit_file, ec))
+        terms = engine::load_spec_terms(in.spec_fit_file.string(), setup.profile.engine);
+    const engine::StepLookups k = engine::resolve_step_lookups(c, model, gpu, setup, w);
+    std::string text = "speculation with " + used.source + " (mean length " + std::to_string(used.mean_length()).substr(0, 4) + "):";
+    for (const std::int64_t batch : {std::int64_t{1}, std::max<std::int64_t>(1, w.engine.max_num_seqs)}) {
+        const engine::SpecStep st = engine::engine_spec_step(k, c, model, gpu, setup, w, batch, std::max<std::int64_t>(1, std::min<std::int64_t>(w.context_tokens, 2048)),
+                                                             spec, used, draft, terms);
+        char buf[160];
+        std::snprintf(buf, sizeof buf, " batch %lld TPOT %.2f ms plain, %.2f ms speculating (%.2fx);", static_cast<long long>(batch), st.plain_tpot_s * 1e3,
+                      st.tpot_s * 1e3, st.speedup);
+        text += buf;
+    }
+    text.back() = ' ';
+    r.notes.push_back(text + "(context min(max_model_len, 2048); docs/speculative.md)");
+}
+
 CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options, const CheckInputs& in) {
     CheckResult r;
     Identified& id = r.identified;
@@ -662,7 +711,28 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             r.notes.push_back(kv_note);
         }
         const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu), *model, setup->profile);
+        // Speculative decoding as the log ran it: the draft's weights and cache and the lookahead
+        // slots in the budget (a draft model's own weights are not known from the log alone).
+        std::optional<engine::SpecRequest> spec;
+        if (!log.speculative_method.empty() && log.speculative_method != "draft" && log.speculative_tokens && log.speculative_topk.value_or(1) == 1) {
+            spec = engine::parse_spec(log.speculative_method + ":" + std::to_string(*log.speculative_tokens), "--check");
+            if (spec->method == engine::SpecMethod::Mtp && model->mtp_layers == 0 && !model->qwen3_next_mtp) spec.reset();
+        }
+        engine::DraftCost draft;
+        if (spec) {
+            draft = engine::draft_cost(*spec, *model, c, nullptr, nullptr, id.tp);
+            w.engine.draft_weight_bytes_per_gpu = draft.weight_bytes;
+            w.engine.draft_kv_bytes_per_token_per_gpu = draft.kv_bytes_per_token;
+            w.engine.lookahead_tokens = spec->k + engine::spec_lookahead_slots(setup->profile.engine, spec->method, spec->k);
+            r.notes.push_back("speculative decoding " + log.speculative_method + ":" + std::to_string(spec->k) + " (" + from_log(log, "speculative_config") +
+                              "): " + draft.description + " and " + std::to_string(w.engine.lookahead_tokens) +
+                              " lookahead slots per sequence priced in the budget");
+        } else if (log.speculative) {
+            r.notes.push_back("speculative decoding '" + clip_text(*log.speculative, 80) +
+                              "': not priced (a draft model, a draft tree, or no K in the log); the budget is the target's alone");
+        }
         a = engine::engine_admission(c, *model, *gpu, *setup, w, id.max_model_len);
+        if (spec) spec_note(r, log, in, *spec, draft, c, *model, *gpu, *setup, w);
         // Concurrency as the engine computes it (sliding windows and Mamba state included), at the
         // length the log's line names.
         if (a->budget_bytes > 0) {

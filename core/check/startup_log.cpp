@@ -8,6 +8,7 @@
 #include <cstring>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "core/base/error.h"
 
@@ -131,7 +132,7 @@ int form_rank(const std::string& form) {
 std::string canonical_key(std::string key) {
     while (!key.empty() && key.front() == '-') key.erase(0, 1);
     std::replace(key.begin(), key.end(), '-', '_');
-    static const std::array<std::pair<const char*, const char*>, 40> aliases = {{
+    static const std::array<std::pair<const char*, const char*>, 43> aliases = {{
         {"model", "model"},
         {"model_path", "model"},
         {"gpu_memory_utilization", "gpu_memory_utilization"},
@@ -171,6 +172,9 @@ std::string canonical_key(std::string key) {
         {"speculative_config", "speculative_config"},
         {"speculative_model", "speculative_config"},
         {"speculative_algorithm", "speculative_config"},
+        {"num_speculative_tokens", "num_speculative_tokens"},
+        {"speculative_num_steps", "num_speculative_tokens"},  // SGLang: K with topk 1
+        {"speculative_eagle_topk", "speculative_eagle_topk"},
         {"served_model_name", "served_model_name"},
     }};
     for (const auto& [from, to] : aliases)
@@ -264,7 +268,7 @@ struct Domain {
     const char* text;     // how the note names the domain
 };
 
-constexpr std::array<Domain, 17> kDomains = {{
+constexpr std::array<Domain, 19> kDomains = {{
     {"gpu_memory_utilization", Domain::Real, 0, 1, "a fraction in (0, 1]"},
     {"mem_fraction_static", Domain::Real, 0, 1, "a fraction in (0, 1]"},
     {"max_model_len", Domain::Integer, 1, 1e8, "a token count from 1"},
@@ -282,6 +286,8 @@ constexpr std::array<Domain, 17> kDomains = {{
     {"enable_chunked_prefill", Domain::Flag, 0, 0, "True or False"},
     {"kv_cache_dtype", Domain::Name, 0, 0, "a dtype name"},
     {"quantization", Domain::Name, 0, 0, "a method name"},
+    {"num_speculative_tokens", Domain::Integer, 1, 1024, "an integer from 1 to 1024"},
+    {"speculative_eagle_topk", Domain::Integer, 1, 1024, "an integer from 1 to 1024"},
 }};
 
 std::optional<bool> flag_value(const std::string& v) {
@@ -367,7 +373,7 @@ private:
 
 // Substrings one of which every line the reader uses holds: other lines are passed over before
 // any regex runs (a log of a long-running server is mostly request lines).
-constexpr std::array<std::string_view, 44> kTriggers = {
+constexpr std::array<std::string_view, 47> kTriggers = {
     "version",  "Version",          "Namespace(",       "non-default args", "with config",      "ServerArgs(",      "took",
     "take",     "total_gpu_memory", "blocks:",          "KV cache",         "KV Cache",         "Maximum concurrency",
     "Free memory on device",        "Load weight",      "max_total_num_tokens",                 "capac",            "vllm serve",
@@ -377,7 +383,8 @@ constexpr std::array<std::string_view, 44> kTriggers = {
     "top-p & top-k sampling",       "top-p/top-k sampling",                 "gpu-memory-utilization=",
     "apability",                    "lm_eval",                              "LLM(",
     "sglang.bench_",                "Graphics",                             "Video card",
-    "--model",
+    "--model",                      "SpecDecoding metrics",                 "Speculative metrics",
+    "accept len",
 };
 
 bool has_trigger(std::string_view line) {
@@ -571,7 +578,57 @@ private:
 
     bool second_server() const { return second_noted_; }
 
+    // The engines' speculative-decoding metric lines (docs/speculative-sources.md): vLLM V1's
+    // "SpecDecoding metrics: Mean acceptance length: X, ... Per-position acceptance rate: a, b, c",
+    // V0's cumulative "Speculative metrics: Draft acceptance rate: ..., Number of speculative tokens:
+    // K, Number of accepted tokens: A, Number of draft tokens: D, ...", SGLang's "accept len: X" in
+    // its decode lines. Each line is one interval: the log's acceptance is their mean (V0: the last).
+    bool read_spec_metrics(const std::string& line) {
+        static const std::regex v1_mean("Mean acceptance length: ([0-9.]+)");
+        static const std::regex v1_positions("Per-position acceptance rate: ([0-9., ]+[0-9])");
+        static const std::regex v0("Speculative metrics: Draft acceptance rate: [0-9.]+, System efficiency: [0-9.]+, Number of speculative tokens: ([0-9]+), "
+                                   "Number of accepted tokens: ([0-9]+), Number of draft tokens: ([0-9]+)");
+        static const std::regex sglang("accept len: ([0-9.]+)");
+        std::smatch m;
+        if (contains(line, "SpecDecoding metrics") && std::regex_search(line, m, v1_mean)) {
+            spec_sum_ += std::stod(m[1].str());
+            ++log_.spec_metric_lines;
+            if (std::regex_search(line, m, v1_positions)) {
+                std::vector<double> rates;
+                std::stringstream ss(m[1].str());
+                for (std::string item; std::getline(ss, item, ',');)
+                    if (const std::optional<double> v = number(trim(item))) rates.push_back(*v);
+                if (spec_positions_sum_.empty()) spec_positions_sum_.assign(rates.size(), 0.0);
+                if (rates.size() == spec_positions_sum_.size()) {
+                    for (std::size_t i = 0; i < rates.size(); ++i) spec_positions_sum_[i] += rates[i];
+                    ++spec_positions_lines_;
+                }
+            }
+            log_.spec_metric_line = line.substr(0, kMaxLineChars);
+            return true;
+        }
+        if (contains(line, "Speculative metrics") && std::regex_search(line, m, v0)) {
+            const double k = std::stod(m[1].str()), accepted = std::stod(m[2].str()), drafted = std::stod(m[3].str());
+            if (k > 0 && drafted > 0) {
+                spec_v0_length_ = 1.0 + accepted * k / drafted;  // cumulative: the last line holds the whole run
+                log_.spec_metric_line = line.substr(0, kMaxLineChars);
+                ++log_.spec_metric_lines;
+            }
+            return true;
+        }
+        if (contains(line, "accept len") && std::regex_search(line, m, sglang)) {
+            spec_sum_ += std::stod(m[1].str());
+            ++log_.spec_metric_lines;
+            log_.spec_metric_line = line.substr(0, kMaxLineChars);
+            return true;
+        }
+        return false;
+    }
+
     void read_line(const std::string& raw, const std::string& full_line) {
+        if ((contains(full_line, "SpecDecoding metrics") || contains(full_line, "Speculative metrics") || contains(full_line, "accept len")) &&
+            read_spec_metrics(full_line))
+            return;
         static const std::regex version_line("vLLM API server version ([0-9][0-9A-Za-z.+]*)");
         static const std::regex collect_env_version("vLLM Version: ([0-9][0-9A-Za-z.+]*)");
         static const std::regex package_line("^\\s*(vllm|sglang)(==|:| +)\\s*v?([0-9]+\\.[0-9]+[0-9A-Za-z.+]*)\\s*$");
@@ -915,9 +972,33 @@ private:
         log_.cpu_offload_gb = real("cpu_offload_gb");
         log_.speculative = text("speculative_config");
         if (log_.speculative == "none") log_.speculative.reset();
+        if (log_.speculative) {
+            std::string lower = *log_.speculative;
+            std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            log_.speculative_method = contains(lower, "eagle3")                                                   ? "eagle3"
+                                      : contains(lower, "eagle")                                                  ? "eagle"
+                                      : contains(lower, "mtp") || contains(lower, "nextn")                        ? "mtp"
+                                      : contains(lower, "ngram")                                                  ? "ngram"
+                                      : contains(lower, "standalone") || contains(lower, "draft_model") || contains(lower, "/") ? "draft"
+                                                                                                                  : "";
+            static const std::regex k_in_config("num_spec(ulative)?_tokens['\"]?\\s*[:=]\\s*([0-9]+)");
+            std::smatch m;
+            if (std::regex_search(*log_.speculative, m, k_in_config)) log_.speculative_tokens = std::stoll(m[2].str());
+        }
+        if (!log_.speculative_tokens) log_.speculative_tokens = integer("num_speculative_tokens");
+        log_.speculative_topk = integer("speculative_eagle_topk");
     }
 
+    double spec_sum_ = 0, spec_v0_length_ = 0;
+    std::vector<double> spec_positions_sum_;
+    std::int64_t spec_positions_lines_ = 0;
+
     StartupLog finish() {
+        if (log_.spec_metric_lines > 0) {
+            log_.spec_mean_acceptance_length = spec_v0_length_ > 0 ? spec_v0_length_ : spec_sum_ / static_cast<double>(log_.spec_metric_lines);
+            if (spec_positions_lines_ > 0)
+                for (double sum : spec_positions_sum_) log_.spec_per_position.push_back(sum / static_cast<double>(spec_positions_lines_));
+        }
         if (!recognised_)
             throw Error("--check", source_ + " is not a vLLM or SGLang startup log: expected lines such as 'Initializing a V1 LLM engine (v...) with "
                                              "config', 'GPU KV cache size: N tokens', '# GPU blocks: N' or 'KV Cache is allocated. #tokens: N'");

@@ -69,6 +69,16 @@ struct StartupLog {
     std::optional<bool> enable_prefix_caching;      // SGLang: not disable_radix_cache
     std::optional<double> cpu_offload_gb;
     std::optional<std::string> speculative;         // the speculative config or algorithm as logged ("None" is absent)
+    std::string speculative_method;                 // quantplan's name of it: eagle3, eagle, mtp, ngram, draft ("" unknown)
+    std::optional<std::int64_t> speculative_tokens; // K (num_spec_tokens, num_speculative_tokens, SGLang's speculative_num_steps)
+    std::optional<std::int64_t> speculative_topk;   // SGLang's speculative_eagle_topk
+    // The acceptance the engine measured (its metric lines, docs/speculative.md): the mean
+    // acceptance length (tokens per step, the bonus token included) over the lines, vLLM V1's
+    // per-position rates averaged, how many lines, and the last one.
+    std::optional<double> spec_mean_acceptance_length;
+    std::vector<double> spec_per_position;
+    std::int64_t spec_metric_lines = 0;
+    std::string spec_metric_line;
     // vLLM V1's top-k/top-p sampler as the log names it: true for PyTorch's native implementation
     // ("Falling back to the PyTorch-native implementation", "sampling unavailable"), false for
     // "Using FlashInfer for top-p & top-k sampling"; absent when the log prints neither.

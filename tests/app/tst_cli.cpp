@@ -447,6 +447,54 @@ BOOST_AUTO_TEST_CASE(spec_json_has_its_keys_and_serve_draws_the_acceptance) {
     BOOST_TEST(text3 == serve);  // deterministic for the seed
 }
 
+// --check on a log that ran speculative decoding: the speculative config and the engine's
+// acceptance lines are read, the draft priced in the budget, and the measured acceptance fed into
+// the step. The log is a bundled vLLM 0.11.2 log with its speculative_config and two metric lines
+// put in at test time (a test input, not a measurement).
+BOOST_AUTO_TEST_CASE(check_reads_the_speculative_config_and_the_acceptance_lines) {
+    std::ifstream in(std::filesystem::path(QUANTPLAN_SOURCE_DIR) / "tests" / "data" / "logs" / "vllm-0.11.2-llama-3-8b-h200-tp1.log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    const std::string none = "speculative_config=None";
+    BOOST_TEST_REQUIRE(text.find(none) != std::string::npos);
+    text.replace(text.find(none), none.size(), "speculative_config=SpeculativeConfig(method='eagle3', model='yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', num_spec_tokens=3)");
+    text += "INFO 11-28 15:30:00 [metrics.py:96] SpecDecoding metrics: Mean acceptance length: 2.80, Accepted throughput: 512.30 tokens/s, Drafted "
+            "throughput: 830.10 tokens/s, Accepted: 5123 tokens, Drafted: 8301 tokens, Per-position acceptance rate: 0.800, 0.580, 0.420, Avg Draft "
+            "acceptance rate: 60.0%\n";
+    text += "INFO 11-28 15:30:10 [metrics.py:96] SpecDecoding metrics: Mean acceptance length: 2.90, Accepted throughput: 512.30 tokens/s, Drafted "
+            "throughput: 830.10 tokens/s, Accepted: 5123 tokens, Drafted: 8301 tokens, Per-position acceptance rate: 0.820, 0.620, 0.460, Avg Draft "
+            "acceptance rate: 63.0%\n";
+    const std::filesystem::path log = std::filesystem::temp_directory_path() / "quantplan_tst_cli_spec.log";
+    { std::ofstream(log) << text; }
+    const auto [rc, out] = run_binary("--headless --check " + log.string() + " --json -");
+    BOOST_TEST_REQUIRE(rc == 0, out);
+    const nlohmann::json j = nlohmann::json::parse(out).at("check");
+    bool row = false;
+    for (const nlohmann::json& r : j.at("rows"))
+        if (r.at("quantity") == "spec_mean_acceptance_length") {
+            row = true;
+            BOOST_TEST(r.at("logged").get<double>() == 2.85, boost::test_tools::tolerance(1e-9));
+        }
+    BOOST_TEST(row);
+    const std::string notes = j.at("notes").dump();
+    BOOST_TEST(notes.find("speculative decoding eagle3:3") != std::string::npos, notes);
+    BOOST_TEST(notes.find("the acceptance measured in the log (mean length 2.85)") != std::string::npos, notes);
+    // The head's weights are in the predicted weights and out of the KV cache.
+    const auto [rc0, plain] = run_binary("--headless --check " + (std::filesystem::path(QUANTPLAN_SOURCE_DIR) / "tests" / "data" / "logs" /
+                                                                  "vllm-0.11.2-llama-3-8b-h200-tp1.log").string() + " --json -");
+    BOOST_TEST_REQUIRE(rc0 == 0, plain);
+    const auto predicted = [](const nlohmann::json& doc, const std::string& q) {
+        for (const nlohmann::json& r : doc.at("rows"))
+            if (r.at("quantity") == q && r.at("predicted").is_number()) return r.at("predicted").get<double>();
+        return -1.0;
+    };
+    const nlohmann::json p = nlohmann::json::parse(plain).at("check");
+    BOOST_TEST(predicted(j, "weights_bytes") > predicted(p, "weights_bytes") + 1e9);
+    BOOST_TEST(predicted(j, "kv_cache_tokens") < predicted(p, "kv_cache_tokens"));
+    std::filesystem::remove(log);
+}
+
 // --emit prints the command, the image and the deployment of the plan's pick; JSON gains
 // `launch` with the contract's keys (engine, version, argv, env, image).
 BOOST_AUTO_TEST_CASE(emit_prints_the_launch_and_json_has_its_keys) {

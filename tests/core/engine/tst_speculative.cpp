@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/check/startup_log.h"
 #include "core/engine/speculative.h"
 #include "core/fidelity/spec_fit.h"
 #include "core/plan/plan.h"
@@ -211,6 +212,33 @@ BOOST_AUTO_TEST_CASE(the_simulator_draws_the_acceptance_and_is_deterministic_for
     // Another seed, other draws.
     limits.spec_seed = 8;
     BOOST_TEST(serve::simulate(reqs, limits, cost).accepted_tokens != a.accepted_tokens);
+}
+
+// The startup-log reader takes the speculative config from SGLang's ServerArgs and vLLM V0's args,
+// and the acceptance from each engine's metric lines (formats: docs/speculative-sources.md).
+BOOST_AUTO_TEST_CASE(logs_give_the_speculative_config_and_the_measured_acceptance) {
+    const check::StartupLog sg = check::read_startup_log(
+        "server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', tp_size=1, speculative_algorithm='EAGLE3', "
+        "speculative_num_steps=3, speculative_eagle_topk=1, speculative_num_draft_tokens=4)\n"
+        "KV Cache is allocated. #tokens: 400000, K size: 24.41 GB, V size: 24.41 GB\n"
+        "Decode batch. #running-req: 8, #token: 4096, token usage: 0.01, accept len: 2.50, cuda graph: True, gen throughput (token/s): 900.0\n"
+        "Decode batch. #running-req: 8, #token: 4200, token usage: 0.01, accept len: 3.10, cuda graph: True, gen throughput (token/s): 950.0\n",
+        "sglang.log");
+    BOOST_TEST(sg.speculative_method == "eagle3");
+    BOOST_TEST(sg.speculative_tokens.value_or(0) == 3);
+    BOOST_TEST(sg.spec_metric_lines == 2);
+    BOOST_TEST(sg.spec_mean_acceptance_length.value_or(0) == 2.8, boost::test_tools::tolerance(1e-9));
+    const check::StartupLog v0 = check::read_startup_log(
+        "INFO 05-01 10:00:00 api_server.py:219] args: Namespace(model='meta-llama/Meta-Llama-3-70B-Instruct', speculative_model='[ngram]', "
+        "num_speculative_tokens=5, ngram_prompt_lookup_max=4, tensor_parallel_size=4)\n"
+        "INFO 05-01 10:00:10 executor_base.py:47] # GPU blocks: 10000, # CPU blocks: 2048\n"
+        "INFO 05-01 10:05:00 metrics.py:455] Speculative metrics: Draft acceptance rate: 0.500, System efficiency: 0.400, Number of speculative "
+        "tokens: 5, Number of accepted tokens: 5000, Number of draft tokens: 10000, Number of emitted tokens: 9000.\n",
+        "v0.log");
+    BOOST_TEST(v0.speculative_method == "ngram");
+    BOOST_TEST(v0.speculative_tokens.value_or(0) == 5);
+    // Cumulative counts: 1 + accepted x K / drafted tokens per step.
+    BOOST_TEST(v0.spec_mean_acceptance_length.value_or(0) == 3.5, boost::test_tools::tolerance(1e-9));
 }
 
 // The committed fit is the fit of the corpus, and its leave-one-out median |error| of the speed-up
