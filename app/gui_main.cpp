@@ -116,6 +116,9 @@ int run_gui(int argc, char** argv, const CliOptions& options) {
             window_options.data.serving_fit_file = serving_fit_file();
             window_options.data.gpu_prices_file = gpu_prices_file();
             window_options.data.launch_data_dir = data_dir();
+            window_options.data.spec_engines_file = spec_engines_file();
+            window_options.data.spec_measurements_file = spec_measurements_file();
+            window_options.data.spec_fit_file = spec_fit_file();
         } catch (const Error& e) {
             QMessageBox::critical(nullptr, QStringLiteral("quantplan"), QString::fromUtf8(e.what()));
             return 1;

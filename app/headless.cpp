@@ -205,32 +205,11 @@ std::optional<SpecPlanRequest> spec_plan_request(const CliOptions& o, const Plan
         if (o.spec_acceptance) throw Error("--spec-acceptance", "needs --spec METHOD:K");
         return std::nullopt;
     }
-    SpecPlanRequest s;
-    s.request = engine::parse_spec(*o.spec);
-    if (s.request.method == engine::SpecMethod::Draft) {
-        try {
-            s.draft_model = resolve_model(s.request.draft_model, models_dir());
-        } catch (const Error& e) {
-            throw Error("--spec", "draft model '" + clip_text(s.request.draft_model, 80) + "': " + e.what());
-        }
-    }
-    const engine::SpecCatalog& catalog = spec_catalog();
-    const std::string engine_name = r.engine ? r.engine->profile.engine : std::string();
-    const std::string version = r.engine ? r.engine->choice.version_asked : std::string();
-    engine::check_spec_request(s.request, r.model, s.draft_model ? &*s.draft_model : nullptr, &catalog, engine_name, version);
-    if (o.spec_acceptance) {
-        s.acceptance = engine::parse_acceptance(*o.spec_acceptance, s.request.k);
-    } else if (std::optional<engine::Acceptance> a = engine::default_acceptance(catalog, r.model, s.request.method, s.request.k)) {
-        s.acceptance = std::move(*a);
-    } else {
-        throw Error("--spec-acceptance", "no published acceptance for " + r.model.name + " with " + std::string(engine::spec_method_name(s.request.method)) +
-                                             " is bundled (assets/measurements/speculative/speculative-decoding.json): pass the rates or the mean acceptance length");
-    }
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(spec_fit_file(), ec)) s.terms = engine::load_spec_terms(spec_fit_file().string(), engine_name);
-    if (const engine::SpecEngineRange* range = engine::spec_engine_range(catalog, engine_name, version))
-        s.disable_above_batch = range->disable_above_batch;
-    return s;
+    SpecData data;
+    data.catalog = &spec_catalog();
+    data.models_dir = models_dir();
+    data.fit_file = spec_fit_file();
+    return make_spec_plan_request(*o.spec, o.spec_acceptance, r, data);
 }
 
 }  // namespace

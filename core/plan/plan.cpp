@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "core/base/error.h"
+#include "core/base/json_guard.h"
+#include "core/checkpoint/model_config_json.h"
 #include "core/checkpoint/quant_config.h"
 #include "core/quant_methods/registry.h"
 
@@ -128,6 +130,36 @@ std::optional<SchemeBands> bands_of(const SchemeResult& r, const PlanRequest& q)
 }
 
 }  // namespace
+
+SpecPlanRequest make_spec_plan_request(std::string_view spec, const std::optional<std::string>& acceptance, const PlanRequest& r,
+                                       const SpecData& data) {
+    SpecPlanRequest s;
+    s.request = engine::parse_spec(spec);
+    if (s.request.method == engine::SpecMethod::Draft) {
+        try {
+            s.draft_model = resolve_model(s.request.draft_model, data.models_dir);
+        } catch (const Error& e) {
+            throw Error("--spec", "draft model '" + clip_text(s.request.draft_model, 80) + "': " + e.what());
+        }
+    }
+    const std::string engine_name = r.engine ? r.engine->profile.engine : std::string();
+    const std::string version = r.engine ? r.engine->choice.version_asked : std::string();
+    engine::check_spec_request(s.request, r.model, s.draft_model ? &*s.draft_model : nullptr, data.catalog, engine_name, version);
+    std::optional<engine::Acceptance> published;
+    if (data.catalog) published = engine::default_acceptance(*data.catalog, r.model, s.request.method, s.request.k);
+    if (acceptance) s.acceptance = engine::parse_acceptance(*acceptance, s.request.k);
+    else if (published) s.acceptance = std::move(*published);
+    else
+        throw Error("--spec-acceptance", "no published acceptance for " + r.model.name + " with " + std::string(engine::spec_method_name(s.request.method)) +
+                                             " is bundled (assets/measurements/speculative/speculative-decoding.json): pass the rates or the mean acceptance length");
+    std::error_code ec;
+    if (!data.fit_file.empty() && std::filesystem::is_regular_file(data.fit_file, ec))
+        s.terms = engine::load_spec_terms(data.fit_file.string(), engine_name.empty() ? "vllm" : engine_name);
+    if (data.catalog)
+        if (const engine::SpecEngineRange* range = engine::spec_engine_range(*data.catalog, engine_name, version))
+            s.disable_above_batch = range->disable_above_batch;
+    return s;
+}
 
 SpecDraft spec_draft(const PlanRequest& q, const SchemeCosts& c, std::int64_t tp) {
     SpecDraft d;

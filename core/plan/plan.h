@@ -1,5 +1,6 @@
 #pragma once
 // A planning run: one model, one GPU, one workload, several schemes, priced together.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,21 @@ struct PlanRequest {
     // lookahead slots, and PlanResult::speculation prices the speculative step beside the plain one.
     std::optional<SpecPlanRequest> spec;
 };
+
+// Where a plan finds speculative decoding's data.
+struct SpecData {
+    const engine::SpecCatalog* catalog = nullptr;  // version limits and the published acceptance defaults
+    std::filesystem::path models_dir;              // a draft model's config (draft:MODEL)
+    std::filesystem::path fit_file;                // assets/engines/fit/spec-fit.json (empty or missing: terms 0)
+};
+
+// The speculation of --spec `spec` (METHOD:K, draft:MODEL:K) for `request` (its model and engine
+// set): the acceptance of `acceptance` (--spec-acceptance) or else the published default for the
+// model family and method (Error("--spec-acceptance") when none is bundled), the fitted terms of
+// the request's engine, and the engine version's limits checked (check_spec_request). Throws
+// Error("--spec" or "--spec-acceptance") with one line.
+SpecPlanRequest make_spec_plan_request(std::string_view spec, const std::optional<std::string>& acceptance, const PlanRequest& request,
+                                       const SpecData& data);
 
 // One batch of a scheme with and without speculation.
 struct SpecPoint {

@@ -105,6 +105,9 @@ DataPaths source_data() {
     d.serving_fit_file = kSource / "assets" / "engines" / "fit" / "serving-fit.json";
     d.gpu_prices_file = kSource / "assets" / "prices" / "gpu-prices.json";
     d.launch_data_dir = kSource;
+    d.spec_engines_file = kSource / "assets" / "engines" / "speculative" / "speculative.json";
+    d.spec_measurements_file = kSource / "assets" / "measurements" / "speculative" / "speculative-decoding.json";
+    d.spec_fit_file = kSource / "assets" / "engines" / "fit" / "spec-fit.json";
     return d;
 }
 
@@ -1066,6 +1069,40 @@ BOOST_FIXTURE_TEST_CASE(data_parallel_engines_over_nodes_in_the_window, WindowFi
     window.controls()->nodesBox()->setValue(2);
     settle();
     BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "deepseek-v3-two-nodes.png").string())));
+}
+
+// Speculative decoding from the controls: the crossover chart draws each scheme speculating beside
+// its plain curve and marks where it stops paying; the setup keeps the keys; a bad acceptance is
+// the banner's one line.
+BOOST_FIXTURE_TEST_CASE(speculation_in_the_window, WindowFixture) {
+    PlannerSetup setup = window.setup();
+    setup.model = QStringLiteral("llama-3.1-8b");
+    setup.gpu = QStringLiteral("h100-sxm");
+    setup.schemes = {QStringLiteral("bf16"), QStringLiteral("w4a16-g128")};
+    setup.context_tokens = 512;
+    setup.spec = QStringLiteral("eagle3:3");
+    window.setSetup(setup);
+    settle();
+    BOOST_TEST_REQUIRE(window.errorText().isEmpty(), window.errorText().toStdString());
+    const PlanResult& shown = *window.result();
+    BOOST_REQUIRE(shown.speculation.size() == 2u);
+    BOOST_TEST(shown.request.spec->acceptance.source.find("default: llama-3.1-8b eagle3") != std::string::npos);
+    QChart* chart = window.crossoverPanel()->chart();
+    const auto* spec_curve = series_named<QLineSeries>(chart, QStringLiteral("w4a16-g128 (speculative)"));
+    BOOST_TEST(spec_curve->count() == static_cast<int>(shown.speculation[1].points.size()));
+    BOOST_TEST(spec_curve->pen().style() == Qt::DashDotLine);
+    const auto* stops = series_named<QScatterSeries>(chart, QStringLiteral("speculation stops paying"));
+    BOOST_REQUIRE(shown.speculation[1].stops_paying_batch.has_value());
+    bool marked = false;
+    for (const QPointF& p : stops->points()) marked = marked || p.x() == static_cast<double>(*shown.speculation[1].stops_paying_batch);
+    BOOST_TEST(marked);
+    BOOST_TEST(setup_to_json(window.setup()).value(QStringLiteral("spec")).toString() == QStringLiteral("eagle3:3"));
+    window.tabs()->setCurrentWidget(window.crossoverPanel());
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "speculation-crossover.png").string())));
+    setup.spec_acceptance = QStringLiteral("0.9,1.4,0.2");
+    window.setSetup(setup);
+    settle();
+    BOOST_TEST(window.errorText().contains(QStringLiteral("spec_acceptance")), window.errorText().toStdString());
 }
 
 // Two RTX 4090s: no peer-to-peer by the GPU profile, so the decision panel warns of the all-reduces

@@ -68,6 +68,10 @@ struct CrossoverChartOptions {
 //   "ridge points"                 QScatterSeries, one point per scheme with a ridge inside the
 //                                  swept range, at (ridge batch, value interpolated on the curve)
 //   "crossovers"                   QScatterSeries, one point per crossover inside the swept range
+//   "<scheme> (speculative)"       QLineSeries, dash-dot, same colour: with --spec, the time per output
+//                                  token (or tokens/s) speculating at the batches plan.speculation priced
+//   "speculation stops paying"     QScatterSeries (with --spec): one point per scheme at the batch where its
+//                                  speed-up falls below 1, on its speculative curve
 //   "batch B" (the requested batch) QLineSeries of two points spanning the y range: the cursor
 //   "<scheme> (measured)"          QScatterSeries of triangles, same colour as the scheme's curve: one
 //                                  point per entry of options.measured for that scheme (only when there

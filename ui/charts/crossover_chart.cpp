@@ -100,6 +100,18 @@ ChartSpec crossover_spec(const PlanResult& plan, const std::vector<SweepPoint>& 
         min_value = std::min(min_value, v);
         max_value = std::max(max_value, v);
     }
+    // Speculative decoding (--spec): each scheme's time per output token (or tokens/s) speculating,
+    // at the batches the plan priced it.
+    std::map<std::string, QList<QPointF>> speculative;
+    const auto spec_value = [&](const SpecPoint& p) { return options.metric == CrossoverMetric::StepTimeMs ? p.tpot_s * detail::kMsPerS : p.tokens_per_s; };
+    for (const SchemeSpeculation& sp : plan.speculation)
+        for (const SpecPoint& p : sp.points) {
+            const double v = spec_value(p), b = static_cast<double>(p.batch);
+            if (!by_scheme.contains(sp.scheme) || b < min_batch || b > max_batch || !(v > 0) || !std::isfinite(v)) continue;
+            speculative[sp.scheme].append(QPointF(b, v));
+            min_value = std::min(min_value, v);
+            max_value = std::max(max_value, v);
+        }
     std::map<std::string, QList<QPointF>> measured;
     for (const MeasuredStepPoint& p : options.measured) {
         const double v = measured_value(p, options.metric);
@@ -182,6 +194,29 @@ ChartSpec crossover_spec(const PlanResult& plan, const std::vector<SweepPoint>& 
         s.border = border;
         return s;
     };
+    // Speculating: the same colour, dash-dot, and a marker where it stops paying (speed-up below 1).
+    if (!speculative.empty()) {
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const auto it = speculative.find(names[i]);
+            if (it == speculative.end() || it->second.isEmpty()) continue;
+            SeriesSpec s;
+            s.name = detail::qstr(names[i]) + QStringLiteral(" (speculative)");
+            s.pen = QPen(detail::series_color(static_cast<int>(i)), 1.8, Qt::DashDotLine);
+            s.points = it->second;
+            spec.series.push_back(std::move(s));
+        }
+        SeriesSpec stops = markers(QStringLiteral("speculation stops paying"), QScatterSeries::MarkerShapeRotatedRectangle, 11, QColor(0x8A, 0x2B, 0xE2),
+                                   Qt::white);
+        stops.labels_format = QStringLiteral("B=@xPoint");
+        for (const SchemeSpeculation& sp : plan.speculation) {
+            if (!sp.stops_paying_batch) continue;
+            const double b = static_cast<double>(*sp.stops_paying_batch);
+            for (const SpecPoint& p : sp.points)
+                if (p.batch == *sp.stops_paying_batch && b >= min_batch && b <= max_batch) stops.points.append(QPointF(b, spec_value(p)));
+        }
+        stops.in_legend = !stops.points.isEmpty();
+        spec.series.push_back(std::move(stops));
+    }
     // Measured points over the curves, in the curves' colours. One neutral legend entry stands for
     // them all: a legend entry per scheme would double the legend.
     const QColor triangle_border(0x22, 0x22, 0x22);

@@ -220,6 +220,24 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     engine_form->addRow(mxfp8_);
     for (QWidget* w : std::initializer_list<QWidget*>{profile_, engine_, gpu_mem_util_, tp_, dp_, nodes_, p2p_})
         qobject_cast<QLabel*>(engine_form->labelForField(w))->setBuddy(w);
+    // Speculative decoding: the planner's and the Capacity panel's (both price this setup).
+    spec_method_ = combo_of({"", "eagle3", "eagle", "mtp", "ngram"}, "spec", this);
+    spec_method_->setItemText(0, tr("off"));
+    spec_k_ = new QSpinBox(this);
+    spec_k_->setObjectName(QStringLiteral("spec_k"));
+    spec_k_->setRange(1, 16);
+    spec_k_->setValue(3);
+    spec_k_->setPrefix(tr("K = "));
+    spec_k_->setToolTip(glossary("spec"));
+    spec_acceptance_ = new QLineEdit(this);
+    spec_acceptance_->setObjectName(QStringLiteral("spec_acceptance"));
+    spec_acceptance_->setPlaceholderText(tr("published default"));
+    spec_acceptance_->setToolTip(glossary("spec_acceptance"));
+    auto* spec_row = new QHBoxLayout;
+    spec_row->addWidget(spec_method_, 1);
+    spec_row->addWidget(spec_k_);
+    engine_form->addRow(term_label(tr("&Speculation"), "spec", this), spec_row);
+    engine_form->addRow(term_label(tr("Acceptance"), "spec_acceptance", this), spec_acceptance_);
 
     // Goal.
     goal_ = combo_of({"throughput", "latency"}, "goal", this);
@@ -250,6 +268,14 @@ ControlsPanel::ControlsPanel(const std::vector<BundledModel>& models, const std:
     connect(nodes_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
     connect(reasoning_, &QCheckBox::toggled, this, [this] { emit changed(); });
     connect(eager_, &QCheckBox::toggled, this, [this] { emit changed(); });
+    connect(spec_method_, &QComboBox::currentIndexChanged, this, [this] {
+        spec_k_->setEnabled(!spec_method_->currentData().toString().isEmpty());
+        spec_acceptance_->setEnabled(!spec_method_->currentData().toString().isEmpty());
+        spec_other_.clear();
+        emit changed();
+    });
+    connect(spec_k_, &QSpinBox::valueChanged, this, [this] { emit changed(); });
+    connect(spec_acceptance_, &QLineEdit::editingFinished, this, [this] { emit changed(); });
     connect(mxfp8_, &QCheckBox::toggled, this, [this] { emit changed(); });
 
     setSetup(default_setup());
@@ -335,7 +361,7 @@ void ControlsPanel::setEngineProfileBand(const QString& band) {
 }
 
 void ControlsPanel::setSetup(const PlannerSetup& s) {
-    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, p2p_, goal_, accuracy_, reasoning_, eager_, mxfp8_};
+    const QList<QObject*> widgets = {model_, gpu_, schemes_, batch_, context_, kv_, kernel_, profile_, engine_, gpu_mem_util_, tp_, ep_, dp_, nodes_, p2p_, goal_, accuracy_, reasoning_, eager_, mxfp8_, spec_method_, spec_k_, spec_acceptance_};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QObject* w : widgets) blockers.push_back(std::make_unique<QSignalBlocker>(w));
     hidden_ = s;
@@ -385,6 +411,16 @@ void ControlsPanel::setSetup(const PlannerSetup& s) {
     reasoning_->setChecked(s.reasoning_heavy);
     eager_->setChecked(s.enforce_eager);
     mxfp8_->setChecked(s.mxfp4_mxfp8);
+    // METHOD:K for the methods the controls offer; anything else (draft:MODEL:K) is kept as given.
+    const QString method = s.spec.section(QLatin1Char(':'), 0, 0);
+    const int k = s.spec.section(QLatin1Char(':'), 1, 1).toInt();
+    const int index = s.spec.count(QLatin1Char(':')) == 1 ? spec_method_->findData(method) : -1;
+    spec_method_->setCurrentIndex(s.spec.isEmpty() ? 0 : std::max(index, 0));
+    spec_other_ = !s.spec.isEmpty() && index < 0 ? s.spec : QString();
+    if (k >= 1) spec_k_->setValue(std::min(k, 16));
+    spec_k_->setEnabled(!s.spec.isEmpty());
+    spec_acceptance_->setText(s.spec_acceptance);
+    spec_acceptance_->setEnabled(!s.spec.isEmpty());
 }
 
 PlannerSetup ControlsPanel::setup() const {
@@ -412,6 +448,9 @@ PlannerSetup ControlsPanel::setup() const {
     s.reasoning_heavy = reasoning_->isChecked();
     s.enforce_eager = eager_->isChecked();
     s.mxfp4_mxfp8 = mxfp8_->isChecked();
+    const QString method = spec_method_->currentData().toString();
+    s.spec = !spec_other_.isEmpty() ? spec_other_ : method.isEmpty() ? QString() : method + QLatin1Char(':') + QString::number(spec_k_->value());
+    s.spec_acceptance = s.spec.isEmpty() ? QString() : spec_acceptance_->text().trimmed();
     return s;
 }
 

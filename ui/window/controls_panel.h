@@ -122,6 +122,12 @@ private:
     QComboBox* accuracy_ = nullptr;
     QCheckBox* reasoning_ = nullptr;
     QCheckBox* eager_ = nullptr;
+    // Speculative decoding: the method (off, eagle3, eagle, mtp, ngram; a draft model is the command
+    // line's), K and the acceptance (empty: the published default).
+    QComboBox* spec_method_ = nullptr;
+    QSpinBox* spec_k_ = nullptr;
+    QLineEdit* spec_acceptance_ = nullptr;
+    QString spec_other_;  // a setup's spec the controls cannot show (draft:MODEL:K), kept as it came
     QCheckBox* mxfp8_ = nullptr;
     PlannerSetup hidden_;  // fields without a control here (engine limits), kept from setSetup()
 };

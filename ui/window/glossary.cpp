@@ -56,6 +56,8 @@ constexpr Entry kEntries[] = {
     {"accuracy", "How much published accuracy loss you accept; schemes beyond it are vetoed after the ranking."},
     {"reasoning", "Long chains of thought lose accuracy first under quantization: tightens the veto."},
     {"mxfp4_mxfp8", "MXFP4 experts (gpt-oss) with MXFP8 activations: on GPUs with block-scaled FP4/FP8 tensor cores (B200, RTX 5090) their matmuls at the FP8 rate, as vLLM runs them on sm_100 with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1. Off: W4A16, vLLM's default. The fitted engine profiles price the default."},
+    {"spec", "Speculative decoding: a draft (an EAGLE-3 or EAGLE head, the model's MTP layers, n-gram lookup) proposes K tokens and one verify step scores them all. It pays while the GPU is memory-bound and stops paying once the verify step's extra FLOPs cost more than the accepted tokens save: the crossover chart draws each scheme's time per token speculating and marks the batch where it stops paying."},
+    {"spec_acceptance", "Per-position acceptance rates (0.8,0.6,0.45 as vLLM logs them) or a mean acceptance length (tokens per step, the bonus token included). Empty: the published figure for the model family and method (assets/measurements/speculative/)."},
     {"enforce_eager", "The engine runs without CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph): under the engine profile each decode step pays the fitted launch cost per layer."},
     {"effective_bits", "Bits per weight including scales and zero points: bytes of the quantized linears x 8 / their weights. "
                        "INT4 g128 with a 16-bit scale and a 4-bit zero point is 4 + 16/128 + 4/128 = 4.156."},

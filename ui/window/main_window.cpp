@@ -117,6 +117,16 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
             load_error = QString::fromUtf8(e.what());
         }
     }
+    if (!options_.data.spec_engines_file.empty()) {
+        try {
+            spec_catalog_ = engine::load_spec_catalog(options_.data.spec_engines_file.string(), options_.data.spec_measurements_file.string());
+            spec_data_.catalog = &*spec_catalog_;
+            spec_data_.models_dir = options_.data.models_dir;
+            spec_data_.fit_file = options_.data.spec_fit_file;
+        } catch (const std::exception& e) {
+            load_error = QString::fromUtf8(e.what());
+        }
+    }
     if (!options_.data.gpu_prices_file.empty()) {
         try {
             const std::string path = options_.data.gpu_prices_file.string();
@@ -473,7 +483,7 @@ void MainWindow::replanNow() {
         const ModelConfig& model = resolvedModel(s.model);
         const GpuProfile& gpu = resolvedGpu(s.gpu);
         const Calibration* calibration = s.calibration.isEmpty() ? nullptr : &resolvedCalibration(s.calibration);
-        PlanResult result = plan(plan_request(s, model, gpu, calibration, engine_catalog_ ? &*engine_catalog_ : nullptr));
+        PlanResult result = plan(plan_request(s, model, gpu, calibration, engine_catalog_ ? &*engine_catalog_ : nullptr, &spec_data_));
         std::vector<SweepPoint> sweep = batch_sweep(result, crossover_sweep_batches(result));
         if (calibration) {
             measured = measured_step_points(*calibration, result);
@@ -514,7 +524,7 @@ void MainWindow::replanNow() {
         engine_setup.profile = QStringLiteral("engine");
         engine_setup.calibration.clear();
         capacity_->setRequest(plan_request(engine_setup, resolvedModel(s.model), resolvedGpu(s.gpu), nullptr,
-                                           engine_catalog_ ? &*engine_catalog_ : nullptr),
+                                           engine_catalog_ ? &*engine_catalog_ : nullptr, &spec_data_),
                               gpu_prices_);
     } catch (const std::exception& e) {
         capacity_->status()->setText(tr("Capacity planning needs the engine profiles: %1").arg(QString::fromUtf8(e.what())));

@@ -62,6 +62,9 @@ struct DataPaths {
     std::filesystem::path serving_fit_file;     // assets/engines/fit/serving-fit.json (empty: no serving terms)
     std::filesystem::path gpu_prices_file;      // assets/prices/gpu-prices.json (empty: no bundled prices)
     std::filesystem::path launch_data_dir;      // the folder holding models/ and assets/engines/args/ (empty: no launch commands)
+    std::filesystem::path spec_engines_file;      // assets/engines/speculative/speculative.json (empty: no speculative decoding)
+    std::filesystem::path spec_measurements_file; // assets/measurements/speculative/speculative-decoding.json (acceptance defaults)
+    std::filesystem::path spec_fit_file;          // assets/engines/fit/spec-fit.json
 };
 
 // How the window starts.
@@ -202,6 +205,8 @@ private:
     std::vector<BundledModel> bundled_models_;
     std::vector<GpuProfile> bundled_gpus_;
     std::optional<engine::EngineCatalog> engine_catalog_;  // the bundled engine profiles and their fit
+    std::optional<engine::SpecCatalog> spec_catalog_;      // speculative decoding's version limits and acceptance defaults
+    SpecData spec_data_;                                   // points at spec_catalog_ (null catalog: none bundled)
     std::optional<check::CheckResult> last_check_;          // File > Check against a log
     std::vector<MeasuredStepPoint> check_points_;           // its measured TPOT, drawn on the crossover chart
     QString check_model_, check_gpu_;                        // the model and GPU it was priced on (points drop when they change)

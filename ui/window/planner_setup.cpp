@@ -28,7 +28,7 @@ const std::set<QString>& setup_keys() {
         QStringLiteral("context"), QStringLiteral("kv"), QStringLiteral("kernel"), QStringLiteral("profile"), QStringLiteral("engine"),
         QStringLiteral("calibration"), QStringLiteral("gpu_mem_util"), QStringLiteral("tp"), QStringLiteral("ep"), QStringLiteral("dp"), QStringLiteral("nodes"), QStringLiteral("gpu_p2p"), QStringLiteral("goal"), QStringLiteral("accuracy"),
         QStringLiteral("reasoning"), QStringLiteral("max_num_batched_tokens"), QStringLiteral("max_num_seqs"), QStringLiteral("enforce_eager"),
-        QStringLiteral("mxfp4_mxfp8"),
+        QStringLiteral("mxfp4_mxfp8"), QStringLiteral("spec"), QStringLiteral("spec_acceptance"),
         QStringLiteral("errorsim_formats"), QStringLiteral("errorsim_methods"), QStringLiteral("errorsim_activation"),
         QStringLiteral("errorsim_outlier"), QStringLiteral("errorsim_seed")};
     return keys;
@@ -128,6 +128,8 @@ QJsonObject setup_to_json(const PlannerSetup& s) {
     o.insert(QStringLiteral("max_num_seqs"), static_cast<double>(s.max_num_seqs));
     o.insert(QStringLiteral("enforce_eager"), s.enforce_eager);
     o.insert(QStringLiteral("mxfp4_mxfp8"), s.mxfp4_mxfp8);
+    o.insert(QStringLiteral("spec"), s.spec);
+    o.insert(QStringLiteral("spec_acceptance"), s.spec_acceptance);
     o.insert(QStringLiteral("errorsim_formats"), s.error_lab.weight_formats.join(QLatin1Char(',')));
     o.insert(QStringLiteral("errorsim_methods"), methods_of(s.error_lab).join(QLatin1Char(',')));
     o.insert(QStringLiteral("errorsim_activation"), s.error_lab.activation);
@@ -173,6 +175,11 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
     if (has("max_num_batched_tokens"))
         s.max_num_batched_tokens = integer_value(json, QStringLiteral("max_num_batched_tokens"), where);
     if (has("max_num_seqs")) s.max_num_seqs = integer_value(json, QStringLiteral("max_num_seqs"), where);
+    if (has("spec")) s.spec = json.value(QStringLiteral("spec")).isNull() ? QString() : string_value(json, QStringLiteral("spec"), where);
+    if (has("spec_acceptance")) {
+        const QJsonValue v = json.value(QStringLiteral("spec_acceptance"));
+        s.spec_acceptance = v.isNull() ? QString() : v.isDouble() ? QString::number(v.toDouble(), 'g', 17) : string_value(json, QStringLiteral("spec_acceptance"), where);
+    }
     if (has("mxfp4_mxfp8")) {
         if (!json.value(QStringLiteral("mxfp4_mxfp8")).isBool())
             throw Error(field_name(where, QStringLiteral("mxfp4_mxfp8")), "must be true or false");
@@ -205,6 +212,16 @@ PlannerSetup setup_from_json(const QJsonObject& json, const PlannerSetup& base, 
 }
 
 void validate_setup(const PlannerSetup& s, const QString& where) {
+    if (!s.spec.isEmpty()) {
+        try {
+            const engine::SpecRequest r = engine::parse_spec(s.spec.toStdString(), "spec");
+            if (!s.spec_acceptance.isEmpty()) (void)engine::parse_acceptance(s.spec_acceptance.toStdString(), r.k, "spec_acceptance");
+        } catch (const Error& e) {
+            throw Error(field_name(where, QString::fromStdString(e.field())), e.what());
+        }
+    } else if (!s.spec_acceptance.isEmpty()) {
+        throw Error(field_name(where, QStringLiteral("spec_acceptance")), "needs spec (a speculation method and K)");
+    }
     if (s.model.trimmed().isEmpty()) throw Error(field_name(where, QStringLiteral("model")), "must not be empty");
     if (s.gpu.trimmed().isEmpty()) throw Error(field_name(where, QStringLiteral("gpu")), "must not be empty");
     if (s.schemes.isEmpty()) throw Error(field_name(where, QStringLiteral("schemes")), "select at least one scheme");
@@ -254,7 +271,7 @@ void validate_setup(const PlannerSetup& s, const QString& where) {
 }
 
 PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const GpuProfile& gpu, const Calibration* calibration,
-                         const engine::EngineCatalog* engines) {
+                         const engine::EngineCatalog* engines, const SpecData* spec_data) {
     validate_setup(s);
     PlanRequest r;
     r.model = model;
@@ -315,6 +332,11 @@ PlanRequest plan_request(const PlannerSetup& s, const ModelConfig& model, const 
             if (calibration && calibration->gpu_profile == gpu.id)
                 r.engine->kernels = fidelity::calibrated_kernels(r.engine->kernels, *calibration, gpu);
         }
+    }
+    if (!s.spec.isEmpty()) {
+        if (!spec_data) throw Error("spec", "speculative decoding needs the bundled data (assets/engines/speculative/)");
+        const std::optional<std::string> acceptance = s.spec_acceptance.isEmpty() ? std::nullopt : std::optional<std::string>(s.spec_acceptance.toStdString());
+        r.spec = make_spec_plan_request(s.spec.toStdString(), acceptance, r, *spec_data);
     }
     validate_workload(r.workload);
     return r;

@@ -66,6 +66,8 @@ struct PlannerSetup {
     std::int64_t max_num_seqs = 256;              // engine: sequences the sampler is sized for
     bool enforce_eager = false;                   // engine: CUDA graphs off (--enforce-eager)
     bool mxfp4_mxfp8 = false;                     // MXFP4 experts with MXFP8 activations (--mxfp4-mxfp8)
+    QString spec;                                 // speculative decoding as --spec (eagle3:3, mtp:1, ...); empty: off
+    QString spec_acceptance;                      // as --spec-acceptance; empty: the published default
     ErrorLabSetup error_lab;
 
     friend bool operator==(const PlannerSetup&, const PlannerSetup&) = default;
@@ -93,7 +95,10 @@ void validate_setup(const PlannerSetup& setup, const QString& where = {});
 // With `engines` (the bundled engine profiles and their fit) the request carries the engine profile
 // of `setup.engine` (its nearest corpus points, and under profile "engine" its step model, defaults
 // and bands); without, profile "engine" is refused.
+// With `spec_data` (the bundled speculative-decoding data) a setup's `spec` is priced
+// (make_spec_plan_request); a setup with `spec` and no data is refused.
 PlanRequest plan_request(const PlannerSetup& setup, const ModelConfig& model, const GpuProfile& gpu,
-                         const Calibration* calibration = nullptr, const engine::EngineCatalog* engines = nullptr);
+                         const Calibration* calibration = nullptr, const engine::EngineCatalog* engines = nullptr,
+                         const SpecData* spec_data = nullptr);
 
 }  // namespace quantplan::ui
