@@ -60,6 +60,14 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--emit", [&](const std::string& v) { o.emit_engine = v; }},
         {"--emit-out", [&](const std::string& v) { o.emit_out = v; }},
         {"--spec", [&](const std::string& v) { o.spec = v; }},
+        {"--disagg", [&](const std::string& v) { o.disagg = v; }},
+        {"--prefill-tp", [&](const std::string& v) { o.prefill_tp = to_int("--prefill-tp", v); }},
+        {"--decode-tp", [&](const std::string& v) { o.decode_tp = to_int("--decode-tp", v); }},
+        {"--prefill-scheme", [&](const std::string& v) { o.prefill_scheme = v; }},
+        {"--decode-scheme", [&](const std::string& v) { o.decode_scheme = v; }},
+        {"--prefill-gpu", [&](const std::string& v) { o.prefill_gpu = v; }},
+        {"--decode-gpu", [&](const std::string& v) { o.decode_gpu = v; }},
+        {"--interconnect", [&](const std::string& v) { o.interconnect = v; }},
         {"--spec-acceptance", [&](const std::string& v) { o.spec_acceptance = v; }},
         {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
         {"--fidelity-out", [&](const std::string& v) { o.fidelity_out = v; }},
@@ -254,6 +262,16 @@ Model of the hardware:
   --calibration FILE       calibration file written by --validate: adds its measured decode steps
                            (table, JSON 'measured', report, crossover chart)
   --kernel Q               weight-only kernel quality: fused (Marlin class) or generic [fused]
+Disaggregated prefill and decode (with --serve and --rate; docs/disaggregation.md):
+  --disagg P:D             P prefill and D decode instances, the prompt's KV sent between them, beside
+                           aggregated serving on the same GPUs
+  --prefill-tp N, --decode-tp N          each pool's tensor parallelism [--tp]
+  --prefill-scheme S, --decode-scheme S  each pool's scheme [the first of --schemes, else bf16]
+  --prefill-gpu ID, --decode-gpu ID      each pool's GPU [--gpu]
+  --interconnect ID|FILE   the link the KV cache crosses: nvlink3, nvlink4, nvlink5, infiniband-hdr,
+                           infiniband-ndr, infiniband-xdr, roce-200g, roce-400g, ethernet-100g,
+                           pcie-gen4-x16, pcie-gen5-x16 (assets/interconnects/), or a profile file
+                           [infiniband-ndr]
 Speculative decoding (docs/speculative.md):
   --spec METHOD:K          eagle3:K, eagle:K, mtp:K, ngram:K or draft:MODEL:K (K speculative tokens
                            per step): TPOT and throughput with and without it per batch, the batch

@@ -63,6 +63,11 @@ struct CliOptions {
     std::int64_t max_num_batched_tokens = 8192;
     std::int64_t max_num_seqs = 256;
     std::optional<std::string> scenario;    // --scenario FILE
+    // Disaggregated prefill and decode (docs/disaggregation.md).
+    std::optional<std::string> disagg;           // --disagg P:D
+    std::optional<std::int64_t> prefill_tp, decode_tp;
+    std::optional<std::string> prefill_scheme, decode_scheme, prefill_gpu, decode_gpu;
+    std::optional<std::string> interconnect;     // --interconnect ID|FILE
     // Speculative decoding (docs/speculative.md).
     std::optional<std::string> spec;             // --spec METHOD:K | draft:MODEL:K
     std::optional<std::string> spec_acceptance;  // --spec-acceptance RATES|MEAN_LENGTH

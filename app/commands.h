@@ -58,6 +58,11 @@ struct CapacityRun {
 };
 // Throws Error naming the option for bad traffic, SLOs or prices.
 CapacityRun run_capacity(const CliOptions& options);
+// The traffic and SLOs of --serve's options (after the scenario). Throws Error naming the option.
+void serve_inputs(const CliOptions& options, serve::Traffic& traffic, serve::Slo& slo);
+// --serve --disagg P:D: disaggregated prefill and decode beside aggregated serving on the same
+// GPUs (disagg_command.cpp, docs/disaggregation.md).
+int run_disagg(const CliOptions& options, std::ostream& out, std::ostream& err);
 // The --serve JSON document of a run: the plan at the request's GPU and TP (or its model and GPU
 // when no scheme fits there), `serve`, `serve_recommendation` and `serve_traffic`.
 nlohmann::json capacity_document(const CapacityRun& run);

@@ -80,6 +80,22 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (o.profile == defaults.profile) o.profile = text_value(value, at);
         } else if (key == "engine") {
             if (!o.engine_given) o.engine = text_value(value, at);
+        } else if (key == "disagg") {
+            if (!o.disagg) o.disagg = text_value(value, at);
+        } else if (key == "prefill_tp") {
+            if (!o.prefill_tp) o.prefill_tp = integer_value(value, at);
+        } else if (key == "decode_tp") {
+            if (!o.decode_tp) o.decode_tp = integer_value(value, at);
+        } else if (key == "prefill_scheme") {
+            if (!o.prefill_scheme) o.prefill_scheme = text_value(value, at);
+        } else if (key == "decode_scheme") {
+            if (!o.decode_scheme) o.decode_scheme = text_value(value, at);
+        } else if (key == "prefill_gpu") {
+            if (!o.prefill_gpu) o.prefill_gpu = text_value(value, at);
+        } else if (key == "decode_gpu") {
+            if (!o.decode_gpu) o.decode_gpu = text_value(value, at);
+        } else if (key == "interconnect") {
+            if (!o.interconnect) o.interconnect = text_value(value, at);
         } else if (key == "spec") {
             // "eagle3:3" as --spec; "" or null: none (the window's "off").
             if (!o.spec && !value.is_null() && !text_value(value, at).empty()) o.spec = text_value(value, at);

@@ -61,13 +61,7 @@ bool capacity_asked(const CliOptions& o) {
     return o.serve || o.rate || o.concurrency || o.trace || o.slo_ttft || o.slo_tpot || o.slo_e2e || o.target_rate || !o.prices.empty();
 }
 
-CapacityRun run_capacity(const CliOptions& given) {
-    CapacityRun run;
-    CliOptions& o = run.options;
-    o = given;
-    if (o.scenario) apply_scenario_file(o, *o.scenario);
-    o.profile = "engine";  // the simulator prices every step with the engine profile's step model
-    serve::Traffic& traffic = run.traffic;
+void serve_inputs(const CliOptions& o, serve::Traffic& traffic, serve::Slo& slo) {
     if (o.rate && (!(*o.rate > 0) || *o.rate > 1e6)) throw Error("--rate", "must be above 0 (requests per second)");
     if (o.concurrency && (*o.concurrency <= 0 || *o.concurrency > 1'000'000)) throw Error("--concurrency", "must be 1 to 1000000 users");
     if (o.rate && o.concurrency) throw Error("--rate", "give --rate or --concurrency, not both");
@@ -84,10 +78,20 @@ CapacityRun run_capacity(const CliOptions& given) {
     if (o.prefix < 0 || o.prefix > (1 << 24)) throw Error("--prefix", "must be 0 to 16777216 tokens");
     traffic.prefix_tokens = o.prefix;
     if (o.trace) traffic.trace = serve::read_trace(*o.trace, "--trace");
-    serve::Slo& slo = run.slo;
     slo.ttft = serve::parse_slo(o.slo_ttft, "--slo-ttft");
     slo.tpot = serve::parse_slo(o.slo_tpot, "--slo-tpot");
     slo.e2e = serve::parse_slo(o.slo_e2e, "--slo-e2e");
+}
+
+CapacityRun run_capacity(const CliOptions& given) {
+    CapacityRun run;
+    CliOptions& o = run.options;
+    o = given;
+    if (o.scenario) apply_scenario_file(o, *o.scenario);
+    o.profile = "engine";  // the simulator prices every step with the engine profile's step model
+    serve::Traffic& traffic = run.traffic;
+    serve::Slo& slo = run.slo;
+    serve_inputs(o, traffic, slo);
     // Prices: the bundled list's default for each GPU, then --price.
     {
         const std::filesystem::path file = gpu_prices_file();
@@ -180,6 +184,11 @@ nlohmann::json capacity_document(const CapacityRun& run) {
 }
 
 int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
+    if (given.disagg) return run_disagg(given, out, err);
+    if (given.prefill_tp || given.decode_tp || given.prefill_scheme || given.decode_scheme || given.prefill_gpu || given.decode_gpu || given.interconnect) {
+        err << "quantplan: --disagg: the prefill and decode pools' options need --disagg P:D\n";
+        return 1;
+    }
     try {
         const CapacityRun run = run_capacity(given);
         const CliOptions& o = run.options;

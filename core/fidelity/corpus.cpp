@@ -271,9 +271,10 @@ Corpus load_corpus(const std::filesystem::path& dir, const std::vector<std::file
     for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
          it.increment(ec))
     {
-        // speculative/ holds the speculative-decoding corpus, in its own format, fitted apart
-        // (core/fidelity/spec_fit.h).
-        if (it->is_directory() && it.depth() == 0 && it->path().filename() == "speculative") {
+        // speculative/ and disaggregated/ hold corpora in their own formats, read apart
+        // (core/fidelity/spec_fit.h; docs/disaggregation.md).
+        if (it->is_directory() && it.depth() == 0 &&
+            (it->path().filename() == "speculative" || it->path().filename() == "disaggregated")) {
             it.disable_recursion_pending();
             continue;
         }

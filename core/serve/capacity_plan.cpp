@@ -85,6 +85,21 @@ std::int64_t longest_request(const Traffic& traffic) {
     return longest;
 }
 
+PoolPricing pool_pricing(const PlanRequest& request, const Scheme& scheme, std::int64_t tp, std::int64_t longest, const std::string& option) {
+    if (tp < 1 || tp > 8 || request.model.num_attention_heads % tp != 0)
+        throw Error(option, "TP " + std::to_string(tp) + " must be 1 to 8 and divide the " + std::to_string(request.model.num_attention_heads) +
+                                " attention heads");
+    const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(request.model));
+    Priced p = admit_at(request, inventory, scheme, tp, longest);
+    if (!p.admission.fits)
+        throw Error(option, scheme_name(scheme) + " at TP " + std::to_string(tp) + " on " + request.gpu.id + ": " + p.admission.reason);
+    PoolPricing out;
+    out.pricing = engine_pricing(p.costs, request.model, request.gpu, *request.engine, p.w, p.admission, p.spec_or_null());
+    out.admission = p.admission;
+    out.costs = p.costs;
+    return out;
+}
+
 CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanRequest>& candidates, const CapacityRequest& ask) {
     CapacityPlan out;
     const Traffic& traffic = ask.traffic;

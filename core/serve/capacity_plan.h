@@ -94,6 +94,16 @@ std::int64_t longest_request(const Traffic& traffic);
 // longer than the model's max_position_embeddings.
 CapacityPlan capacity_plan(const PlanRequest& request, const std::vector<PlanRequest>& candidates, const CapacityRequest& ask);
 
+// One pool of disaggregated serving (core/serve/disagg.h): `scheme` at TP `tp` on the request's
+// GPU and engine, with max_model_len `longest`, its admission and the simulator's pricing. Throws
+// Error(option) when it does not fit or its KV cache cannot hold one request of `longest` tokens.
+struct PoolPricing {
+    EnginePricing pricing;
+    Admission admission;
+    SchemeCosts costs;
+};
+PoolPricing pool_pricing(const PlanRequest& request, const Scheme& scheme, std::int64_t tp, std::int64_t longest, const std::string& option);
+
 // JSON `serve`: one object per scheme with the capacity issue's keys (docs/capacity.md).
 nlohmann::json serve_json(const CapacityPlan& plan);
 

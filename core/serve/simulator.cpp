@@ -361,6 +361,24 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     break;
                 }
                 if (limits.reserve_future_tokens) reserved_tokens += static_cast<double>(future);
+                if (requests[a.index].kv_ready && a.prefilled == 0 && a.generated == 0 && out.requests[a.index].preemptions == 0) {
+                    // Its prompt's KV arrived computed: blocks for it, no prefill, decoding from the next step.
+                    const std::int64_t need = group_blocks(a.prefill_target, 1);
+                    if (need > free_blocks) {
+                        --order;
+                        waiting.push_front(a);
+                        break;
+                    }
+                    take(need);
+                    a.blocks = need;
+                    a.prefilled = a.prefill_target;
+                    running.push_back(a);
+                    prefill_chunk.push_back(0);
+                    decodes.push_back(false);
+                    spec_k.push_back(0);
+                    if (out.requests[a.index].admitted_s < 0) out.requests[a.index].admitted_s = t;
+                    continue;
+                }
                 running.push_back(a);
                 prefill_chunk.push_back(0);
                 decodes.push_back(false);

@@ -34,6 +34,11 @@ struct Request {
     // prompt; prefix caching). Once one request has prefilled them, later admissions skip them
     // (all but the prompt's last token, which the engine always computes).
     std::int64_t shared_prefix_tokens = 0;
+    // Disaggregated serving's decode side (core/serve/disagg.h): the prompt's KV cache arrives
+    // computed (transferred from a prefill instance). Admission takes blocks for the prompt and
+    // prefills nothing; the first decode step samples the first token. A preempted one recomputes
+    // its prompt here, as a decode instance does.
+    bool kv_ready = false;
 };
 
 using engine::PrefillChunk;

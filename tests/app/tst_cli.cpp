@@ -495,6 +495,40 @@ BOOST_AUTO_TEST_CASE(check_reads_the_speculative_config_and_the_acceptance_lines
     std::filesystem::remove(log);
 }
 
+// --serve --disagg: bad input is one line; the JSON has the pools, the transfer, the comparison
+// and Little's law end to end.
+BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) {
+    const std::string base = "--headless --serve --model llama-3.1-8b --gpu h100-sxm --schemes bf16 --rate 4 --isl 2000 --osl 200 --requests 200 ";
+    for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+             {base + "--disagg 0:1", "--disagg: P and D must each be at least 1"},
+             {base + "--disagg 1-1", "is not P:D"},
+             {base + "--disagg auto", "not built yet"},
+             {base + "--disagg 1:1 --interconnect warp-drive", "--interconnect: 'warp-drive' is not a bundled interconnect"},
+             {"--headless --serve --model llama-3.1-70b --gpu rtx-4090 --schemes bf16 --rate 1 --isl 2000 --osl 200 --disagg 1:1", "--prefill-tp"},
+             {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --concurrency 8 --disagg 1:1", "needs an open-loop traffic"},
+             {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --rate 2 --prefill-tp 2", "need --disagg P:D"},
+         }) {
+        const auto [rc, output] = run_binary(args);
+        BOOST_TEST(rc == 1, args << " -> " << rc);
+        BOOST_TEST(output.find(fragment) != std::string::npos, args << " -> " << output);
+        BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, args << " -> " << output);
+    }
+    const auto [rc, text] = run_binary(base + "--disagg 1:1 --interconnect roce-200g --json -");
+    BOOST_TEST_REQUIRE(rc == 0, text);
+    const nlohmann::json d = nlohmann::json::parse(text).at("disagg");
+    BOOST_TEST(d.at("pools").at("prefill").at("instances") == 1);
+    BOOST_TEST(d.at("interconnect").at("id") == "roce-200g");
+    // 2,000 tokens x 128 KiB over 25 GB/s is 10.5 ms on the wire, sent layer by layer while the
+    // prefill runs: the last of the 32 layers' shares after it.
+    BOOST_TEST(d.at("transfer_s").at("p50").get<double>() >= 2000.0 * 131072 / 25e9 / 32 * 0.99);
+    BOOST_TEST(d.at("layerwise") == true);
+    BOOST_TEST(d.at("aggregated").at("replicas") == 2);
+    BOOST_TEST(d.at("littles_law").at("mean_in_system").get<double>() ==
+                   d.at("littles_law").at("throughput_times_latency").get<double>(), boost::test_tools::tolerance(0.02));
+    BOOST_TEST(!d.at("winner").get<std::string>().empty());
+    BOOST_TEST(!d.at("bound").get<std::string>().empty());
+}
+
 // --emit prints the command, the image and the deployment of the plan's pick; JSON gains
 // `launch` with the contract's keys (engine, version, argv, env, image).
 BOOST_AUTO_TEST_CASE(emit_prints_the_launch_and_json_has_its_keys) {

@@ -214,6 +214,18 @@ QChart* make_timeline_chart(const std::vector<serve::TimelinePoint>& timeline, c
     detail::add_series(chart, batch, {x_axis, count_axis});
     detail::add_series(chart, queue, {x_axis, count_axis});
     detail::add_series(chart, kv, {x_axis, pct_axis});
+    // Speculative decoding: the share of each step's speculative tokens accepted, on the % axis.
+    QList<QPointF> a;
+    for (const serve::TimelinePoint& p : timeline)
+        if (p.tokens_per_sequence > 0) a.append(QPointF(p.t_s, p.acceptance * 100.0));
+    if (!a.isEmpty()) {
+        auto* accepted = new QLineSeries();
+        accepted->setName(QStringLiteral("accepted (%)"));
+        accepted->setPen(QPen(detail::series_color(4), 1.5, Qt::DotLine));
+        accepted->replace(a);
+        detail::add_series(chart, accepted, {x_axis, pct_axis});
+        pct_axis->setTitleText(QStringLiteral("KV-cache use, speculative tokens accepted (%)"));
+    }
     return chart;
 }
 

@@ -191,6 +191,8 @@ QChart* make_capacity_cost_chart(const serve::CapacityPlan& plan, std::size_t ma
 // percent (right axis), from a simulator timeline (ServeStats::timeline). Series, by name:
 //   "batch", "queue"   QLineSeries, (t in s, count)
 //   "KV use (%)"       QLineSeries, (t in s, percent), dashed
+//   "accepted (%)"     QLineSeries, dotted, only for a speculative run: the share of each sampled
+//                      step's speculative tokens accepted (TimelinePoint::acceptance)
 // An empty timeline gives only a title saying so.
 QChart* make_timeline_chart(const std::vector<serve::TimelinePoint>& timeline, const QString& title = {});
 

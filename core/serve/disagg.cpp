@@ -1,0 +1,220 @@
+#include "core/serve/disagg.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
+#include "core/base/text_file.h"
+
+namespace quantplan::serve {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+Interconnect parse_interconnect(std::string_view text, const std::string& source) {
+    const nlohmann::json j = parse_untrusted_json(text, source);
+    if (!j.is_object()) throw Error(source, "an interconnect profile is a JSON object");
+    if (j.value("format", std::string()) != "quantplan-interconnect/1") throw Error(source + ": format", "expected \"quantplan-interconnect/1\"");
+    Interconnect c;
+    c.id = j.value("id", std::string());
+    c.name = j.value("name", c.id);
+    c.scope = j.value("scope", std::string());
+    if (c.id.empty()) throw Error(source + ": id", "missing");
+    const auto bw = j.find("bandwidth_bytes_per_s_per_direction");
+    if (bw == j.end() || !bw->is_number() || !(bw->get<double>() > 0) || !std::isfinite(bw->get<double>()))
+        throw Error(source + ": bandwidth_bytes_per_s_per_direction", "an interconnect needs a positive bandwidth (bytes/s per GPU, one direction)");
+    c.bandwidth_bytes_per_s = bw->get<double>();
+    const auto lat = j.find("latency_s");
+    if (lat != j.end() && !lat->is_null()) {
+        if (!lat->is_number() || !(lat->get<double>() >= 0) || lat->get<double>() > 1.0) throw Error(source + ": latency_s", "must be seconds from 0 to 1");
+        c.latency_s = lat->get<double>();
+    }
+    if (j.contains("sources") && j["sources"].is_array() && !j["sources"].empty() && j["sources"][0].is_object()) {
+        const nlohmann::json& s = j["sources"][0];
+        c.source = s.value("url", s.value("repository", std::string()));
+    }
+    return c;
+}
+
+Interconnect resolve_interconnect(std::string_view argument, const std::filesystem::path& dir) {
+    const std::string arg(argument);
+    if (arg.empty()) throw Error("--interconnect", "needs an interconnect id or a profile file");
+    std::error_code ec;
+    std::filesystem::path file = dir / (arg + ".json");
+    if (arg.find('/') != std::string::npos || arg.size() > 5 && arg.substr(arg.size() - 5) == ".json") file = arg;
+    if (!std::filesystem::is_regular_file(file, ec)) {
+        std::string known;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+            if (e.path().extension() == ".json") known += (known.empty() ? "" : ", ") + e.path().stem().string();
+        throw Error("--interconnect", "'" + clip_text(arg, 80) + "' is not a bundled interconnect (" + known + ") or a profile file");
+    }
+    try {
+        return parse_interconnect(read_text_file(file, "--interconnect", 1 << 20), file.filename().string());
+    } catch (const Error& e) {
+        throw Error("--interconnect", e.what());
+    }
+}
+
+std::pair<std::int64_t, std::int64_t> parse_disagg(std::string_view text) {
+    const std::size_t colon = text.find(':');
+    std::int64_t p = 0, dd = 0;
+    const auto num = [](std::string_view s, std::int64_t& out) {
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+        return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+    };
+    if (colon == std::string_view::npos || !num(text.substr(0, colon), p) || !num(text.substr(colon + 1), dd))
+        throw Error("--disagg", "'" + clip_text(text, 40) + "' is not P:D (prefill and decode instances)");
+    if (p < 1 || dd < 1) throw Error("--disagg", "P and D must each be at least 1 instance");
+    if (p > 64 || dd > 64) throw Error("--disagg", "at most 64 instances per pool");
+    return {p, dd};
+}
+
+DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo& slo, std::optional<double> rate) {
+    if (!rate) rate = traffic.rate_per_s;
+    if (!rate && traffic.concurrency && traffic.trace.empty())
+        throw Error("--disagg", "needs an open-loop traffic (--rate, a trace or a burst): a closed loop's users wait on the decode pool's answers");
+    if (spec.prefill.instances < 1 || spec.decode.instances < 1) throw Error("--disagg", "P and D must each be at least 1 instance");
+    if (!(spec.link.bandwidth_bytes_per_s > 0)) throw Error("--interconnect", "an interconnect without bandwidth");
+    const std::vector<Request> requests = make_requests(traffic, rate.value_or(0.0));
+    const std::size_t n = requests.size();
+    DisaggStats out;
+    if (n == 0) return out;
+    const std::size_t pools_p = static_cast<std::size_t>(spec.prefill.instances), pools_d = static_cast<std::size_t>(spec.decode.instances);
+
+    // 1. Prefill: each instance computes its prompts and samples nothing the client waits for here.
+    std::vector<double> prefill_end(n, 0), prefill_start(n, 0);
+    std::vector<std::vector<std::size_t>> on_prefill(pools_p);
+    for (std::size_t i = 0; i < n; ++i) on_prefill[i % pools_p].push_back(i);
+    double prefill_busy = 0, prefill_in_system = 0, prefill_tl = 0;
+    double first_arrival = requests.front().arrival_s;
+    for (const Request& r : requests) first_arrival = std::min(first_arrival, r.arrival_s);
+    for (std::size_t p = 0; p < pools_p; ++p) {
+        if (on_prefill[p].empty()) continue;
+        std::vector<Request> list;
+        for (const std::size_t i : on_prefill[p]) {
+            Request q = requests[i];
+            q.output_tokens = 1;
+            list.push_back(q);
+        }
+        const SimulationResult sim = simulate(list, spec.prefill.pricing.limits, spec.prefill.pricing.cost);
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            prefill_end[on_prefill[p][k]] = sim.requests[k].first_token_s;
+            prefill_start[on_prefill[p][k]] = sim.requests[k].admitted_s >= 0 ? sim.requests[k].admitted_s : sim.requests[k].first_token_s;
+        }
+        prefill_busy += sim.busy_s;
+        const LittlesLaw ll = littles_law(sim);
+        const double span = std::max(1e-9, sim.end_s - list.front().arrival_s);
+        prefill_in_system += ll.mean_in_system * span;
+        prefill_tl += ll.throughput_times_latency * span;
+    }
+
+    // 2. Transfers, per prefill instance in the order its prefills end: one at a time on its links.
+    const double links = d(std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp)));
+    const double bandwidth = spec.link.bandwidth_bytes_per_s * links;
+    const double layers = d(std::max<std::int64_t>(spec.layers, 1));
+    std::vector<double> ready(n, 0), transfer(n, 0), wait(n, 0);
+    double link_busy = 0;
+    for (std::size_t p = 0; p < pools_p; ++p) {
+        std::vector<std::size_t> order = on_prefill[p];
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return prefill_end[a] < prefill_end[b]; });
+        double link_free = -std::numeric_limits<double>::infinity();
+        for (const std::size_t i : order) {
+            const double send = d(requests[i].input_tokens) * spec.kv_bytes_per_token / bandwidth;
+            double start = 0, end = 0;
+            if (spec.layerwise) {
+                // Layer by layer while the prefill runs: the last layer's share after it, or the whole
+                // send after the link frees.
+                start = std::max(prefill_start[i], link_free);
+                end = std::max(prefill_end[i] + send / layers, start + send) + spec.link.latency_s;
+                wait[i] = std::max(0.0, link_free - prefill_start[i]);
+            } else {
+                start = std::max(prefill_end[i], link_free);
+                end = start + send + spec.link.latency_s;
+                wait[i] = start - prefill_end[i];
+            }
+            link_free = end - spec.link.latency_s;
+            link_busy += send;
+            ready[i] = end;
+            transfer[i] = end - prefill_end[i];
+        }
+    }
+
+    // 3. Decode: admitted once the KV has arrived; the first decode step samples the first token.
+    std::vector<std::size_t> by_ready(n);
+    std::iota(by_ready.begin(), by_ready.end(), std::size_t{0});
+    std::stable_sort(by_ready.begin(), by_ready.end(), [&](std::size_t a, std::size_t b) { return ready[a] < ready[b]; });
+    std::vector<std::vector<std::size_t>> on_decode(pools_d);
+    for (std::size_t k = 0; k < n; ++k) on_decode[k % pools_d].push_back(by_ready[k]);
+    EngineLimits decode_limits = spec.decode.pricing.limits;
+    decode_limits.frontend_latency_s = 0;  // the request passed the frontend on its way to the prefill
+    decode_limits.frontend_serial_s = 0;
+    SimulationResult all;
+    all.requests.resize(n);
+    double decode_busy = 0, decode_in_system = 0, decode_tl = 0;
+    for (std::size_t dd = 0; dd < pools_d; ++dd) {
+        if (on_decode[dd].empty()) continue;
+        std::vector<Request> list;
+        for (const std::size_t i : on_decode[dd]) {
+            Request q = requests[i];
+            q.arrival_s = ready[i];
+            q.kv_ready = true;
+            q.shared_prefix_tokens = 0;
+            list.push_back(q);
+        }
+        const SimulationResult sim = simulate(list, decode_limits, spec.decode.pricing.cost);
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            const std::size_t i = on_decode[dd][k];
+            RequestResult& r = all.requests[i];
+            r.arrival_s = requests[i].arrival_s;
+            r.admitted_s = prefill_start[i];
+            r.first_token_s = sim.requests[k].first_token_s;
+            r.finish_s = sim.requests[k].finish_s;
+            r.output_tokens = sim.requests[k].output_tokens;
+            r.preemptions = sim.requests[k].preemptions;
+        }
+        for (std::size_t b = 0; b < sim.itl.counts.size(); ++b) all.itl.counts[b] += sim.itl.counts[b];
+        all.itl.total += sim.itl.total;
+        all.itl.sum_s += sim.itl.sum_s;
+        all.preemptions += sim.preemptions;
+        all.steps += sim.steps;
+        decode_busy += sim.busy_s;
+        out.decode_kv_utilization += sim.mean_kv_utilization / d(spec.decode.instances);
+        const LittlesLaw ll = littles_law(sim);
+        const double span = std::max(1e-9, sim.end_s - list.front().arrival_s);
+        decode_in_system += ll.mean_in_system * span;
+        decode_tl += ll.throughput_times_latency * span;
+    }
+    for (const RequestResult& r : all.requests) all.end_s = std::max(all.end_s, r.finish_s);
+    all.busy_s = prefill_busy + decode_busy;
+    all.prefill_s = prefill_busy;
+    out.end_to_end = summarize(all, requests, slo);
+    const double span = std::max(1e-9, all.end_s - first_arrival);
+    out.prefill_utilization = prefill_busy / (d(spec.prefill.instances) * span);
+    out.decode_utilization = decode_busy / (d(spec.decode.instances) * span);
+    out.link_utilization = link_busy / (d(spec.prefill.instances) * span);
+    out.transfer_s = percentiles(transfer);
+    out.transfer_wait_s = percentiles(wait);
+    out.prefill_mean_in_system = prefill_in_system / span;
+    out.prefill_throughput_times_latency = prefill_tl / span;
+    out.decode_mean_in_system = decode_in_system / span;
+    out.decode_throughput_times_latency = decode_tl / span;
+    // End to end: what the pools hold plus what is on the wire, against throughput x mean latency.
+    double on_wire = 0, latency = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        on_wire += ready[i] - prefill_end[i];
+        latency += all.requests[i].finish_s - all.requests[i].arrival_s;
+    }
+    out.end_mean_in_system = (prefill_in_system + on_wire + decode_in_system) / span;
+    out.end_throughput_times_latency = latency / span;
+    return out;
+}
+
+}  // namespace quantplan::serve

@@ -1,0 +1,86 @@
+#pragma once
+// Disaggregated prefill and decode (docs/disaggregation.md): P prefill instances and D decode
+// instances, each an engine of its own (scheme, TP, GPU, settings), and the KV cache of every
+// prompt sent from the prefill instance that computed it to a decode instance over an interconnect.
+//
+// A request, as vLLM's and SGLang's PD connectors run it:
+//   1. a prefill instance (round robin over P) prefills its prompt (the simulator, one output token);
+//   2. the prompt's KV bytes (tokens x the prefill side's bytes per token, every layer; MLA's latent
+//      as it is) go over the link: each of the min(prefill TP, decode TP) GPU pairs sends its share
+//      over its own NIC, at the link's per-direction bandwidth, after its latency. With the
+//      connector's layer-wise overlap a layer is sent as soon as it is computed, so the transfer
+//      ends one layer's share after the prefill (or when the link is free); without, it starts when
+//      the prefill ends. One prefill instance sends one transfer at a time (its links are a queue),
+//      and holds the prompt's KV until it is sent;
+//   3. a decode instance (round robin over D) admits it once its KV has arrived (Request::kv_ready)
+//      and decodes it; the first decode step samples the first token the client sees.
+// Deterministic for the traffic's seed. Little's law holds per pool (SimulationResult's own check)
+// and end to end (littles_law over the composed result).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/serve/capacity.h"
+
+namespace quantplan::serve {
+
+// A link between GPUs (assets/interconnects/).
+struct Interconnect {
+    std::string id;
+    std::string name;
+    std::string scope;                       // "intra-node" or "inter-node"
+    double bandwidth_bytes_per_s = 0;        // per GPU, one direction
+    double latency_s = 0;                    // one-way, a small message (0 when no source gives one)
+    std::string source;                      // where the figures come from
+};
+
+// Parses an interconnect profile (format quantplan-interconnect/1). Throws Error(source) naming the
+// field: a missing or non-positive bandwidth, a negative latency.
+Interconnect parse_interconnect(std::string_view text, const std::string& source);
+
+// A bundled id (assets/interconnects/ID.json) or a profile file. Throws Error("--interconnect").
+Interconnect resolve_interconnect(std::string_view argument, const std::filesystem::path& interconnects_dir);
+
+// One pool: its instances, each an engine priced by `pricing`.
+struct DisaggPool {
+    EnginePricing pricing;
+    std::int64_t instances = 1;
+    std::int64_t tp = 1;
+    std::string scheme;
+    std::string gpu;
+};
+
+struct DisaggSpec {
+    DisaggPool prefill, decode;
+    Interconnect link;
+    double kv_bytes_per_token = 0;   // the prefill side's KV bytes per prompt token, whole model (every layer and head)
+    std::int64_t layers = 1;         // the model's layers (the layer-wise overlap's unit)
+    bool layerwise = true;           // the connector sends layer by layer as the prefill computes them
+};
+
+// A run's figures.
+struct DisaggStats {
+    ServeStats end_to_end;                  // as the client sees it (ttft, tpot, itl, e2e, rates, SLOs)
+    Percentiles transfer_s;                 // from the prefill's end to the KV's arrival
+    Percentiles transfer_wait_s;            // of it, waiting for the link
+    double prefill_utilization = 0;         // busy time over the run's span, mean over the prefill instances
+    double decode_utilization = 0;
+    double link_utilization = 0;            // time the links were sending, over the span, mean over prefill instances
+    double decode_kv_utilization = 0;       // time-weighted share of KV blocks in use, mean over the decode instances
+    double prefill_mean_in_system = 0, prefill_throughput_times_latency = 0;  // Little's law, prefill pool
+    double decode_mean_in_system = 0, decode_throughput_times_latency = 0;    // and decode pool
+    double end_mean_in_system = 0, end_throughput_times_latency = 0;          // end to end
+};
+
+// Runs `traffic` open-loop at `rate_per_s` (or the traffic's own rate, or a burst / trace) through
+// the two pools. Throws Error("--disagg") for a closed-loop traffic (its users wait on the decode
+// pool's answers, which this composition of the two pools does not feed back), Error("--serve") as
+// simulate() does (a decode instance whose KV cache cannot hold one request).
+DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo& slo, std::optional<double> rate_per_s = std::nullopt);
+
+// "P:D" -> {P, D}, each 1 to 64. Throws Error("--disagg").
+std::pair<std::int64_t, std::int64_t> parse_disagg(std::string_view text);
+
+}  // namespace quantplan::serve

@@ -1,0 +1,95 @@
+// Disaggregated prefill and decode: the transfer, Little's law per pool and end to end, the link's
+// effect on TTFT, determinism, and bad input.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+#include "core/serve/disagg.h"
+#include "tests/core/test_support.h"
+
+using namespace quantplan;
+using namespace quantplan::serve;
+
+namespace {
+
+// A synthetic engine: a step costs 2 ms plus 0.1 ms per prefill token and 0.05 ms per decoding sequence.
+EnginePricing toy_pricing() {
+    EnginePricing p;
+    p.limits.max_num_seqs = 64;
+    p.limits.max_num_batched_tokens = 4096;
+    p.limits.kv_cache_tokens = 1 << 20;
+    p.cost = [](const StepShape& s) {
+        return 0.002 + 1e-4 * static_cast<double>(s.prefill_tokens) + 5e-5 * static_cast<double>(s.decode_sequences);
+    };
+    return p;
+}
+
+DisaggSpec toy_spec(double bandwidth, bool layerwise) {
+    DisaggSpec s;
+    s.prefill = {toy_pricing(), 2, 1, "bf16", "h100-sxm"};
+    s.decode = {toy_pricing(), 1, 1, "bf16", "h100-sxm"};
+    s.link.id = "test";
+    s.link.name = "test link";
+    s.link.bandwidth_bytes_per_s = bandwidth;
+    s.link.latency_s = 1e-5;
+    s.kv_bytes_per_token = 131072;  // Llama 3.1 8B in bf16: 32 layers x 8 KV heads x 128 x 2 x 2 bytes
+    s.layers = 32;
+    s.layerwise = layerwise;
+    return s;
+}
+
+Traffic toy_traffic() {
+    Traffic t;
+    t.rate_per_s = 4;
+    t.requests = 300;
+    t.input = parse_length_spec("1000", "--isl");
+    t.output = parse_length_spec("100", "--osl");
+    t.seed = 5;
+    return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(disagg)
+
+BOOST_AUTO_TEST_CASE(littles_law_holds_per_pool_and_end_to_end_and_the_run_is_deterministic) {
+    const DisaggStats a = run_disagg(toy_traffic(), toy_spec(50e9, true), {});
+    const DisaggStats b = run_disagg(toy_traffic(), toy_spec(50e9, true), {});
+    BOOST_TEST(a.end_to_end.ttft_s.p50 == b.end_to_end.ttft_s.p50);
+    BOOST_TEST(a.prefill_mean_in_system == a.prefill_throughput_times_latency, boost::test_tools::tolerance(0.02));
+    BOOST_TEST(a.decode_mean_in_system == a.decode_throughput_times_latency, boost::test_tools::tolerance(0.02));
+    BOOST_TEST(a.end_mean_in_system == a.end_throughput_times_latency, boost::test_tools::tolerance(0.02));
+    BOOST_TEST(a.end_to_end.requests_per_s > 3.0);
+    BOOST_TEST(a.prefill_utilization > 0.0);
+    BOOST_TEST(a.prefill_utilization < 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_slow_link_adds_its_transfer_to_ttft_and_layerwise_overlap_hides_it) {
+    // 1,000 tokens x 128 KiB = 131 MB: 2.6 ms at 50 GB/s, 105 ms at 1.25 GB/s.
+    const DisaggStats fast = run_disagg(toy_traffic(), toy_spec(50e9, false), {});
+    const DisaggStats slow = run_disagg(toy_traffic(), toy_spec(1.25e9, false), {});
+    BOOST_TEST(fast.transfer_s.p50 == 1000 * 131072 / 50e9 + 1e-5, boost::test_tools::tolerance(0.01));
+    BOOST_TEST(slow.transfer_s.p50 >= 1000 * 131072 / 1.25e9);
+    BOOST_TEST(slow.end_to_end.ttft_s.p50 - fast.end_to_end.ttft_s.p50 > 0.09);
+    // Sent layer by layer while the 0.1 s prefill runs, the slow link's transfer ends soon after it.
+    const DisaggStats overlapped = run_disagg(toy_traffic(), toy_spec(1.25e9, true), {});
+    BOOST_TEST(overlapped.transfer_s.p50 < slow.transfer_s.p50);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_names_the_option) {
+    BOOST_TEST(test::throws_naming([] { parse_disagg("0:2"); }, "--disagg: P and D must each be at least 1"));
+    BOOST_TEST(test::throws_naming([] { parse_disagg("2"); }, "--disagg: '2' is not P:D"));
+    BOOST_TEST(test::throws_naming([] { parse_interconnect(R"({"format": "quantplan-interconnect/1", "id": "x"})", "x.json"); },
+                                   "bandwidth_bytes_per_s_per_direction"));
+    Traffic closed = toy_traffic();
+    closed.rate_per_s.reset();
+    closed.concurrency = 8;
+    BOOST_TEST(test::throws_naming([&] { run_disagg(closed, toy_spec(50e9, true), {}); }, "--disagg: needs an open-loop traffic"));
+    // Every bundled interconnect profile parses.
+    for (const char* id : {"nvlink4", "infiniband-ndr", "roce-400g", "pcie-gen5-x16"}) {
+        const Interconnect c = resolve_interconnect(id, test::source_dir() / "assets" / "interconnects");
+        BOOST_TEST(c.bandwidth_bytes_per_s > 1e9);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
