@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -48,9 +49,9 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
         CliOptions o = given;
         if (o.scenario) apply_scenario_file(o, *o.scenario);
         o.profile = "engine";
-        if (*o.disagg == "auto")
-            throw Error("--disagg", "the search for P:D (auto) is not built yet: give P:D (docs/disaggregation.md)");
-        const auto [p_count, d_count] = serve::parse_disagg(*o.disagg);
+        const bool search = *o.disagg == "auto";
+        std::int64_t p_count = 1, d_count = 1;
+        if (!search) std::tie(p_count, d_count) = serve::parse_disagg(*o.disagg);
         serve::Traffic traffic;
         serve::Slo slo;
         serve_inputs(o, traffic, slo);
@@ -87,21 +88,55 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
         spec.link = serve::resolve_interconnect(link_id, interconnects_dir());
         spec.kv_bytes_per_token = static_cast<double>(pp.costs.kv_bytes_per_token);
         spec.layers = std::max<std::int64_t>(base.model.num_layers, 1);
+        const std::int64_t agg_tp = o.tp;
+        const double offered = o.rate.value_or(serve::trace_rate(traffic.trace));
+        std::optional<serve::PoolPricing> ap;
+        std::string agg_refused;
+        try {
+            ap = serve::pool_pricing(base, decode_scheme, agg_tp, longest, "--tp");
+        } catch (const Error& e) {
+            agg_refused = e.what();
+        }
+        // A layout holds when its queue does not grow and every SLO is met at the offered rate.
+        const auto holds = [](const serve::ServeStats& s) { return !s.overloaded && s.meets_slo; };
+        // --disagg auto: the fewest GPUs of P:D (each up to 8 instances) that hold, and the fewest
+        // aggregated replicas that hold (up to kMaxSearchGpus GPUs each way).
+        constexpr std::int64_t kMaxSearchGpus = 32;
+        nlohmann::json search_json = nullptr;
+        if (search) {
+            std::optional<std::pair<std::int64_t, std::int64_t>> found;
+            for (std::int64_t g = ptp + dtp; g <= kMaxSearchGpus && !found; ++g)
+                for (std::int64_t pc = 1; pc <= 8 && !found; ++pc) {
+                    if ((g - pc * ptp) <= 0 || (g - pc * ptp) % dtp != 0) continue;
+                    const std::int64_t dc = (g - pc * ptp) / dtp;
+                    if (dc < 1 || dc > 8) continue;
+                    serve::DisaggSpec trial = spec;
+                    trial.prefill.instances = pc;
+                    trial.decode.instances = dc;
+                    if (holds(serve::run_disagg(traffic, trial, slo).end_to_end)) found = std::pair{pc, dc};
+                }
+            std::optional<std::int64_t> agg_found;
+            if (ap)
+                for (std::int64_t r = 1; r * agg_tp <= kMaxSearchGpus && !agg_found; ++r)
+                    if (holds(serve::run_traffic(traffic, ap->pricing, slo, offered / static_cast<double>(r)))) agg_found = r;
+            if (!found)
+                throw Error("--disagg", "no P:D up to 8 instances each and " + std::to_string(kMaxSearchGpus) + " GPUs holds " + num(offered, 2) +
+                                            " requests/s within the SLOs" + (agg_found ? "; aggregated needs " + std::to_string(*agg_found * agg_tp) + " GPUs" : std::string()));
+            p_count = found->first;
+            d_count = found->second;
+            spec.prefill.instances = p_count;
+            spec.decode.instances = d_count;
+            search_json = {{"disaggregated", {{"prefill_instances", p_count}, {"decode_instances", d_count}, {"gpus", p_count * ptp + d_count * dtp}}},
+                           {"aggregated", agg_found ? nlohmann::json{{"replicas", *agg_found}, {"gpus", *agg_found * agg_tp}} : nlohmann::json(nullptr)},
+                           {"max_gpus", kMaxSearchGpus}};
+        }
         const serve::DisaggStats ds = serve::run_disagg(traffic, spec, slo);
 
         // Aggregated serving on the same GPUs: replicas of the decode scheme at --tp, the rate split.
         const std::int64_t gpus = p_count * ptp + d_count * dtp;
-        const std::int64_t agg_tp = o.tp;
         const std::int64_t replicas = std::max<std::int64_t>(1, gpus / agg_tp);
         std::optional<serve::ServeStats> agg;
-        std::string agg_refused;
-        try {
-            const serve::PoolPricing ap = serve::pool_pricing(base, decode_scheme, agg_tp, longest, "--tp");
-            const double rate = o.rate.value_or(serve::trace_rate(traffic.trace)) / static_cast<double>(replicas);
-            agg = serve::run_traffic(traffic, ap.pricing, slo, rate);
-        } catch (const Error& e) {
-            agg_refused = e.what();
-        }
+        if (ap) agg = serve::run_traffic(traffic, ap->pricing, slo, offered / static_cast<double>(replicas));
         // Which wins, and what binds.
         const serve::ServeStats& dis = ds.end_to_end;
         std::string bound;
@@ -119,13 +154,16 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
         std::string winner;
         if (!agg) winner = "disaggregated (aggregated serving does not fit: " + agg_refused + ")";
         else {
-            const double g_dis = dis.goodput_requests_per_s, g_agg = agg->goodput_requests_per_s * static_cast<double>(replicas);
-            const bool slo_set = slo.any();
-            const double s_dis = slo_set ? g_dis : 1.0 / std::max(dis.e2e_s.p50, 1e-9);
-            const double s_agg = slo_set ? g_agg : 1.0 / std::max(agg->e2e_s.p50, 1e-9);
-            winner = s_dis > s_agg * 1.02 ? "disaggregated" : s_agg > s_dis * 1.02 ? "aggregated" : "neither (within 2%)";
-            winner += slo_set ? " by goodput within the SLOs (" + num(g_dis, 2) + " against " + num(g_agg, 2) + " requests/s)"
-                              : " by E2E p50 (" + ms(dis.e2e_s.p50) + " against " + ms(agg->e2e_s.p50) + ")";
+            // Within the SLOs first (attainment a point apart), then the E2E median (2% apart).
+            const double a_dis = dis.slo_attainment, a_agg = agg->slo_attainment;
+            if (slo.any() && std::abs(a_dis - a_agg) > 0.01) {
+                winner = std::string(a_dis > a_agg ? "disaggregated" : "aggregated") + " by SLO attainment (" + num(a_dis * 100, 1) + "% against " +
+                         num(a_agg * 100, 1) + "%)";
+            } else {
+                const double e_dis = dis.e2e_s.p50, e_agg = agg->e2e_s.p50;
+                winner = e_dis < e_agg * 0.98 ? "disaggregated" : e_agg < e_dis * 0.98 ? "aggregated" : "neither (within 2%)";
+                winner += " by E2E p50 (" + ms(e_dis) + " against " + ms(e_agg) + (slo.any() ? ", both at the same SLO attainment)" : ")");
+            }
         }
         nlohmann::json doc = {
             {"disagg",
@@ -149,7 +187,8 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
                                                   {"requests_per_s", agg->requests_per_s * static_cast<double>(replicas)}}
                                  : nlohmann::json{{"refused", agg_refused}}},
               {"winner", winner},
-              {"bound", bound}}}};
+              {"bound", bound},
+              {"search", search_json}}}};
         if (o.json_path) return write_json_text(doc.dump(2) + "\n", *o.json_path, out, err);
         out << base.model.name << ": disaggregated " << p_count << " prefill x TP " << ptp << " (" << spec.prefill.scheme << ", " << spec.prefill.gpu << ") + " << d_count
             << " decode x TP " << dtp << " (" << spec.decode.scheme << ", " << spec.decode.gpu << "), KV over " << spec.link.name
@@ -174,6 +213,13 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
                      agg->requests_per_s * static_cast<double>(replicas), "-", "-");
         else table.add_row({"aggregated"}, agg_refused);
         table.print(out);
+        if (search)
+            out << "\nsearch (--disagg auto): the fewest GPUs that hold " << num(offered, 2) << " requests/s" << (slo.any() ? " within the SLOs" : " without a growing queue")
+                << ": disaggregated " << p_count << "P:" << d_count << "D on " << gpus << " GPUs; aggregated "
+                << (search_json["aggregated"].is_null() ? std::string("none up to " + std::to_string(kMaxSearchGpus) + " GPUs")
+                                                        : std::to_string(search_json["aggregated"]["replicas"].get<std::int64_t>()) + " x TP " + std::to_string(agg_tp) + " on " +
+                                                              std::to_string(search_json["aggregated"]["gpus"].get<std::int64_t>()) + " GPUs")
+                << "\n";
         out << "\nwinner: " << winner << "\nbound: " << bound << "\n";
         out << "Little's law, end to end: " << num(ds.end_mean_in_system, 2) << " requests in the system against throughput x latency "
             << num(ds.end_throughput_times_latency, 2) << "\n";

@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 
 #include "core/base/error.h"
+#include "core/base/stats.h"
 #include "core/checkpoint/model_config_json.h"
 #include "core/engine/step_model.h"
 #include "core/roofline/roofline.h"
@@ -27,14 +28,6 @@ using engine::KernelFamily;
 double d(std::int64_t v) { return static_cast<double>(v); }
 double d(std::uint64_t v) { return static_cast<double>(v); }
 
-double quantile(std::vector<double> v, double q) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const double pos = q * d(static_cast<std::int64_t>(v.size()) - 1);
-    const std::size_t i = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t j = std::min(i + 1, v.size() - 1);
-    return v[i] + (pos - d(static_cast<std::int64_t>(i))) * (v[j] - v[i]);
-}
 
 // Non-negative least squares min |A x - c| over x >= 0 (Lawson and Hanson's active-set method;
 // a handful of unknowns).

@@ -468,14 +468,6 @@ Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweep
 }
 
 
-double quantile(std::vector<double> v, double q) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const auto i = static_cast<std::size_t>(pos);
-    const std::size_t j = std::min(i + 1, v.size() - 1);
-    return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
-}
 
 }  // namespace
 

@@ -45,15 +45,6 @@ std::optional<engine::SpecMethod> method_of(const std::string& m) {
 // Tokens per second of a record's value (tokens/s, or a time per token in s or ms).
 bool time_metric(const std::string& metric) { return metric == "tpot_s" || metric == "itl_s"; }
 
-double quantile(std::vector<double> v, double q) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const auto i = static_cast<std::size_t>(pos);
-    const std::size_t j = std::min(i + 1, v.size() - 1);
-    return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
-}
-
 // Prices a usable run once (fills plain_s, base_s, forwards, tp); false with a reason when the
 // engine model cannot.
 void price(SpecRun& r, const json& setup, const SpecFitInputs& in) {

@@ -502,7 +502,6 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
     for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
              {base + "--disagg 0:1", "--disagg: P and D must each be at least 1"},
              {base + "--disagg 1-1", "is not P:D"},
-             {base + "--disagg auto", "not built yet"},
              {base + "--disagg 1:1 --interconnect warp-drive", "--interconnect: 'warp-drive' is not a bundled interconnect"},
              {"--headless --serve --model llama-3.1-70b --gpu rtx-4090 --schemes bf16 --rate 1 --isl 2000 --osl 200 --disagg 1:1", "--prefill-tp"},
              {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --concurrency 8 --disagg 1:1", "needs an open-loop traffic"},
@@ -527,6 +526,12 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
                    d.at("littles_law").at("throughput_times_latency").get<double>(), boost::test_tools::tolerance(0.02));
     BOOST_TEST(!d.at("winner").get<std::string>().empty());
     BOOST_TEST(!d.at("bound").get<std::string>().empty());
+    // auto: the fewest GPUs of P:D that hold the rate, beside the fewest aggregated replicas.
+    const auto [rc2, text2] = run_binary(base + "--disagg auto --slo-tpot 0.05 --json -");
+    BOOST_TEST_REQUIRE(rc2 == 0, text2);
+    const nlohmann::json s = nlohmann::json::parse(text2).at("disagg").at("search");
+    BOOST_TEST(s.at("disaggregated").at("gpus").get<int>() >= 2);
+    BOOST_TEST(s.at("aggregated").at("gpus").get<int>() >= 1);
 }
 
 // --emit prints the command, the image and the deployment of the plan's pick; JSON gains
