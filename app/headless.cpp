@@ -38,7 +38,11 @@ void print_speculation(const PlanResult& p, std::ostream& out) {
         << fixed(s.acceptance.mean_length(), 2) << " tokens per step (per position:";
     for (double r : s.acceptance.per_position) out << " " << fixed(r, 2);
     out << "; " << s.acceptance.source << ")\n";
-    if (!p.speculation.empty()) out << "  draft: " << p.speculation.front().draft.description << "\n";
+    if (!p.speculation.empty()) {
+        out << "  draft: " << p.speculation.front().draft.description << "; checkpoint with the draft:";
+        for (const SchemeSpeculation& sp : p.speculation) out << " " << sp.scheme << " " << fixed(static_cast<double>(sp.checkpoint_bytes) / 1e9, 2) << " GB";
+        out << "\n";
+    }
     if (s.disable_above_batch > 0) out << "  the engine runs plain decode steps above batch " << s.disable_above_batch << "\n";
     out << "  " << std::left << std::setw(22) << "scheme" << std::right << std::setw(7) << "batch" << std::setw(14) << "TPOT ms plain" << std::setw(13)
         << "TPOT ms spec" << std::setw(10) << "speed-up" << std::setw(16) << "tok/s plain" << std::setw(14) << "tok/s spec" << "\n";

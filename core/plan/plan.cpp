@@ -190,6 +190,10 @@ SchemeSpeculation speculate(const PlanRequest& q, const SchemeResult& r) {
     out.scheme = scheme_name(r.costs.scheme);
     const SpecDraft dp = spec_draft(q, r.costs, q.workload.tensor_parallel);
     out.draft = dp.cost;
+    const bool separate = s.request.method == engine::SpecMethod::Eagle3 || s.request.method == engine::SpecMethod::Eagle ||
+                          s.request.method == engine::SpecMethod::Draft;
+    out.checkpoint_bytes = r.costs.budget.checkpoint_bytes +
+                           (separate ? dp.cost.weight_bytes * static_cast<std::uint64_t>(std::max<std::int64_t>(q.workload.tensor_parallel, 1)) : 0);
     out.mean_acceptance_length = s.acceptance.mean_length();
     const Workload& w = q.workload;
     const std::int64_t context = w.context_tokens;

@@ -75,6 +75,9 @@ struct SpecPoint {
 struct SchemeSpeculation {
     std::string scheme;
     engine::DraftCost draft;
+    // The checkpoint with the draft: the scheme's checkpoint (an MTP module is in it already,
+    // CheckpointBudget::speculative_bytes) plus an EAGLE head's or a draft model's bytes.
+    std::uint64_t checkpoint_bytes = 0;
     double mean_acceptance_length = 1;
     std::vector<SpecPoint> points;     // batches 1, 2, 4, ... up to the admitted batch and the crossover, and the plan's batch
     SpecPoint at_batch;                // at the plan's (admitted) batch

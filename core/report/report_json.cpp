@@ -331,6 +331,7 @@ json speculation_json(const PlanResult& p) {
                              {"weight_bytes_per_gpu", sp.draft.weight_bytes},
                              {"kv_bytes_per_token_per_gpu", sp.draft.kv_bytes_per_token},
                              {"forwards_per_step", sp.draft.extend_forwards + sp.draft.single_forwards}}},
+                           {"checkpoint_bytes", sp.checkpoint_bytes},
                            {"stops_paying_batch", sp.stops_paying_batch ? json(*sp.stops_paying_batch) : json(nullptr)},
                            {"stops_paying_admitted", sp.stops_paying_admitted},
                            {"at_batch", spec_point_json(sp.at_batch)},
