@@ -155,6 +155,10 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         free_blocks += a.blocks;
         a.blocks = 0;
     };
+    // A step's per-sequence plan (its prefill chunk, whether it decodes, the speculative tokens it
+    // verifies), kept across steps so that their storage is reused.
+    std::vector<std::int64_t> prefill_chunk, spec_k;
+    std::vector<bool> decodes;
     while (finished < static_cast<std::int64_t>(requests.size())) {
         if (out.steps >= max_steps) throw Error("--serve", "the simulation did not finish within " + std::to_string(max_steps) + " steps");
         while (next_arrival < requests.size() && requests[next_arrival].arrival_s <= t) {
@@ -172,11 +176,11 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         // Schedule one step.
         std::int64_t budget = limits.max_num_batched_tokens;
         StepShape shape;
-        std::vector<std::int64_t> prefill_chunk(running.size(), 0);
-        std::vector<bool> decodes(running.size(), false);
+        prefill_chunk.assign(running.size(), 0);
+        decodes.assign(running.size(), false);
         // Speculative tokens each decoding sequence verifies this step (none above the engine's
         // disable batch).
-        std::vector<std::int64_t> spec_k(running.size(), 0);
+        spec_k.assign(running.size(), 0);
         const std::int64_t step_k =
             limits.speculative_tokens > 0 && (limits.spec_disable_above_batch <= 0 || static_cast<std::int64_t>(running.size()) <= limits.spec_disable_above_batch)
                 ? limits.speculative_tokens
