@@ -53,6 +53,9 @@ void print_speculation(const PlanResult& p, std::ostream& out) {
                 << (fixed(pt.speedup, 2) + "x") << " " << std::setw(15) << fixed(pt.plain_tokens_per_s, 0) << " " << std::setw(13)
                 << fixed(pt.tokens_per_s, 0) << (pt.disabled ? "  (off: plain steps)" : "") << (pt.batch == sp.at_batch.batch ? "  <- plan's batch" : "")
                 << (sp.stops_paying_batch && pt.batch == *sp.stops_paying_batch ? "  <- stops paying" : "") << "\n";
+    if (s.terms.band_p10 != 0 || s.terms.band_p90 != 0)
+        out << "  speed-up band: the measured speed-up is expected within x / " << fixed(1 + s.terms.band_p90, 2) << " to x / "
+            << fixed(1 + s.terms.band_p10, 2) << " of a predicted x (the fit's leave-one-out p10-p90, docs/speculative.md)\n";
     out << "  speculation stops paying (speed-up below 1) at batch:";
     for (const SchemeSpeculation& sp : p.speculation)
         out << "\n    " << std::left << std::setw(22) << sp.scheme << std::right

@@ -383,6 +383,17 @@ SpecTerms load_spec_terms(const std::string& path, std::string_view engine) {
     t.draft_forward_s = num("draft_forward_s");
     t.host_per_sequence_s = num("host_per_sequence_s");
     t.ngram_per_sequence_s = num("ngram_per_sequence_s");
+    if (j.contains("speedup_error") && j["speedup_error"].is_object()) {
+        const nlohmann::json& e = j["speedup_error"];
+        const auto band = [&](const char* key) {
+            if (!e.contains(key) || e[key].is_null()) return 0.0;
+            if (!e[key].is_number() || !(e[key].get<double>() > -0.95) || e[key].get<double>() > 10)
+                throw Error(name + ": speedup_error." + key, "must be a relative error above -0.95");
+            return e[key].get<double>();
+        };
+        t.band_p10 = band("band_p10");
+        t.band_p90 = band("band_p90");
+    }
     return t;
 }
 

@@ -165,6 +165,9 @@ struct SpecTerms {
     double draft_forward_s = 0;
     double host_per_sequence_s = 0;
     double ngram_per_sequence_s = 0;
+    // The fit's speed-up band: p10 and p90 of its leave-one-out residuals (predicted / measured - 1);
+    // a predicted speed-up x lies in [x / (1 + p90), x / (1 + p10)]. Both 0: no band.
+    double band_p10 = 0, band_p90 = 0;
 };
 
 // The fitted terms of `engine` in a spec-fit file (written by the fidelity fit, docs/speculative.md):

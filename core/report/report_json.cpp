@@ -306,8 +306,10 @@ json engine_json(const engine::EngineSetup& e, const GpuProfile& gpu, const Work
     return out;
 }
 
-json spec_point_json(const SpecPoint& p) {
+json spec_point_json(const SpecPoint& p, const engine::SpecTerms& t) {
+    const bool band = t.band_p10 != 0 || t.band_p90 != 0;
     return {{"batch", p.batch},
+            {"speedup_band", band ? json::array({p.speedup / (1 + t.band_p90), p.speedup / (1 + t.band_p10)}) : json(nullptr)},
             {"plain_tpot_s", p.plain_tpot_s},
             {"tpot_s", p.tpot_s},
             {"plain_tokens_per_s", p.plain_tokens_per_s},
@@ -324,7 +326,7 @@ json speculation_json(const PlanResult& p) {
     json schemes = json::array();
     for (const SchemeSpeculation& sp : p.speculation) {
         json points = json::array();
-        for (const SpecPoint& pt : sp.points) points.push_back(spec_point_json(pt));
+        for (const SpecPoint& pt : sp.points) points.push_back(spec_point_json(pt, s.terms));
         schemes.push_back({{"scheme", sp.scheme},
                            {"draft",
                             {{"description", sp.draft.description},
@@ -334,7 +336,7 @@ json speculation_json(const PlanResult& p) {
                            {"checkpoint_bytes", sp.checkpoint_bytes},
                            {"stops_paying_batch", sp.stops_paying_batch ? json(*sp.stops_paying_batch) : json(nullptr)},
                            {"stops_paying_admitted", sp.stops_paying_admitted},
-                           {"at_batch", spec_point_json(sp.at_batch)},
+                           {"at_batch", spec_point_json(sp.at_batch, s.terms)},
                            {"points", points}});
     }
     return {{"method", std::string(engine::spec_method_name(s.request.method))},
@@ -345,7 +347,9 @@ json speculation_json(const PlanResult& p) {
             {"terms",
              {{"draft_forward_s", s.terms.draft_forward_s},
               {"host_per_sequence_s", s.terms.host_per_sequence_s},
-              {"ngram_per_sequence_s", s.terms.ngram_per_sequence_s}}},
+              {"ngram_per_sequence_s", s.terms.ngram_per_sequence_s},
+              {"speedup_band_p10", s.terms.band_p10},
+              {"speedup_band_p90", s.terms.band_p90}}},
             {"disable_above_batch", s.disable_above_batch > 0 ? json(s.disable_above_batch) : json(nullptr)},
             {"schemes", schemes}};
 }

@@ -433,6 +433,11 @@ BOOST_AUTO_TEST_CASE(spec_json_has_its_keys_and_serve_draws_the_acceptance) {
         BOOST_TEST(sc.at("points").size() > 3u);
         BOOST_TEST(sc.contains("stops_paying_batch"));
         BOOST_TEST(sc.at("at_batch").at("speedup").get<double>() > 1.0);
+        // The band from the fit's leave-one-out residuals brackets the prediction.
+        const nlohmann::json& band = sc.at("at_batch").at("speedup_band");
+        BOOST_TEST_REQUIRE(band.size() == 2u);
+        BOOST_TEST(band[0].get<double>() <= sc.at("at_batch").at("speedup").get<double>());
+        BOOST_TEST(band[1].get<double>() >= sc.at("at_batch").at("speedup").get<double>());
     }
     const auto [rc2, serve] = run_binary("--headless --serve --model llama-3.1-8b --gpu h100-sxm --schemes bf16 --concurrency 8 --isl 200 --osl 200 "
                                          "--requests 100 --spec eagle3:3 --spec-acceptance 0.8,0.6,0.45 --json -");
