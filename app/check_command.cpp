@@ -56,7 +56,6 @@ check::CheckInputs bundled_inputs(const engine::EngineCatalog& catalog) {
     in.gpus = load_gpu_profiles(gpus_dir());
     in.catalog = &catalog;
     in.spec_catalog = &spec_catalog();
-    in.spec_fit_file = spec_fit_file();
     in.device_names = device_names();
     return in;
 }

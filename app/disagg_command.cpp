@@ -27,12 +27,6 @@ std::string ms(double s) {
     return buf;
 }
 
-std::string num(double v, int digits) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
-
 nlohmann::json pct_json(const serve::Percentiles& p) { return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}}; }
 
 nlohmann::json stats_json(const serve::ServeStats& s) {
@@ -120,7 +114,7 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
                 for (std::int64_t r = 1; r * agg_tp <= kMaxSearchGpus && !agg_found; ++r)
                     if (holds(serve::run_traffic(traffic, ap->pricing, slo, offered / static_cast<double>(r)))) agg_found = r;
             if (!found)
-                throw Error("--disagg", "no P:D up to 8 instances each and " + std::to_string(kMaxSearchGpus) + " GPUs holds " + num(offered, 2) +
+                throw Error("--disagg", "no P:D up to 8 instances each and " + std::to_string(kMaxSearchGpus) + " GPUs holds " + fixed(offered, 2) +
                                             " requests/s within the SLOs" + (agg_found ? "; aggregated needs " + std::to_string(*agg_found * agg_tp) + " GPUs" : std::string()));
             p_count = found->first;
             d_count = found->second;
@@ -142,10 +136,10 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
         std::string bound;
         if (ds.link_utilization > 0.7 || ds.transfer_s.p90 > 0.5 * std::max(dis.ttft_s.p50, 1e-9))
             bound = "transfer bandwidth: the KV transfer takes " + ms(ds.transfer_s.p90) + " at p90 (" + spec.link.name + ", links busy " +
-                    num(ds.link_utilization * 100, 0) + "%)";
+                    fixed(ds.link_utilization * 100, 0) + "%)";
         else if (dis.preemptions > 0 || ds.decode_kv_utilization > 0.9)
             bound = "decode KV capacity: the decode pool " + std::string(dis.preemptions > 0 ? "preempts " + std::to_string(dis.preemptions) + " requests"
-                                                                                                : "fills " + num(ds.decode_kv_utilization * 100, 0) + "% of its KV cache on average");
+                                                                                                : "fills " + fixed(ds.decode_kv_utilization * 100, 0) + "% of its KV cache on average");
         else if (agg && agg->tpot_s.p50 > 1.1 * dis.tpot_s.p50)
             bound = "prefill interference: aggregated decode steps carry prefill chunks (TPOT p50 " + ms(agg->tpot_s.p50) + " against " +
                     ms(dis.tpot_s.p50) + " on a decode pool)";
@@ -157,8 +151,8 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
             // Within the SLOs first (attainment a point apart), then the E2E median (2% apart).
             const double a_dis = dis.slo_attainment, a_agg = agg->slo_attainment;
             if (slo.any() && std::abs(a_dis - a_agg) > 0.01) {
-                winner = std::string(a_dis > a_agg ? "disaggregated" : "aggregated") + " by SLO attainment (" + num(a_dis * 100, 1) + "% against " +
-                         num(a_agg * 100, 1) + "%)";
+                winner = std::string(a_dis > a_agg ? "disaggregated" : "aggregated") + " by SLO attainment (" + fixed(a_dis * 100, 1) + "% against " +
+                         fixed(a_agg * 100, 1) + "%)";
             } else {
                 const double e_dis = dis.e2e_s.p50, e_agg = agg->e2e_s.p50;
                 winner = e_dis < e_agg * 0.98 ? "disaggregated" : e_agg < e_dis * 0.98 ? "aggregated" : "neither (within 2%)";
@@ -193,36 +187,36 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
         out << base.model.name << ": disaggregated " << p_count << " prefill x TP " << ptp << " (" << spec.prefill.scheme << ", " << spec.prefill.gpu << ") + " << d_count
             << " decode x TP " << dtp << " (" << spec.decode.scheme << ", " << spec.decode.gpu << "), KV over " << spec.link.name
             << (o.interconnect ? "" : " (the default; --interconnect)") << ", " << gpus << " GPUs\n";
-        out << "traffic: " << traffic.requests << " requests at " << num(o.rate.value_or(0), 2) << " requests/s, input " << o.isl << ", output " << o.osl << "\n\n";
+        out << "traffic: " << traffic.requests << " requests at " << fixed(o.rate.value_or(0), 2) << " requests/s, input " << o.isl << ", output " << o.osl << "\n\n";
         TextTable table({"serving", "GPUs", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "req/s", "SLO %", "KV transfer p50/p99", "busy P / D / link"},
                         {TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right,
                          TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right});
         const auto row = [&](const std::string& name, std::int64_t g, const serve::ServeStats& s, double rps, const std::string& transfer, const std::string& busy) {
             if (s.overloaded) {
                 table.add_row({name, std::to_string(g), "-", "-", "-", "-", "-", "-", transfer, busy},
-                              "overloaded: completes " + num(s.completed_requests_per_s, 2) + " of " + num(s.offered_requests_per_s, 2) + " requests/s offered");
+                              "overloaded: completes " + fixed(s.completed_requests_per_s, 2) + " of " + fixed(s.offered_requests_per_s, 2) + " requests/s offered");
                 return;
             }
-            table.add_row({name, std::to_string(g), ms(s.ttft_s.p50), ms(s.ttft_s.p99), ms(s.tpot_s.p50), ms(s.tpot_s.p99), num(rps, 2),
-                           num(s.slo_attainment * 100, 1), transfer, busy});
+            table.add_row({name, std::to_string(g), ms(s.ttft_s.p50), ms(s.ttft_s.p99), ms(s.tpot_s.p50), ms(s.tpot_s.p99), fixed(rps, 2),
+                           fixed(s.slo_attainment * 100, 1), transfer, busy});
         };
         row("disaggregated " + std::to_string(p_count) + "P:" + std::to_string(d_count) + "D", gpus, dis, dis.requests_per_s,
             ms(ds.transfer_s.p50) + " / " + ms(ds.transfer_s.p99),
-            num(ds.prefill_utilization * 100, 0) + "% / " + num(ds.decode_utilization * 100, 0) + "% / " + num(ds.link_utilization * 100, 0) + "%");
+            fixed(ds.prefill_utilization * 100, 0) + "% / " + fixed(ds.decode_utilization * 100, 0) + "% / " + fixed(ds.link_utilization * 100, 0) + "%");
         if (agg) row("aggregated " + std::to_string(replicas) + " x TP " + std::to_string(agg_tp), replicas * agg_tp, *agg,
                      agg->requests_per_s * static_cast<double>(replicas), "-", "-");
         else table.add_row({"aggregated"}, agg_refused);
         table.print(out);
         if (search)
-            out << "\nsearch (--disagg auto): the fewest GPUs that hold " << num(offered, 2) << " requests/s" << (slo.any() ? " within the SLOs" : " without a growing queue")
+            out << "\nsearch (--disagg auto): the fewest GPUs that hold " << fixed(offered, 2) << " requests/s" << (slo.any() ? " within the SLOs" : " without a growing queue")
                 << ": disaggregated " << p_count << "P:" << d_count << "D on " << gpus << " GPUs; aggregated "
                 << (search_json["aggregated"].is_null() ? std::string("none up to " + std::to_string(kMaxSearchGpus) + " GPUs")
                                                         : std::to_string(search_json["aggregated"]["replicas"].get<std::int64_t>()) + " x TP " + std::to_string(agg_tp) + " on " +
                                                               std::to_string(search_json["aggregated"]["gpus"].get<std::int64_t>()) + " GPUs")
                 << "\n";
         out << "\nwinner: " << winner << "\nbound: " << bound << "\n";
-        out << "Little's law, end to end: " << num(ds.end_mean_in_system, 2) << " requests in the system against throughput x latency "
-            << num(ds.end_throughput_times_latency, 2) << "\n";
+        out << "Little's law, end to end: " << fixed(ds.end_mean_in_system, 2) << " requests in the system against throughput x latency "
+            << fixed(ds.end_throughput_times_latency, 2) << "\n";
         return 0;
     } catch (const Error& e) {
         err << "quantplan: " << e.what() << "\n";

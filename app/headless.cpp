@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "app/text_table.h"
 #include "app/data_paths.h"
 #include "app/scenario.h"
 #include "core/base/atomic_file.h"
@@ -23,12 +24,6 @@
 
 namespace quantplan::app {
 namespace {
-
-std::string fixed(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
 
 // Speculative decoding beside plain decoding, per scheme and batch, and the batch where it stops paying.
 void print_speculation(const PlanResult& p, std::ostream& out) {
@@ -200,7 +195,7 @@ const engine::SpecCatalog& spec_catalog() {
     static const engine::SpecCatalog catalog = [] {
         std::error_code ec;
         const auto present = [&](const std::filesystem::path& p) { return std::filesystem::is_regular_file(p, ec) ? p.string() : std::string(); };
-        return engine::load_spec_catalog(present(spec_engines_file()), present(spec_measurements_file()));
+        return engine::load_spec_catalog(present(spec_engines_file()), present(spec_measurements_file()), present(spec_fit_file()));
     }();
     return catalog;
 }
@@ -215,7 +210,6 @@ std::optional<SpecPlanRequest> spec_plan_request(const CliOptions& o, const Plan
     SpecData data;
     data.catalog = &spec_catalog();
     data.models_dir = models_dir();
-    data.fit_file = spec_fit_file();
     return make_spec_plan_request(*o.spec, o.spec_acceptance, r, data);
 }
 

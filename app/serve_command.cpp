@@ -44,12 +44,6 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& given
     return out;
 }
 
-std::string fixed(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
-
 template <class T>
 nlohmann::json opt(const std::optional<T>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);

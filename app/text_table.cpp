@@ -1,8 +1,16 @@
 #include "app/text_table.h"
 
+#include <cstdio>
+
 #include <algorithm>
 
 namespace quantplan::app {
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
 
 TextTable::TextTable(std::vector<std::string> headers, std::vector<Align> align) : headers_(std::move(headers)), align_(std::move(align)) {
     for (std::size_t i = align_.size(); i < headers_.size(); ++i) align_.push_back(i == 0 ? Align::Left : Align::Right);

@@ -8,6 +8,9 @@
 
 namespace quantplan::app {
 
+// `v` with `digits` decimals ("%.*f"), as every table of the command line prints a figure.
+std::string fixed(double v, int digits);
+
 class TextTable {
 public:
     enum class Align { Left, Right };

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "app/commands.h"
+#include "app/text_table.h"
 
 #if defined(QUANTPLAN_HAVE_KERNELS)
 #include <algorithm>
@@ -48,12 +49,6 @@ std::vector<std::int64_t> gemm_batches() {
     std::vector<std::int64_t> b;
     for (std::int64_t m = 1; m <= 4096; m *= 2) b.push_back(m);
     return b;
-}
-
-std::string fixed(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
 }
 
 CalibrationDevice calibration_device(const kernels::DeviceInfo& d) {

@@ -439,23 +439,21 @@ void spec_note(CheckResult& r, const StartupLog& log, const CheckInputs& in, con
             published ? "predicted: " + published->source : "no published acceptance bundled for this model and method");
     engine::Acceptance used;
     if (log.spec_mean_acceptance_length && *log.spec_mean_acceptance_length >= 1 && *log.spec_mean_acceptance_length <= static_cast<double>(spec.k + 1)) {
-        used = log.spec_per_position.size() == static_cast<std::size_t>(spec.k)
-                   ? engine::parse_acceptance([&] {
-                         std::string t;
-                         for (double p : log.spec_per_position) t += (t.empty() ? "" : ",") + std::to_string(std::clamp(p, 0.0, 1.0));
-                         return t;
-                     }(), spec.k, "--check")
-                   : engine::acceptance_from_mean_length(*log.spec_mean_acceptance_length, spec.k);
+        if (log.spec_per_position.size() == static_cast<std::size_t>(spec.k)) {
+            // The logged rates, held to [0, 1] and to the one before (a token is accepted only
+            // after every one before it).
+            double before = 1.0;
+            for (const double p : log.spec_per_position) used.per_position.push_back(before = std::clamp(p, 0.0, before));
+        } else {
+            used = engine::acceptance_from_mean_length(*log.spec_mean_acceptance_length, spec.k);
+        }
         used.source = "the acceptance measured in the log";
     } else if (published) {
         used = *published;
     } else {
         return;
     }
-    engine::SpecTerms terms;
-    std::error_code ec;
-    if (!in.spec_fit_file.empty() && std::filesystem::is_regular_file(in.spec_fit_file, ec))
-        terms = engine::load_spec_terms(in.spec_fit_file.string(), setup.profile.engine);
+    const engine::SpecTerms terms = in.spec_catalog ? engine::spec_terms_for(*in.spec_catalog, setup.profile.engine) : engine::SpecTerms{};
     const engine::StepLookups k = engine::resolve_step_lookups(c, model, gpu, setup, w);
     std::string text = "speculation with " + used.source + " (mean length " + std::to_string(used.mean_length()).substr(0, 4) + "):";
     for (const std::int64_t batch : {std::int64_t{1}, std::max<std::int64_t>(1, w.engine.max_num_seqs)}) {

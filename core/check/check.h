@@ -50,11 +50,10 @@ struct CheckInputs {
     std::vector<GpuProfile> gpus;            // bundled profiles (the log's total memory is matched against them)
     std::vector<DeviceNameEntry> device_names;  // GPU names a log may print (empty: names are not matched)
     const engine::EngineCatalog* catalog = nullptr;
-    // Speculative decoding (docs/speculative.md): the published acceptance defaults and version
-    // limits, and the fitted spec-fit file (empty: terms 0). A log that ran speculation is priced
-    // with the draft in its budget, and its measured acceptance priced against the default.
+    // Speculative decoding (docs/speculative.md): the published acceptance defaults, version limits
+    // and fitted terms. A log that ran speculation is priced with the draft in its budget, and its
+    // measured acceptance priced against the default.
     const engine::SpecCatalog* spec_catalog = nullptr;
-    std::filesystem::path spec_fit_file;
 };
 
 // The setup the check identified, and where each value came from: "log", "option", "model name",

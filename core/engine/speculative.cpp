@@ -283,8 +283,9 @@ bool in_range(const SpecEngineRange& r, std::string_view version) {
 
 }  // namespace
 
-SpecCatalog load_spec_catalog(const std::string& engines_path, const std::string& measurements_path) {
+SpecCatalog load_spec_catalog(const std::string& engines_path, const std::string& measurements_path, const std::string& fit_path) {
     SpecCatalog c;
+    if (!fit_path.empty()) c.terms = load_spec_fit(fit_path);
     c.engines_path = engines_path;
     c.defaults_path = measurements_path;
     if (!engines_path.empty()) {
@@ -366,23 +367,11 @@ const SpecEngineRange* spec_engine_range(const SpecCatalog& c, std::string_view 
     return nullptr;
 }
 
-SpecTerms load_spec_terms(const std::string& path, std::string_view engine) {
+std::map<std::string, SpecTerms> load_spec_fit(const std::string& path) {
     const std::string name = "spec fit file " + path;
     const nlohmann::json j = parse_untrusted_json(read_text_file(path, name), name);
-    SpecTerms t;
     if (!j.is_object() || !j.contains("engines") || !j["engines"].is_object()) throw Error(name + ": engines", "missing");
-    const auto it = j["engines"].find(std::string(engine));
-    if (it == j["engines"].end() || !it->is_object()) return t;
-    const auto num = [&](const char* key) {
-        if (!it->contains(key)) return 0.0;
-        const nlohmann::json& v = (*it)[key];
-        if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1.0)
-            throw Error(name + ": engines." + std::string(engine) + "." + key, "must be seconds in [0, 1]");
-        return v.get<double>();
-    };
-    t.draft_forward_s = num("draft_forward_s");
-    t.host_per_sequence_s = num("host_per_sequence_s");
-    t.ngram_per_sequence_s = num("ngram_per_sequence_s");
+    double band_p10 = 0, band_p90 = 0;
     if (j.contains("speedup_error") && j["speedup_error"].is_object()) {
         const nlohmann::json& e = j["speedup_error"];
         const auto band = [&](const char* key) {
@@ -391,10 +380,38 @@ SpecTerms load_spec_terms(const std::string& path, std::string_view engine) {
                 throw Error(name + ": speedup_error." + key, "must be a relative error above -0.95");
             return e[key].get<double>();
         };
-        t.band_p10 = band("band_p10");
-        t.band_p90 = band("band_p90");
+        band_p10 = band("band_p10");
+        band_p90 = band("band_p90");
     }
-    return t;
+    std::map<std::string, SpecTerms> out;
+    for (const auto& [engine, v] : j["engines"].items()) {
+        if (!v.is_object()) throw Error(name + ": engines." + engine, "is not an object");
+        const auto num = [&](const char* key) {
+            if (!v.contains(key)) return 0.0;
+            const nlohmann::json& x = v[key];
+            if (!x.is_number() || !(x.get<double>() >= 0) || x.get<double>() > 1.0)
+                throw Error(name + ": engines." + engine + "." + key, "must be seconds in [0, 1]");
+            return x.get<double>();
+        };
+        SpecTerms& t = out[engine];
+        t.draft_forward_s = num("draft_forward_s");
+        t.host_per_sequence_s = num("host_per_sequence_s");
+        t.ngram_per_sequence_s = num("ngram_per_sequence_s");
+        t.band_p10 = band_p10;
+        t.band_p90 = band_p90;
+    }
+    return out;
+}
+
+SpecTerms load_spec_terms(const std::string& path, std::string_view engine) {
+    const std::map<std::string, SpecTerms> all = load_spec_fit(path);
+    const auto it = all.find(std::string(engine));
+    return it == all.end() ? SpecTerms{} : it->second;
+}
+
+SpecTerms spec_terms_for(const SpecCatalog& c, std::string_view engine) {
+    const auto it = c.terms.find(std::string(engine));
+    return it == c.terms.end() ? SpecTerms{} : it->second;
 }
 
 void check_spec_request(const SpecRequest& spec, const ModelConfig& target, const ModelConfig* draft, const SpecCatalog* catalog,
@@ -447,13 +464,13 @@ std::int64_t spec_default_max_running(std::string_view engine, std::string_view 
 }
 
 DraftCost draft_cost(const SpecRequest& spec, const ModelConfig& m, const SchemeCosts& c, const ModelConfig* draft, const SchemeCosts* dc,
-                     std::int64_t tp, std::int64_t draft_vocab) {
+                     std::int64_t tp) {
     DraftCost r;
     const double h = d(m.hidden_size);
     const double q_dim = d(m.num_attention_heads) * d(m.head_dim);
     const double kv_dim = d(m.num_kv_heads) * d(m.head_dim);
     const double inter = d(m.intermediate_size > 0 ? m.intermediate_size : std::max(m.moe_intermediate_size, m.hidden_size * 4));
-    const double vocab = d(draft_vocab > 0 ? draft_vocab : m.vocab_size);
+    const double vocab = d(m.vocab_size);
     const double t = d(tp);
     const std::int64_t layers = std::max<std::int64_t>(m.token_mixer_layers(), 1);
     // One cached token of one layer per GPU, in the target's KV format.
@@ -546,7 +563,8 @@ SpecStep engine_spec_step(const StepLookups& k, const SchemeCosts& c, const Mode
                           const Workload& w, std::int64_t batch, std::int64_t context, const SpecRequest& spec, const Acceptance& a,
                           const DraftCost& draft, const SpecTerms& terms, const DraftModelPricing* dm, std::int64_t disable_above_batch) {
     SpecStep s;
-    s.plain_s = engine_decode_step(k, c, m, gpu, setup, w, batch, context).time_s;
+    const EngineStep plain = engine_decode_step(k, c, m, gpu, setup, w, batch, context);
+    s.plain_s = plain.time_s;
     if (disable_above_batch > 0 && batch > disable_above_batch) {
         s.disabled = true;
         s.verify_s = s.plain_s;
@@ -573,8 +591,7 @@ SpecStep engine_spec_step(const StepLookups& k, const SchemeCosts& c, const Mode
         s.draft_s = d(draft.extend_forwards) * forward_s(first) + d(draft.single_forwards) * forward_s(single);
     } else if (forwards > 0) {
         const StepTerms& st = setup.profile.step;
-        // The target's attention at this batch, once per layer it has; the draft's layers read their own cache.
-        const EngineStep plain = engine_decode_step(k, c, m, gpu, setup, w, batch, context);
+        // The draft's layers read their own cache: the plain step's attention, per layer of the target.
         const auto forward_s = [&](std::int64_t rows) {
             const double layer = engine_kernel_time_s(draft.layer_bytes, draft.layer_flop_per_row * d(rows), rows, KernelFamily::Bf16Gemm, gpu,
                                                       k.head_curve);

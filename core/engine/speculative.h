@@ -12,6 +12,7 @@
 // length 1 + sum_i p_i, where p_i is the share of steps whose first i speculative tokens were all
 // accepted (the per-position acceptance rate vLLM logs).
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,15 +96,18 @@ struct SpecEngineRange {
     std::string disable_option;  // the option that sets it, when the version honours one
 };
 
+struct SpecTerms;
+
 struct SpecCatalog {
     std::vector<SpecDefault> defaults;
     std::vector<SpecEngineRange> vllm, sglang;
     std::string defaults_path, engines_path;
+    std::map<std::string, SpecTerms> terms;  // the fitted terms by engine (load_spec_fit); empty: none
 };
 
-// Reads both files (either path may be empty: that part stays empty). Throws Error naming the file
-// and the field for a malformed one.
-SpecCatalog load_spec_catalog(const std::string& engines_path, const std::string& measurements_path);
+// Reads the files (any path may be empty: that part stays empty), the fit file's terms included.
+// Throws Error naming the file and the field for a malformed one.
+SpecCatalog load_spec_catalog(const std::string& engines_path, const std::string& measurements_path, const std::string& fit_path = {});
 
 // The published acceptance for `model` and `method`: the entry for the model's own name first,
 // then the longest family prefix of its name, then (n-gram and draft models) any entry of the
@@ -145,18 +149,18 @@ struct DraftCost {
     double head_flop_per_row = 0;
     double attention_share = 0;           // one forward's attention as a share of the target's (its layers / the target's)
     std::int64_t layers = 0;              // decoder layers per forward
-    double host_s_per_sequence = 0;       // n-gram lookup on the host
     bool runs_draft_model = false;        // forwards are the draft model's whole decode steps
 };
 
 // The draft of `spec` for `target` (costs: the target's as served) at tensor-parallel `tp`:
 // EAGLE-3 one decoder layer of the target's shape taking 2 x hidden into q/k/v, an fc over three
-// hidden states and an lm_head over its draft vocabulary (draft_vocab; the target's when 0), in
+// hidden states and an lm_head, priced at the target's vocabulary (published heads may use a
+// smaller draft vocabulary: 32,000 for the Llama 3 EAGLE-3 heads; not known from the config), in
 // bf16; EAGLE one layer and an fc over two, sharing the target's lm_head; MTP the model's own MTP
 // modules (one decoder layer each, priced at the target's scheme, with the shared lm_head); a draft
 // model its weights and cache (draft_costs); n-gram nothing on the GPU.
 DraftCost draft_cost(const SpecRequest& spec, const ModelConfig& target, const SchemeCosts& target_costs, const ModelConfig* draft,
-                     const SchemeCosts* draft_costs, std::int64_t tp, std::int64_t draft_vocab = 0);
+                     const SchemeCosts* draft_costs, std::int64_t tp);
 
 // The per-step costs the corpus fits (docs/speculative.md): each draft forward's fixed launch and
 // sampling cost, and the host's work per sequence of a speculative step (the rejection sampler,
@@ -170,10 +174,14 @@ struct SpecTerms {
     double band_p10 = 0, band_p90 = 0;
 };
 
-// The fitted terms of `engine` in a spec-fit file (written by the fidelity fit, docs/speculative.md):
-// {"format": "quantplan-spec-fit/1", "engines": {"vllm": {"draft_forward_s": ..., ...}}}; an engine
-// the file does not list gets zeros. Throws Error naming the file for a malformed one.
+// The fitted terms of every engine in a spec-fit file (written by --fit-spec, docs/speculative.md):
+// {"format": "quantplan-spec-fit/1", "engines": {"vllm": {"draft_forward_s": ..., ...}},
+// "speedup_error": {"band_p10": ..., "band_p90": ...}}. Throws Error naming the file for a malformed one.
+std::map<std::string, SpecTerms> load_spec_fit(const std::string& path);
+// One engine's (zeros for an engine the file does not list).
 SpecTerms load_spec_terms(const std::string& path, std::string_view engine);
+// `engine`'s terms in a catalog (zeros when it has none).
+SpecTerms spec_terms_for(const SpecCatalog& catalog, std::string_view engine);
 
 // A draft model's pricing (draft:MODEL): its costs, config and resolved lookups.
 struct DraftModelPricing {

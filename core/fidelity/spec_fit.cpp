@@ -42,7 +42,7 @@ std::optional<engine::SpecMethod> method_of(const std::string& m) {
     return std::nullopt;
 }
 
-// Tokens per second of a record's value (tokens/s, or a time per token in s or ms).
+// A metric that is a time per token (its speed-up is the baseline over it, not it over the baseline).
 bool time_metric(const std::string& metric) { return metric == "tpot_s" || metric == "itl_s"; }
 
 // Prices a usable run once (fills plain_s, base_s, forwards, tp); false with a reason when the
@@ -85,7 +85,7 @@ void price(SpecRun& r, const json& setup, const SpecFitInputs& in) {
     // The context a step sees on average: the prompt and half the output, when stated; else 1,024
     // (MT-Bench's prompts and answers: a few hundred tokens each), said in the docs.
     const std::int64_t context = input + output > 0 ? std::max<std::int64_t>(1, input + output / 2) : 1024;
-    es.profile.defaults = engine::defaults_for_run(es.profile, gpu->id, gpu->memory_usable_bytes, es.choice.version_asked, std::max<std::int64_t>(context, 4096));
+    es.profile.defaults = engine::defaults_for_run(es.profile, gpu->id, gpu->memory_usable_bytes, es.choice.version_asked, context);
     Workload w;
     w.batch = r.batch;
     w.context_tokens = context;

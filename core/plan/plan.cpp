@@ -152,9 +152,7 @@ SpecPlanRequest make_spec_plan_request(std::string_view spec, const std::optiona
     else
         throw Error("--spec-acceptance", "no published acceptance for " + r.model.name + " with " + std::string(engine::spec_method_name(s.request.method)) +
                                              " is bundled (assets/measurements/speculative/speculative-decoding.json): pass the rates or the mean acceptance length");
-    std::error_code ec;
-    if (!data.fit_file.empty() && std::filesystem::is_regular_file(data.fit_file, ec))
-        s.terms = engine::load_spec_terms(data.fit_file.string(), engine_name.empty() ? "vllm" : engine_name);
+    if (data.catalog) s.terms = engine::spec_terms_for(*data.catalog, engine_name.empty() ? "vllm" : engine_name);
     if (data.catalog)
         if (const engine::SpecEngineRange* range = engine::spec_engine_range(*data.catalog, engine_name, version))
             s.disable_above_batch = range->disable_above_batch;
@@ -169,7 +167,7 @@ SpecDraft spec_draft(const PlanRequest& q, const SchemeCosts& c, std::int64_t tp
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*draft));
         d.draft_costs = scheme_costs(*draft, inventory, parse_scheme("bf16"), c.kv, q.gpu);
     }
-    d.cost = engine::draft_cost(s.request, q.model, c, draft, d.draft_costs ? &*d.draft_costs : nullptr, tp, s.draft_vocab);
+    d.cost = engine::draft_cost(s.request, q.model, c, draft, d.draft_costs ? &*d.draft_costs : nullptr, tp);
     return d;
 }
 

@@ -21,7 +21,6 @@ struct SpecPlanRequest {
     engine::Acceptance acceptance;          // at request.k
     engine::SpecTerms terms;
     std::optional<ModelConfig> draft_model; // draft:MODEL
-    std::int64_t draft_vocab = 0;           // an EAGLE-3 head's draft vocabulary (0: the target's)
     std::int64_t disable_above_batch = 0;   // the engine turns speculation off above this batch (0: never)
 };
 
@@ -46,9 +45,8 @@ struct PlanRequest {
 
 // Where a plan finds speculative decoding's data.
 struct SpecData {
-    const engine::SpecCatalog* catalog = nullptr;  // version limits and the published acceptance defaults
+    const engine::SpecCatalog* catalog = nullptr;  // version limits, the published acceptance defaults, the fitted terms
     std::filesystem::path models_dir;              // a draft model's config (draft:MODEL)
-    std::filesystem::path fit_file;                // assets/engines/fit/spec-fit.json (empty or missing: terms 0)
 };
 
 // The speculation of --spec `spec` (METHOD:K, draft:MODEL:K) for `request` (its model and engine

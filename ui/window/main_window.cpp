@@ -119,10 +119,10 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
     }
     if (!options_.data.spec_engines_file.empty()) {
         try {
-            spec_catalog_ = engine::load_spec_catalog(options_.data.spec_engines_file.string(), options_.data.spec_measurements_file.string());
+            spec_catalog_ = engine::load_spec_catalog(options_.data.spec_engines_file.string(), options_.data.spec_measurements_file.string(),
+                                                      options_.data.spec_fit_file.string());
             spec_data_.catalog = &*spec_catalog_;
             spec_data_.models_dir = options_.data.models_dir;
-            spec_data_.fit_file = options_.data.spec_fit_file;
         } catch (const std::exception& e) {
             load_error = QString::fromUtf8(e.what());
         }

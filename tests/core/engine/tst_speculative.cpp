@@ -116,14 +116,13 @@ BOOST_AUTO_TEST_CASE(a_verify_step_of_one_token_is_the_decode_step_and_more_toke
     const SchemeCosts c = scheme_costs(q.model, inv, parse_scheme("bf16"), q.workload.kv, q.gpu);
     const StepLookups k = resolve_step_lookups(c, q.model, q.gpu, *q.engine, q.workload);
     const EngineStep one = engine_decode_step(k, c, q.model, q.gpu, *q.engine, q.workload, 8, 2048);
-    const EngineStep same = engine_decode_step(k, c, q.model, q.gpu, *q.engine, q.workload, 8, 2048, 1);
-    BOOST_TEST(one.time_s == same.time_s);
     const EngineStep four = engine_decode_step(k, c, q.model, q.gpu, *q.engine, q.workload, 8, 2048, 4);
     // Memory-bound at batch 8: scoring 4 tokens per sequence costs far less than 4 decode steps (the
     // kernel curves may even price its larger GEMM faster; a speculative step never is:
     // engine_spec_step holds its verify at the plain step at least).
     BOOST_TEST(four.time_s < 1.5 * one.time_s);
     BOOST_TEST(four.roofline.linear_flop == 4 * one.roofline.linear_flop, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(four.roofline.kv_bytes == one.roofline.kv_bytes);  // each sequence's cache read once
     // The roofline counts each sequence's cache once.
     const DecodeStep r1 = decode_step(c, q.gpu, q.efficiency, q.workload, 8, 2048);
     const DecodeStep r4 = verify_step(c, q.gpu, q.efficiency, q.workload, 8, 4, 2048);
