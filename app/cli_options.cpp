@@ -133,6 +133,8 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--timestamp", [&] { o.timestamp = true; }},
         {"--errorsim", [&] { o.errorsim = true; }},
         {"--serve", [&] { o.serve = true; }},
+        {"--disagg-sweep", [&] { o.disagg_sweep = true; }},
+        {"--fit-disagg", [&] { o.fit_disagg = true; }},
     };
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -262,9 +264,14 @@ Model of the hardware:
   --calibration FILE       calibration file written by --validate: adds its measured decode steps
                            (table, JSON 'measured', report, crossover chart)
   --kernel Q               weight-only kernel quality: fused (Marlin class) or generic [fused]
-Disaggregated prefill and decode (with --serve and --rate; docs/disaggregation.md):
+Disaggregated prefill and decode (with --serve and --rate or --concurrency; docs/disaggregation.md):
   --disagg P:D             P prefill and D decode instances, the prompt's KV sent between them, beside
                            aggregated serving on the same GPUs
+  --disagg auto            (with --rate) the cheapest P:D with TP 1-8, a scheme of --schemes and a GPU
+                           of --gpu and --compare-gpus per pool (each pool option pins its pool),
+                           beside the cheapest aggregated configuration
+  --disagg-sweep           (with --rate) both layouts sized again at prompt lengths 256 to 32768 and
+                           at TPOT SLOs 200 to 15 ms: where disaggregation starts to pay
   --prefill-tp N, --decode-tp N          each pool's tensor parallelism [--tp]
   --prefill-scheme S, --decode-scheme S  each pool's scheme [the first of --schemes, else bf16]
   --prefill-gpu ID, --decode-gpu ID      each pool's GPU [--gpu]

@@ -68,6 +68,8 @@ struct CliOptions {
     std::optional<std::int64_t> prefill_tp, decode_tp;
     std::optional<std::string> prefill_scheme, decode_scheme, prefill_gpu, decode_gpu;
     std::optional<std::string> interconnect;     // --interconnect ID|FILE
+    bool disagg_sweep = false;                   // --disagg-sweep: the crossovers in prompt length and TPOT SLO
+    bool fit_disagg = false;                     // --fit-disagg: the disaggregation model against its corpus
     // Speculative decoding (docs/speculative.md).
     std::optional<std::string> spec;             // --spec METHOD:K | draft:MODEL:K
     std::optional<std::string> spec_acceptance;  // --spec-acceptance RATES|MEAN_LENGTH

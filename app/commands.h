@@ -60,6 +60,14 @@ struct CapacityRun {
 CapacityRun run_capacity(const CliOptions& options);
 // The traffic and SLOs of --serve's options (after the scenario). Throws Error naming the option.
 void serve_inputs(const CliOptions& options, serve::Traffic& traffic, serve::Slo& slo);
+// The GPU prices --serve uses: the bundled list's default per GPU, then --price (returned: the
+// prices --price gave). `sources` gets one line per GPU saying where its price came from.
+std::map<std::string, double> serving_prices(const CliOptions& options, std::map<std::string, double>& prices,
+                                             std::map<std::string, std::string>& sources);
+// The GPUs a recommendation compares beyond --gpu, each with the option that named it: every GPU
+// given a --price, then --compare-gpus (all: every GPU with a price). Throws Error("--compare-gpus").
+std::vector<std::pair<std::string, std::string>> compared_gpus(const CliOptions& options, const std::map<std::string, double>& given_prices,
+                                                               const std::map<std::string, double>& prices);
 // --serve --disagg P:D: disaggregated prefill and decode beside aggregated serving on the same
 // GPUs (disagg_command.cpp, docs/disaggregation.md).
 int run_disagg(const CliOptions& options, std::ostream& out, std::ostream& err);

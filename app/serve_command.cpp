@@ -51,6 +51,41 @@ nlohmann::json opt(const std::optional<T>& v) {
 
 }  // namespace
 
+std::map<std::string, double> serving_prices(const CliOptions& o, std::map<std::string, double>& prices, std::map<std::string, std::string>& sources) {
+    const std::filesystem::path file = gpu_prices_file();
+    const std::vector<serve::GpuPrice> bundled =
+        serve::parse_gpu_prices(read_text_file(file.string(), "assets/prices/gpu-prices.json", 4 << 20), "assets/prices/gpu-prices.json");
+    for (const auto& [id, p] : serve::default_gpu_prices(bundled)) {
+        prices[id] = p.usd_per_gpu_hour;
+        sources[id] = p.provider + ", " + p.offering + ", " + (p.date ? *p.date : std::string("undated")) + " (" + p.source + "; assets/prices/gpu-prices.json)";
+    }
+    const std::map<std::string, double> given = parse_prices(o.prices);
+    for (const auto& [id, usd] : given) {
+        prices[id] = usd;
+        sources[id] = "--price";
+    }
+    return given;
+}
+
+std::vector<std::pair<std::string, std::string>> compared_gpus(const CliOptions& o, const std::map<std::string, double>& given_prices,
+                                                               const std::map<std::string, double>& prices) {
+    std::vector<std::pair<std::string, std::string>> more;
+    for (const auto& [id, usd] : given_prices) more.emplace_back(id, "--price");
+    if (o.compare_gpus && *o.compare_gpus == "all") {
+        for (const auto& [id, usd] : prices) more.emplace_back(id, "--compare-gpus");
+    } else if (o.compare_gpus) {
+        const std::string& list = *o.compare_gpus;
+        for (std::size_t from = 0; from <= list.size();) {
+            const std::size_t comma = std::min(list.find(',', from), list.size());
+            const std::string id = list.substr(from, comma - from);
+            if (id.empty()) throw Error("--compare-gpus", "'" + list + "' is not all or GPU ids joined with commas");
+            more.emplace_back(id, "--compare-gpus");
+            from = comma + 1;
+        }
+    }
+    return more;
+}
+
 bool capacity_asked(const CliOptions& o) {
     return o.serve || o.rate || o.concurrency || o.trace || o.slo_ttft || o.slo_tpot || o.slo_e2e || o.target_rate || !o.prices.empty();
 }
@@ -87,21 +122,7 @@ CapacityRun run_capacity(const CliOptions& given) {
     serve::Slo& slo = run.slo;
     serve_inputs(o, traffic, slo);
     // Prices: the bundled list's default for each GPU, then --price.
-    {
-        const std::filesystem::path file = gpu_prices_file();
-        const std::vector<serve::GpuPrice> bundled =
-            serve::parse_gpu_prices(read_text_file(file.string(), "assets/prices/gpu-prices.json", 4 << 20), "assets/prices/gpu-prices.json");
-        for (const auto& [id, p] : serve::default_gpu_prices(bundled)) {
-            run.prices[id] = p.usd_per_gpu_hour;
-            run.price_sources[id] = p.provider + ", " + p.offering + ", " + (p.date ? *p.date : std::string("undated")) + " (" + p.source +
-                                    "; assets/prices/gpu-prices.json)";
-        }
-    }
-    const std::map<std::string, double> given_prices = parse_prices(o.prices);
-    for (const auto& [id, usd] : given_prices) {
-        run.prices[id] = usd;
-        run.price_sources[id] = "--price";
-    }
+    const std::map<std::string, double> given_prices = serving_prices(o, run.prices, run.price_sources);
     const std::map<std::string, double>& prices = run.prices;
 
     // The engine's max_model_len: the longest request the traffic can hold.
@@ -121,20 +142,7 @@ CapacityRun run_capacity(const CliOptions& given) {
     std::vector<PlanRequest> candidates;
     if (target) {
         candidates.push_back(request);
-        std::vector<std::pair<std::string, std::string>> more;  // id, the option that named it
-        for (const auto& [id, usd] : given_prices) more.emplace_back(id, "--price");
-        if (o.compare_gpus && *o.compare_gpus == "all") {
-            for (const auto& [id, usd] : prices) more.emplace_back(id, "--compare-gpus");
-        } else if (o.compare_gpus) {
-            std::string list = *o.compare_gpus;
-            for (std::size_t from = 0; from <= list.size();) {
-                const std::size_t comma = std::min(list.find(',', from), list.size());
-                const std::string id = list.substr(from, comma - from);
-                if (id.empty()) throw Error("--compare-gpus", "'" + list + "' is not all or GPU ids joined with commas");
-                more.emplace_back(id, "--compare-gpus");
-                from = comma + 1;
-            }
-        }
+        const std::vector<std::pair<std::string, std::string>> more = compared_gpus(o, given_prices, prices);  // id, the option that named it
         std::set<std::string> seen = {gpu.id};
         for (const auto& [id, option] : more) {
             if (!seen.insert(id).second) continue;

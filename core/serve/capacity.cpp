@@ -237,7 +237,10 @@ std::vector<Request> make_requests(const Traffic& t, double rate) {
         const double own = trace_rate(out);
         if (rate > 0 && own > 0)
             for (Request& r : out) r.arrival_s *= own / rate;
-        for (Request& r : out) r.shared_prefix_tokens = std::min(t.prefix_tokens, r.input_tokens);
+        for (Request& r : out) {
+            r.shared_prefix_tokens = t.kv_ready ? 0 : std::min(t.prefix_tokens, r.input_tokens);
+            r.kv_ready = t.kv_ready;
+        }
         return out;
     }
     if (t.requests < 1 || t.requests > 1'000'000) throw Error("--requests", "must be 1 to 1000000");
@@ -251,7 +254,8 @@ std::vector<Request> make_requests(const Traffic& t, double rate) {
         r.arrival_s = at;
         r.input_tokens = draw_length(t.input, lengths);
         r.output_tokens = draw_length(t.output, lengths);
-        r.shared_prefix_tokens = std::min(t.prefix_tokens, r.input_tokens);
+        r.shared_prefix_tokens = t.kv_ready ? 0 : std::min(t.prefix_tokens, r.input_tokens);
+        r.kv_ready = t.kv_ready;
         out.push_back(r);
         if (rate <= 0 || t.arrival.kind == Arrival::Kind::Burst) continue;
         at += t.arrival.kind == Arrival::Kind::Gamma ? gamma_variate(shape, arrivals) / (shape * rate) : -std::log(unit(arrivals)) / rate;

@@ -70,6 +70,9 @@ struct Traffic {
     std::int64_t prefix_tokens = 0;             // a shared prefix of every prompt (prefix caching)
     std::vector<Request> trace;                 // when not empty: these requests, not drawn ones
     std::uint64_t seed = 1;
+    // Every request arrives with its prompt's KV computed (Request::kv_ready): a decode pool's view
+    // of the traffic (core/serve/disagg.h), used to size that pool on its own.
+    bool kv_ready = false;
 };
 
 // The requests of `traffic` at `rate_per_s` (0: all at time 0, for a closed loop or all at once).

@@ -49,7 +49,7 @@ Interconnect resolve_interconnect(std::string_view argument, const std::filesyst
     if (arg.empty()) throw Error("--interconnect", "needs an interconnect id or a profile file");
     std::error_code ec;
     std::filesystem::path file = dir / (arg + ".json");
-    if (arg.find('/') != std::string::npos || arg.size() > 5 && arg.substr(arg.size() - 5) == ".json") file = arg;
+    if (arg.find('/') != std::string::npos || (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json")) file = arg;
     if (!std::filesystem::is_regular_file(file, ec)) {
         std::string known;
         for (const auto& e : std::filesystem::directory_iterator(dir, ec))
@@ -77,15 +77,16 @@ std::pair<std::int64_t, std::int64_t> parse_disagg(std::string_view text) {
     return {p, dd};
 }
 
-DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo& slo, std::optional<double> rate) {
-    if (!rate) rate = traffic.rate_per_s;
-    if (!rate && traffic.concurrency && traffic.trace.empty())
-        throw Error("--disagg", "needs an open-loop traffic (--rate, a trace or a burst): a closed loop's users wait on the decode pool's answers");
-    if (spec.prefill.instances < 1 || spec.decode.instances < 1) throw Error("--disagg", "P and D must each be at least 1 instance");
-    if (!(spec.link.bandwidth_bytes_per_s > 0)) throw Error("--interconnect", "an interconnect without bandwidth");
-    const std::vector<Request> requests = make_requests(traffic, rate.value_or(0.0));
+namespace {
+
+// One pass of the two pools and the links over `requests` at their arrival times (the client's
+// send times); `finish` gets each request's end. `summary_requests` is what the end-to-end figures
+// are summarised against (the closed loop's: every request at time 0, as run_traffic does).
+DisaggStats compose(const std::vector<Request>& requests, const std::vector<Request>& summary_requests, const DisaggSpec& spec, const Slo& slo,
+                    std::vector<double>& finish) {
     const std::size_t n = requests.size();
     DisaggStats out;
+    finish.assign(n, 0.0);
     if (n == 0) return out;
     const std::size_t pools_p = static_cast<std::size_t>(spec.prefill.instances), pools_d = static_cast<std::size_t>(spec.decode.instances);
 
@@ -192,10 +193,13 @@ DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo
         decode_in_system += ll.mean_in_system * span;
         decode_tl += ll.throughput_times_latency * span;
     }
-    for (const RequestResult& r : all.requests) all.end_s = std::max(all.end_s, r.finish_s);
+    for (std::size_t i = 0; i < n; ++i) {
+        all.end_s = std::max(all.end_s, all.requests[i].finish_s);
+        finish[i] = all.requests[i].finish_s;
+    }
     all.busy_s = prefill_busy + decode_busy;
     all.prefill_s = prefill_busy;
-    out.end_to_end = summarize(all, requests, slo);
+    out.end_to_end = summarize(all, summary_requests, slo);
     const double span = std::max(1e-9, all.end_s - first_arrival);
     out.prefill_utilization = prefill_busy / (d(spec.prefill.instances) * span);
     out.decode_utilization = decode_busy / (d(spec.decode.instances) * span);
@@ -214,6 +218,41 @@ DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo
     }
     out.end_mean_in_system = (prefill_in_system + on_wire + decode_in_system) / span;
     out.end_throughput_times_latency = latency / span;
+    return out;
+}
+
+}  // namespace
+
+DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo& slo, std::optional<double> rate) {
+    if (!rate) rate = traffic.rate_per_s;
+    if (spec.prefill.instances < 1 || spec.decode.instances < 1) throw Error("--disagg", "P and D must each be at least 1 instance");
+    if (!(spec.link.bandwidth_bytes_per_s > 0)) throw Error("--interconnect", "an interconnect without bandwidth");
+    const bool closed = !rate && traffic.concurrency && traffic.trace.empty();
+    std::vector<Request> requests = make_requests(traffic, rate.value_or(0.0));
+    std::vector<double> finish;
+    if (!closed) return compose(requests, requests, spec, slo, finish);
+    // A closed loop: `users` clients, each sending its next request when its last one finishes (the
+    // first `users` at time 0), as a benchmark client with a concurrency cap does. Request k >= users
+    // is sent at the (k - users)-th completion. Those completions come out of the two pools, so the
+    // send times are a fixed point, found by iterating from "all at once": a pass is exact up to the
+    // first completion whose send time it got wrong, and every pass moves that point past at least
+    // one more completion, so at most n passes (a few more than n / users in practice).
+    const std::size_t users = static_cast<std::size_t>(std::max<std::int64_t>(1, *traffic.concurrency));
+    const std::vector<Request> at_once = requests;  // every arrival 0: what the figures are summarised against
+    for (Request& r : requests) r.arrival_s = 0;
+    DisaggStats out;
+    const std::size_t n = requests.size();
+    for (std::size_t pass = 0; pass <= n + 1; ++pass) {
+        out = compose(requests, at_once, spec, slo, finish);
+        std::vector<double> done = finish;
+        std::sort(done.begin(), done.end());
+        double moved = 0;
+        for (std::size_t k = users; k < n; ++k) {
+            moved = std::max(moved, std::abs(done[k - users] - requests[k].arrival_s));
+            requests[k].arrival_s = done[k - users];
+        }
+        if (moved <= 1e-9) break;
+    }
     return out;
 }
 

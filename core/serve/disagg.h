@@ -74,10 +74,11 @@ struct DisaggStats {
     double end_mean_in_system = 0, end_throughput_times_latency = 0;          // end to end
 };
 
-// Runs `traffic` open-loop at `rate_per_s` (or the traffic's own rate, or a burst / trace) through
-// the two pools. Throws Error("--disagg") for a closed-loop traffic (its users wait on the decode
-// pool's answers, which this composition of the two pools does not feed back), Error("--serve") as
-// simulate() does (a decode instance whose KV cache cannot hold one request).
+// Runs `traffic` through the two pools: open loop at `rate_per_s` (or the traffic's own rate, a
+// burst or a trace), or closed loop with the traffic's concurrency (users that send their next
+// request when the last one finishes, as a benchmark client with a concurrency cap does; the send
+// times are the fixed point of the pools' completions, iterated from "all at once"). Throws
+// Error("--serve") as simulate() does (a decode instance whose KV cache cannot hold one request).
 DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo& slo, std::optional<double> rate_per_s = std::nullopt);
 
 // "P:D" -> {P, D}, each 1 to 64. Throws Error("--disagg").

@@ -186,6 +186,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 ? limits.speculative_tokens
                 : 0;
         bool preempted = false;  // this step preempted a sequence
+        bool admitted_ready = false;  // this step admitted a request whose KV arrived computed (it decodes from the next step)
         // Preempts the most recently admitted running sequence (running[i] itself when it is the
         // latest): its blocks freed, its prompt and output so far to prefill again, at the front of
         // the queue. Keeps `i` on the same sequence; true when the victim was running[i].
@@ -381,6 +382,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     decodes.push_back(false);
                     spec_k.push_back(0);
                     if (out.requests[a.index].admitted_s < 0) out.requests[a.index].admitted_s = t;
+                    admitted_ready = true;
                     continue;
                 }
                 running.push_back(a);
@@ -413,6 +415,8 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             schedule_prefills();
         }
         if (shape.decode_sequences == 0 && shape.prefill_tokens == 0) {
+            // Only requests whose KV arrived computed were admitted: they decode in the next step.
+            if (admitted_ready) continue;
             if (next_arrival < requests.size()) {
                 // Blocked until the next arrival: the queue waits meanwhile.
                 const double until = std::max(t, requests[next_arrival].arrival_s);

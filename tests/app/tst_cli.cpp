@@ -509,7 +509,7 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
              {base + "--disagg 1-1", "is not P:D"},
              {base + "--disagg 1:1 --interconnect warp-drive", "--interconnect: 'warp-drive' is not a bundled interconnect"},
              {"--headless --serve --model llama-3.1-70b --gpu rtx-4090 --schemes bf16 --rate 1 --isl 2000 --osl 200 --disagg 1:1", "--prefill-tp"},
-             {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --concurrency 8 --disagg 1:1", "needs an open-loop traffic"},
+             {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --concurrency 8 --disagg auto", "--disagg: the search and the sweeps size pools for a rate"},
              {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --rate 2 --prefill-tp 2", "need --disagg P:D"},
          }) {
         const auto [rc, output] = run_binary(args);
@@ -531,12 +531,55 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
                    d.at("littles_law").at("throughput_times_latency").get<double>(), boost::test_tools::tolerance(0.02));
     BOOST_TEST(!d.at("winner").get<std::string>().empty());
     BOOST_TEST(!d.at("bound").get<std::string>().empty());
-    // auto: the fewest GPUs of P:D that hold the rate, beside the fewest aggregated replicas.
-    const auto [rc2, text2] = run_binary(base + "--disagg auto --slo-tpot 0.05 --json -");
+    // A closed loop (a benchmark client's --max-concurrency) runs too.
+    const auto [rc3, text3] = run_binary("--headless --serve --model llama-3.1-8b --gpu h100-sxm --schemes bf16 --concurrency 8 --isl 2000 --osl 200 "
+                                         "--requests 100 --disagg 1:1 --json -");
+    BOOST_TEST_REQUIRE(rc3 == 0, text3);
+    BOOST_TEST(nlohmann::json::parse(text3).at("disagg").at("littles_law").at("mean_in_system").get<double>() <= 8.0 * 1.001);
+}
+
+// --disagg auto: the cheapest P:D (TP, scheme and GPU per pool among the candidates) that holds the
+// rate, beside the cheapest aggregated configuration; one prefill instance fewer does not hold.
+BOOST_AUTO_TEST_CASE(disagg_auto_finds_the_cheapest_layout_that_holds) {
+    const std::string base = "--headless --serve --model llama-3.1-8b --gpu h100-sxm --schemes bf16,w8a8-fp8 --rate 40 --isl 2000 --osl 200 --requests 300 "
+                             "--slo-tpot 0.05 ";
+    const auto [rc, text] = run_binary(base + "--disagg auto --prefill-tp 1 --decode-tp 1 --json -");
+    BOOST_TEST_REQUIRE(rc == 0, text);
+    const nlohmann::json d = nlohmann::json::parse(text).at("disagg");
+    const nlohmann::json& s = d.at("search").at("disaggregated");
+    const int p = s.at("prefill_instances").get<int>(), dc = s.at("decode_instances").get<int>();
+    BOOST_TEST(p >= 2);  // one instance prefills 2,000-token prompts for fewer than 40 requests/s
+    BOOST_TEST(s.at("gpus").get<int>() == p + dc);
+    BOOST_TEST(s.at("usd_per_hour").get<double>() > 0);
+    BOOST_TEST(d.at("search").at("aggregated").at("gpus").get<int>() >= 1);
+    BOOST_TEST(d.at("end_to_end").at("overloaded") == false);
+    BOOST_TEST(d.at("pools").at("prefill").at("instances").get<int>() == p);
+    BOOST_TEST(!d.at("winner_layout").get<std::string>().empty());
+    const std::string scheme = s.at("prefill").at("scheme").get<std::string>();
+    const auto [rc2, text2] = run_binary(base + "--disagg " + std::to_string(p - 1) + ":" + std::to_string(dc) + " --prefill-scheme " + scheme +
+                                         " --decode-scheme " + s.at("decode").at("scheme").get<std::string>() + " --json -");
     BOOST_TEST_REQUIRE(rc2 == 0, text2);
-    const nlohmann::json s = nlohmann::json::parse(text2).at("disagg").at("search");
-    BOOST_TEST(s.at("disaggregated").at("gpus").get<int>() >= 2);
-    BOOST_TEST(s.at("aggregated").at("gpus").get<int>() >= 1);
+    BOOST_TEST(nlohmann::json::parse(text2).at("disagg").at("end_to_end").at("overloaded") == true, text2);
+}
+
+// --disagg-sweep: the layouts sized again at each prompt length and TPOT SLO. A tight TPOT SLO
+// costs aggregated serving more replicas (prefill chunks lengthen its decode steps) and the
+// decode pool nothing, so disaggregation pays there (DistServe's argument).
+BOOST_AUTO_TEST_CASE(disagg_sweeps_show_where_splitting_pays) {
+    const auto [rc, text] = run_binary("--headless --serve --model llama-3.1-8b --gpu h100-sxm --schemes w8a8-fp8 --rate 8 --isl 4000 --osl 200 --requests 300 "
+                                       "--slo-ttft 1 --slo-tpot 0.03 --disagg 1:1 --disagg-sweep --json -");
+    BOOST_TEST_REQUIRE(rc == 0, text);
+    const nlohmann::json w = nlohmann::json::parse(text).at("disagg").at("sweeps");
+    const nlohmann::json& tpot = w.at("tpot_slo").at("points");
+    BOOST_TEST_REQUIRE(tpot.size() == 8u);
+    BOOST_TEST(tpot.back().at("winner") == "disaggregated", tpot.dump());
+    BOOST_TEST(tpot.back().at("aggregated").at("gpus").get<int>() > tpot.front().at("aggregated").at("gpus").get<int>());
+    BOOST_TEST(!w.at("tpot_slo").at("crossover").is_null());
+    const nlohmann::json& prompt = w.at("prompt_length").at("points");
+    BOOST_TEST_REQUIRE(prompt.size() >= 6u);
+    BOOST_TEST(prompt.front().at("prompt_tokens") == 256);
+    // Short prompts: one aggregated replica carries the rate; splitting needs two GPUs.
+    BOOST_TEST(prompt.front().at("winner") == "aggregated", prompt.dump());
 }
 
 // --emit prints the command, the image and the deployment of the plan's pick; JSON gains

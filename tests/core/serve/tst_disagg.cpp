@@ -76,15 +76,41 @@ BOOST_AUTO_TEST_CASE(a_slow_link_adds_its_transfer_to_ttft_and_layerwise_overlap
     BOOST_TEST(overlapped.transfer_s.p50 < slow.transfer_s.p50);
 }
 
+// A closed loop: every user has exactly one request in the system until the run's tail, so the
+// mean in the system is just under the users, and Little's law holds over the composed run.
+BOOST_AUTO_TEST_CASE(a_closed_loop_keeps_each_user_one_request_in_the_system) {
+    Traffic closed = toy_traffic();
+    closed.rate_per_s.reset();
+    closed.concurrency = 8;
+    const DisaggStats a = run_disagg(closed, toy_spec(50e9, true), {});
+    BOOST_TEST(a.end_mean_in_system <= 8.0 * 1.001);
+    BOOST_TEST(a.end_mean_in_system >= 8.0 * 0.85);
+    BOOST_TEST(a.end_mean_in_system == a.end_throughput_times_latency, boost::test_tools::tolerance(0.02));
+    // Throughput is users over the mean latency (the interactive response-time law, no think time).
+    BOOST_TEST(a.end_to_end.requests_per_s == a.end_mean_in_system / a.end_to_end.e2e_s.mean, boost::test_tools::tolerance(0.03));
+    // More users, more throughput, until a pool saturates; and deterministic.
+    closed.concurrency = 16;
+    const DisaggStats b = run_disagg(closed, toy_spec(50e9, true), {});
+    BOOST_TEST(b.end_to_end.requests_per_s > a.end_to_end.requests_per_s);
+    BOOST_TEST(run_disagg(closed, toy_spec(50e9, true), {}).end_to_end.ttft_s.p90 == b.end_to_end.ttft_s.p90);
+}
+
+// A decode instance given a burst of requests whose KV arrived computed admits them in one step
+// and decodes them from the next (the step that only admits them prices nothing).
+BOOST_AUTO_TEST_CASE(a_burst_of_transferred_requests_decodes_from_the_next_step) {
+    std::vector<Request> burst(20);
+    for (Request& r : burst) r.input_tokens = 1000, r.output_tokens = 10, r.kv_ready = true;
+    const SimulationResult sim = simulate(burst, toy_pricing().limits, toy_pricing().cost);
+    // Ten decode steps of 20 sequences: 2 ms + 20 x 0.05 ms each, no prefill.
+    BOOST_TEST(sim.end_s == 10 * (0.002 + 20 * 5e-5), boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(sim.requests.front().first_token_s == 0.002 + 20 * 5e-5, boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_names_the_option) {
     BOOST_TEST(test::throws_naming([] { parse_disagg("0:2"); }, "--disagg: P and D must each be at least 1"));
     BOOST_TEST(test::throws_naming([] { parse_disagg("2"); }, "--disagg: '2' is not P:D"));
     BOOST_TEST(test::throws_naming([] { parse_interconnect(R"({"format": "quantplan-interconnect/1", "id": "x"})", "x.json"); },
                                    "bandwidth_bytes_per_s_per_direction"));
-    Traffic closed = toy_traffic();
-    closed.rate_per_s.reset();
-    closed.concurrency = 8;
-    BOOST_TEST(test::throws_naming([&] { run_disagg(closed, toy_spec(50e9, true), {}); }, "--disagg: needs an open-loop traffic"));
     // Every bundled interconnect profile parses.
     for (const char* id : {"nvlink4", "infiniband-ndr", "roce-400g", "pcie-gen5-x16"}) {
         const Interconnect c = resolve_interconnect(id, test::source_dir() / "assets" / "interconnects");
