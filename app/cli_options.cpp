@@ -68,6 +68,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--prefill-gpu", [&](const std::string& v) { o.prefill_gpu = v; }},
         {"--decode-gpu", [&](const std::string& v) { o.decode_gpu = v; }},
         {"--interconnect", [&](const std::string& v) { o.interconnect = v; }},
+        {"--kv-connector", [&](const std::string& v) { o.kv_connector = v; }},
         {"--spec-acceptance", [&](const std::string& v) { o.spec_acceptance = v; }},
         {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
         {"--fidelity-out", [&](const std::string& v) { o.fidelity_out = v; }},
@@ -203,6 +204,9 @@ Usage:
   quantplan --fit-spec [--fit-out FILE] [--fidelity-out FILE]
                                            fit speculative decoding's draft-forward and host terms
                                            to the published speed-ups (assets/measurements/speculative/)
+  quantplan --fit-disagg [--fidelity-out FILE]
+                                           predict the published disaggregated and aggregated runs
+                                           (assets/measurements/disaggregated/) at their setups
   quantplan --headless --emit vllm|sglang [--engine E@V] [--emit-out DIR] [plan or --serve options]
                                            the launch command, environment, docker run, Kubernetes
                                            Deployment and Service, and the checkpoint (published or
@@ -279,6 +283,9 @@ Disaggregated prefill and decode (with --serve and --rate or --concurrency; docs
                            infiniband-ndr, infiniband-xdr, roce-200g, roce-400g, ethernet-100g,
                            pcie-gen4-x16, pcie-gen5-x16 (assets/interconnects/), or a profile file
                            [infiniband-ndr]
+  --kv-connector C         how the KV moves: nixl (vLLM's NixlConnector behind its proxy: pulled
+                           whole after the prefill, the decode server's frontend paid too),
+                           p2p-nccl (layer by layer), dynamo, sglang [nixl for vLLM, sglang for SGLang]
 Speculative decoding (docs/speculative.md):
   --spec METHOD:K          eagle3:K, eagle:K, mtp:K, ngram:K or draft:MODEL:K (K speculative tokens
                            per step): TPOT and throughput with and without it per batch, the batch

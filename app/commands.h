@@ -7,6 +7,7 @@
 #include "core/fidelity/fit.h"
 #include "core/launch/plan_launch.h"
 #include "core/serve/capacity_plan.h"
+#include "core/serve/disagg_plan.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,8 @@ int run_fit_engines(const CliOptions& options, std::ostream& out, std::ostream& 
 int run_fit_serving(const CliOptions& options, std::ostream& out, std::ostream& err);
 // --fit-spec: speculative decoding's terms fitted to the published speed-ups (docs/speculative.md).
 int run_fit_spec(const CliOptions& options, std::ostream& out, std::ostream& err);
+// --fit-disagg: the disaggregation model against its corpus (disagg_fit_command.cpp).
+int run_fit_disagg(const CliOptions& options, std::ostream& out, std::ostream& err);
 
 // The fidelity evaluation of the bundled corpus (plus --corpus files), with the unfitted profiles.
 // `corpus_out` receives the corpus read. Throws Error for a malformed corpus or profile.
@@ -68,6 +71,21 @@ std::map<std::string, double> serving_prices(const CliOptions& options, std::map
 // given a --price, then --compare-gpus (all: every GPU with a price). Throws Error("--compare-gpus").
 std::vector<std::pair<std::string, std::string>> compared_gpus(const CliOptions& options, const std::map<std::string, double>& given_prices,
                                                                const std::map<std::string, double>& prices);
+// What --serve --disagg computes (disagg_command.cpp): the options after the scenario, the
+// traffic, the comparison, the search and the sweeps when asked, and JSON `disagg`.
+struct DisaggRun {
+    CliOptions options;
+    serve::Traffic traffic;
+    serve::Slo slo;
+    std::optional<serve::DisaggSearch> found;   // --disagg auto (or the given pools, for the sweeps)
+    serve::DisaggComparison comparison;
+    std::optional<serve::DisaggSweep> by_prompt, by_tpot;
+    nlohmann::json json;
+    std::string model_name;
+    double offered = 0;                         // requests/s offered (0: closed loop)
+};
+// Throws Error naming the option.
+DisaggRun compute_disagg(const CliOptions& options);
 // --serve --disagg P:D: disaggregated prefill and decode beside aggregated serving on the same
 // GPUs (disagg_command.cpp, docs/disaggregation.md).
 int run_disagg(const CliOptions& options, std::ostream& out, std::ostream& err);

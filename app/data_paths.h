@@ -18,6 +18,7 @@ inline std::filesystem::path measurements_dir() { return data_dir() / "assets" /
 inline std::filesystem::path scenarios_dir() { return data_dir() / "assets" / "scenarios"; }
 inline std::filesystem::path spec_fit_file() { return data_dir() / "assets" / "engines" / "fit" / "spec-fit.json"; }
 inline std::filesystem::path spec_engines_file() { return data_dir() / "assets" / "engines" / "speculative" / "speculative.json"; }
+inline std::filesystem::path disagg_measurements_file() { return data_dir() / "assets" / "measurements" / "disaggregated" / "disaggregated-serving.json"; }
 inline std::filesystem::path spec_measurements_file() { return data_dir() / "assets" / "measurements" / "speculative" / "speculative-decoding.json"; }
 inline std::filesystem::path interconnects_dir() { return data_dir() / "assets" / "interconnects"; }
 inline std::filesystem::path gpu_prices_file() { return data_dir() / "assets" / "prices" / "gpu-prices.json"; }

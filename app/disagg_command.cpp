@@ -32,144 +32,166 @@ constexpr std::int64_t kMaxSearchGpus = 64;  // --disagg auto: neither answer us
 
 }  // namespace
 
+DisaggRun compute_disagg(const CliOptions& given) {
+    DisaggRun run;
+    CliOptions& o = run.options;
+    o = given;
+    if (o.scenario) apply_scenario_file(o, *o.scenario);
+    o.profile = "engine";
+    const bool search = *o.disagg == "auto";
+    std::int64_t p_count = 1, d_count = 1;
+    if (!search) std::tie(p_count, d_count) = serve::parse_disagg(*o.disagg);
+    serve::Traffic& traffic = run.traffic;
+    serve::Slo& slo = run.slo;
+    serve_inputs(o, traffic, slo);
+    if (!o.rate && traffic.trace.empty() && (search || o.disagg_sweep))
+        throw Error(search ? "--disagg" : "--disagg-sweep", "the search and the sweeps size pools for a rate: give --rate (or a trace), not --concurrency");
+    const std::int64_t longest = serve::longest_request(traffic);
+    o.context = longest;
+    o.batch = 1;
+    // Each pool's request: its GPU; the model and engine are the run's (one --model: the two
+    // pools serve the same model). Requests are built once per GPU.
+    std::map<std::string, PlanRequest> by_gpu;
+    const auto request_on = [&](const std::string& gpu, const char* option) -> const PlanRequest& {
+        if (const auto it = by_gpu.find(gpu); it != by_gpu.end()) return it->second;
+        CliOptions po = o;
+        po.gpu = gpu;
+        try {
+            return by_gpu.emplace(gpu, plan_request_from_options(po)).first->second;
+        } catch (const Error& e) {
+            throw Error(option, e.what());
+        }
+    };
+    const PlanRequest& base = request_on(o.gpu, "--gpu");
+    const std::string first_scheme = base.schemes.empty() ? std::string("bf16") : scheme_name(base.schemes.front());
+    const auto choice = [&](const std::optional<std::string>& gpu, const std::optional<std::int64_t>& tp, const std::optional<std::string>& scheme,
+                            const char* gpu_option) {
+        return serve::PoolChoice{request_on(gpu.value_or(o.gpu), gpu_option), parse_scheme(scheme.value_or(first_scheme)), tp.value_or(o.tp)};
+    };
+    serve::DisaggAsk ask;
+    ask.prefill = choice(o.prefill_gpu, o.prefill_tp, o.prefill_scheme, "--prefill-gpu");
+    ask.decode = choice(o.decode_gpu, o.decode_tp, o.decode_scheme, "--decode-gpu");
+    ask.aggregated = serve::PoolChoice{base, ask.decode.scheme, o.tp};
+    ask.link = serve::resolve_interconnect(o.interconnect.value_or("infiniband-ndr"), interconnects_dir());
+    ask.connector = serve::resolve_connector(o.kv_connector.value_or(""), base.engine ? base.engine->profile.engine : std::string("vllm"));
+    ask.traffic = traffic;
+    ask.slo = slo;
+    ask.prefill_instances = p_count;
+    ask.decode_instances = d_count;
+
+    // The search's candidates: TP 1, 2, 4, 8, each scheme of --schemes and each GPU of --gpu and
+    // --compare-gpus per pool, unless a pool option pins it.
+    std::map<std::string, double> prices;
+    std::map<std::string, std::string> price_sources;
+    serve::DisaggSearchAsk sask;
+    std::optional<serve::DisaggSearch>& found = run.found;
+    if (search || o.disagg_sweep) {
+        const std::map<std::string, double> given_prices = serving_prices(o, prices, price_sources);
+        std::vector<std::string> gpus = {o.gpu};
+        if (search)
+            for (const auto& [id, option] : compared_gpus(o, given_prices, prices))
+                if (std::find(gpus.begin(), gpus.end(), id) == gpus.end()) {
+                    (void)request_on(id, option.c_str());
+                    gpus.push_back(id);
+                }
+        std::vector<Scheme> schemes = base.schemes;
+        if (schemes.empty()) schemes.push_back(parse_scheme(first_scheme));
+        const auto candidates = [&](const std::optional<std::string>& gpu, const std::optional<std::int64_t>& tp, const std::optional<std::string>& scheme,
+                                    const char* gpu_option) {
+            std::vector<serve::PoolChoice> out;
+            const std::vector<std::string> g = gpu ? std::vector<std::string>{*gpu} : gpus;
+            const std::vector<std::int64_t> t = tp ? std::vector<std::int64_t>{*tp} : std::vector<std::int64_t>{1, 2, 4, 8};
+            std::vector<Scheme> s = schemes;
+            if (scheme) s = {parse_scheme(*scheme)};
+            for (const std::string& id : g)
+                for (const Scheme& sc : s)
+                    for (const std::int64_t k : t) out.push_back({request_on(id, gpu_option), sc, k});
+            return out;
+        };
+        if (search) {
+            sask.prefill = candidates(o.prefill_gpu, o.prefill_tp, o.prefill_scheme, "--prefill-gpu");
+            sask.decode = candidates(o.decode_gpu, o.decode_tp, o.decode_scheme, "--decode-gpu");
+            sask.aggregated = candidates(std::nullopt, std::nullopt, std::nullopt, "--gpu");
+        } else {
+            sask.prefill = {ask.prefill};
+            sask.decode = {ask.decode};
+            sask.aggregated = {ask.aggregated};
+        }
+        sask.link = ask.link;
+        sask.connector = ask.connector;
+        sask.traffic = traffic;
+        sask.slo = slo;
+        sask.prices = prices;
+        sask.max_gpus = kMaxSearchGpus;
+    }
+    if (search) {
+        found = serve::search_disagg(sask);
+        if (!found->prefill)
+            throw Error("--disagg", "no P:D of the candidates holds " + fixed(serve::trace_rate(traffic.trace) > 0 && !o.rate ? serve::trace_rate(traffic.trace) : o.rate.value_or(0), 2) +
+                                        " requests/s " + (slo.any() ? "within the SLOs " : "") + "on up to " + std::to_string(kMaxSearchGpus) + " GPUs" +
+                                        (found->aggregated ? "; aggregated needs " + std::to_string(found->aggregated_cost.gpus) + " GPUs" : std::string()));
+        ask.prefill = *found->prefill;
+        ask.decode = *found->decode;
+        ask.prefill_instances = p_count = found->prefill_instances;
+        ask.decode_instances = d_count = found->decode_instances;
+        if (found->aggregated) ask.aggregated = *found->aggregated;
+    } else if (o.disagg_sweep) {
+        // The sweeps size the given pools: the layout as given is the "found" one.
+        found = serve::DisaggSearch{};
+        found->prefill = ask.prefill;
+        found->decode = ask.decode;
+        found->aggregated = ask.aggregated;
+    }
+    run.comparison = serve::compare_disagg(ask);
+    const serve::DisaggComparison& c = run.comparison;
+    nlohmann::json& disagg = run.json;
+    disagg = serve::disagg_json(c);
+    disagg["search"] = nullptr;
+    if (search) {
+        disagg["search"] = serve::disagg_search_json(*found);
+        disagg["search"]["max_gpus"] = kMaxSearchGpus;
+    }
+    std::optional<serve::DisaggSweep>&by_prompt = run.by_prompt, &by_tpot = run.by_tpot;
+    disagg["sweeps"] = nullptr;
+    if (o.disagg_sweep) {
+        std::vector<std::int64_t> lengths;
+        std::int64_t osl_max = serve::max_length(traffic.output);
+        for (const serve::Request& q : traffic.trace) osl_max = std::max(osl_max, q.output_tokens);
+        for (std::int64_t n = 256; n <= 32768; n *= 2)
+            if (base.model.max_position_embeddings <= 0 || n + osl_max <= base.model.max_position_embeddings) lengths.push_back(n);
+        by_prompt = serve::sweep_prompt_length(sask, *found, lengths);
+        by_tpot = serve::sweep_tpot_slo(sask, *found, {0.2, 0.1, 0.07, 0.05, 0.035, 0.025, 0.02, 0.015});
+        disagg["sweeps"] = {{"prompt_length", serve::disagg_sweep_json(*by_prompt)}, {"tpot_slo", serve::disagg_sweep_json(*by_tpot)}};
+    }
+    run.model_name = base.model.name;
+    run.offered = o.rate.value_or(serve::trace_rate(traffic.trace));
+    return run;
+}
+
 int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
     try {
-        CliOptions o = given;
-        if (o.scenario) apply_scenario_file(o, *o.scenario);
-        o.profile = "engine";
-        const bool search = *o.disagg == "auto";
-        std::int64_t p_count = 1, d_count = 1;
-        if (!search) std::tie(p_count, d_count) = serve::parse_disagg(*o.disagg);
-        serve::Traffic traffic;
-        serve::Slo slo;
-        serve_inputs(o, traffic, slo);
-        if (!o.rate && traffic.trace.empty() && (search || o.disagg_sweep))
-            throw Error(search ? "--disagg" : "--disagg-sweep", "the search and the sweeps size pools for a rate: give --rate (or a trace), not --concurrency");
-        const std::int64_t longest = serve::longest_request(traffic);
-        o.context = longest;
-        o.batch = 1;
-        // Each pool's request: its GPU; the model and engine are the run's (one --model: the two
-        // pools serve the same model). Requests are built once per GPU.
-        std::map<std::string, PlanRequest> by_gpu;
-        const auto request_on = [&](const std::string& gpu, const char* option) -> const PlanRequest& {
-            if (const auto it = by_gpu.find(gpu); it != by_gpu.end()) return it->second;
-            CliOptions po = o;
-            po.gpu = gpu;
-            try {
-                return by_gpu.emplace(gpu, plan_request_from_options(po)).first->second;
-            } catch (const Error& e) {
-                throw Error(option, e.what());
-            }
-        };
-        const PlanRequest& base = request_on(o.gpu, "--gpu");
-        const std::string first_scheme = base.schemes.empty() ? std::string("bf16") : scheme_name(base.schemes.front());
-        const auto choice = [&](const std::optional<std::string>& gpu, const std::optional<std::int64_t>& tp, const std::optional<std::string>& scheme,
-                                const char* gpu_option) {
-            return serve::PoolChoice{request_on(gpu.value_or(o.gpu), gpu_option), parse_scheme(scheme.value_or(first_scheme)), tp.value_or(o.tp)};
-        };
-        serve::DisaggAsk ask;
-        ask.prefill = choice(o.prefill_gpu, o.prefill_tp, o.prefill_scheme, "--prefill-gpu");
-        ask.decode = choice(o.decode_gpu, o.decode_tp, o.decode_scheme, "--decode-gpu");
-        ask.aggregated = serve::PoolChoice{base, ask.decode.scheme, o.tp};
-        ask.link = serve::resolve_interconnect(o.interconnect.value_or("infiniband-ndr"), interconnects_dir());
-        ask.traffic = traffic;
-        ask.slo = slo;
-        ask.prefill_instances = p_count;
-        ask.decode_instances = d_count;
-
-        // The search's candidates: TP 1, 2, 4, 8, each scheme of --schemes and each GPU of --gpu and
-        // --compare-gpus per pool, unless a pool option pins it.
-        std::map<std::string, double> prices;
-        std::map<std::string, std::string> price_sources;
-        serve::DisaggSearchAsk sask;
-        std::optional<serve::DisaggSearch> found;
-        if (search || o.disagg_sweep) {
-            const std::map<std::string, double> given_prices = serving_prices(o, prices, price_sources);
-            std::vector<std::string> gpus = {o.gpu};
-            if (search)
-                for (const auto& [id, option] : compared_gpus(o, given_prices, prices))
-                    if (std::find(gpus.begin(), gpus.end(), id) == gpus.end()) {
-                        (void)request_on(id, option.c_str());
-                        gpus.push_back(id);
-                    }
-            std::vector<Scheme> schemes = base.schemes;
-            if (schemes.empty()) schemes.push_back(parse_scheme(first_scheme));
-            const auto candidates = [&](const std::optional<std::string>& gpu, const std::optional<std::int64_t>& tp, const std::optional<std::string>& scheme,
-                                        const char* gpu_option) {
-                std::vector<serve::PoolChoice> out;
-                const std::vector<std::string> g = gpu ? std::vector<std::string>{*gpu} : gpus;
-                const std::vector<std::int64_t> t = tp ? std::vector<std::int64_t>{*tp} : std::vector<std::int64_t>{1, 2, 4, 8};
-                std::vector<Scheme> s = schemes;
-                if (scheme) s = {parse_scheme(*scheme)};
-                for (const std::string& id : g)
-                    for (const Scheme& sc : s)
-                        for (const std::int64_t k : t) out.push_back({request_on(id, gpu_option), sc, k});
-                return out;
-            };
-            if (search) {
-                sask.prefill = candidates(o.prefill_gpu, o.prefill_tp, o.prefill_scheme, "--prefill-gpu");
-                sask.decode = candidates(o.decode_gpu, o.decode_tp, o.decode_scheme, "--decode-gpu");
-                sask.aggregated = candidates(std::nullopt, std::nullopt, std::nullopt, "--gpu");
-            } else {
-                sask.prefill = {ask.prefill};
-                sask.decode = {ask.decode};
-                sask.aggregated = {ask.aggregated};
-            }
-            sask.link = ask.link;
-            sask.traffic = traffic;
-            sask.slo = slo;
-            sask.prices = prices;
-            sask.max_gpus = kMaxSearchGpus;
-        }
-        if (search) {
-            found = serve::search_disagg(sask);
-            if (!found->prefill)
-                throw Error("--disagg", "no P:D of the candidates holds " + fixed(serve::trace_rate(traffic.trace) > 0 && !o.rate ? serve::trace_rate(traffic.trace) : o.rate.value_or(0), 2) +
-                                            " requests/s " + (slo.any() ? "within the SLOs " : "") + "on up to " + std::to_string(kMaxSearchGpus) + " GPUs" +
-                                            (found->aggregated ? "; aggregated needs " + std::to_string(found->aggregated_cost.gpus) + " GPUs" : std::string()));
-            ask.prefill = *found->prefill;
-            ask.decode = *found->decode;
-            ask.prefill_instances = p_count = found->prefill_instances;
-            ask.decode_instances = d_count = found->decode_instances;
-            if (found->aggregated) ask.aggregated = *found->aggregated;
-        } else if (o.disagg_sweep) {
-            // The sweeps size the given pools: the layout as given is the "found" one.
-            found = serve::DisaggSearch{};
-            found->prefill = ask.prefill;
-            found->decode = ask.decode;
-            found->aggregated = ask.aggregated;
-        }
-        const serve::DisaggComparison c = serve::compare_disagg(ask);
-        nlohmann::json disagg = serve::disagg_json(c);
-        disagg["search"] = nullptr;
-        if (search) {
-            disagg["search"] = serve::disagg_search_json(*found);
-            disagg["search"]["max_gpus"] = kMaxSearchGpus;
-        }
-        std::optional<serve::DisaggSweep> by_prompt, by_tpot;
-        disagg["sweeps"] = nullptr;
-        if (o.disagg_sweep) {
-            std::vector<std::int64_t> lengths;
-            std::int64_t osl_max = serve::max_length(traffic.output);
-            for (const serve::Request& q : traffic.trace) osl_max = std::max(osl_max, q.output_tokens);
-            for (std::int64_t n = 256; n <= 32768; n *= 2)
-                if (base.model.max_position_embeddings <= 0 || n + osl_max <= base.model.max_position_embeddings) lengths.push_back(n);
-            by_prompt = serve::sweep_prompt_length(sask, *found, lengths);
-            by_tpot = serve::sweep_tpot_slo(sask, *found, {0.2, 0.1, 0.07, 0.05, 0.035, 0.025, 0.02, 0.015});
-            disagg["sweeps"] = {{"prompt_length", serve::disagg_sweep_json(*by_prompt)}, {"tpot_slo", serve::disagg_sweep_json(*by_tpot)}};
-        }
-        const nlohmann::json doc = {{"disagg", disagg}};
+        const DisaggRun run = compute_disagg(given);
+        const CliOptions& o = run.options;
+        const serve::Traffic& traffic = run.traffic;
+        const serve::Slo& slo = run.slo;
+        const serve::DisaggComparison& c = run.comparison;
+        const std::optional<serve::DisaggSweep>&by_prompt = run.by_prompt, &by_tpot = run.by_tpot;
+        const bool search = run.found && *o.disagg == "auto";
+        const std::optional<serve::DisaggSearch>& found = run.found;
+        const nlohmann::json doc = {{"disagg", run.json}};
         const serve::DisaggStats& ds = c.stats;
         const serve::DisaggSpec& spec = c.spec;
         const serve::ServeStats& dis = ds.end_to_end;
         const std::optional<serve::ServeStats>& agg = c.aggregated;
         const std::int64_t gpus = c.gpus, replicas = c.replicas, agg_tp = c.aggregated_tp;
         const std::int64_t ptp = spec.prefill.tp, dtp = spec.decode.tp;
-        const double offered = o.rate.value_or(serve::trace_rate(traffic.trace));
+        const std::int64_t p_count = spec.prefill.instances, d_count = spec.decode.instances;
+        const double offered = run.offered;
         if (o.json_path) return write_json_text(doc.dump(2) + "\n", *o.json_path, out, err);
-        out << base.model.name << ": disaggregated " << p_count << " prefill x TP " << ptp << " (" << spec.prefill.scheme << ", " << spec.prefill.gpu << ") + " << d_count
+        out << run.model_name << ": disaggregated " << p_count << " prefill x TP " << ptp << " (" << spec.prefill.scheme << ", " << spec.prefill.gpu << ") + " << d_count
             << " decode x TP " << dtp << " (" << spec.decode.scheme << ", " << spec.decode.gpu << "), KV over " << spec.link.name
-            << (o.interconnect ? "" : " (the default; --interconnect)") << ", " << gpus << " GPUs\n";
+            << (o.interconnect ? "" : " (the default; --interconnect)") << ", connector " << c.connector.id << (o.kv_connector ? "" : " (the engine's default; --kv-connector)")
+            << ", " << gpus << " GPUs\n";
         out << "traffic: " << traffic.requests << " requests "
             << (o.concurrency && !o.rate ? "from " + std::to_string(*o.concurrency) + " users (closed loop)" : "at " + fixed(offered, 2) + " requests/s") << ", input "
             << o.isl << ", output " << o.osl << "\n\n";

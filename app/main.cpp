@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
         if (options.fit_engines) return app::run_fit_engines(options, std::cout, std::cerr);
         if (options.fit_serving) return app::run_fit_serving(options, std::cout, std::cerr);
         if (options.fit_spec) return app::run_fit_spec(options, std::cout, std::cerr);
+        if (options.fit_disagg) return app::run_fit_disagg(options, std::cout, std::cerr);
         if (options.validate) return app::run_validate(options, std::cout, std::cerr);
         if (options.inspect_path) return app::run_inspect(options, std::cout, std::cerr);
         if (options.out_dir && *options.out_dir != "-") return app::run_report(options, std::cout, std::cerr);

@@ -96,6 +96,11 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (!o.decode_gpu) o.decode_gpu = text_value(value, at);
         } else if (key == "interconnect") {
             if (!o.interconnect) o.interconnect = text_value(value, at);
+        } else if (key == "kv_connector") {
+            if (!o.kv_connector) o.kv_connector = text_value(value, at);
+        } else if (key == "disagg_sweep") {
+            if (!value.is_boolean()) throw Error(at, "expects true or false");
+            if (!o.disagg_sweep) o.disagg_sweep = value.get<bool>();
         } else if (key == "spec") {
             // "eagle3:3" as --spec; "" or null: none (the window's "off").
             if (!o.spec && !value.is_null() && !text_value(value, at).empty()) o.spec = text_value(value, at);

@@ -63,6 +63,23 @@ Interconnect resolve_interconnect(std::string_view argument, const std::filesyst
     }
 }
 
+KvConnector resolve_connector(std::string_view id, std::string_view engine) {
+    const std::string name = !id.empty() ? std::string(id) : engine.find("sglang") != std::string_view::npos ? "sglang" : "nixl";
+    if (name == "nixl")
+        return {name, false, true,
+                "vLLM NixlConnector: the decode server pulls the whole KV after the prefill returns; the request passes the decode server's frontend too "
+                "(vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py)"};
+    if (name == "p2p-nccl")
+        return {name, true, true, "vLLM P2pNcclConnector: each layer's KV sent as the prefill computes it (save_kv_layer)"};
+    if (name == "dynamo")
+        return {name, false, false, "NVIDIA Dynamo (vLLM workers): one frontend; the prefill worker writes the whole KV over NIXL after its prefill"};
+    if (name == "sglang")
+        return {name, false, false,
+                "SGLang PD (Mooncake or NIXL backend): the router sends the request to both servers at once; the KV is sent after the prefill "
+                "(python/sglang/srt/disaggregation/prefill.py)"};
+    throw Error("--kv-connector", "'" + clip_text(name, 40) + "' is not a connector quantplan models (nixl, p2p-nccl, dynamo, sglang)");
+}
+
 std::pair<std::int64_t, std::int64_t> parse_disagg(std::string_view text) {
     const std::size_t colon = text.find(':');
     std::int64_t p = 0, dd = 0;
@@ -155,8 +172,10 @@ DisaggStats compose(const std::vector<Request>& requests, const std::vector<Requ
     std::vector<std::vector<std::size_t>> on_decode(pools_d);
     for (std::size_t k = 0; k < n; ++k) on_decode[k % pools_d].push_back(by_ready[k]);
     EngineLimits decode_limits = spec.decode.pricing.limits;
-    decode_limits.frontend_latency_s = 0;  // the request passed the frontend on its way to the prefill
-    decode_limits.frontend_serial_s = 0;
+    if (!spec.decode_frontend) {
+        decode_limits.frontend_latency_s = 0;  // the request passed the frontend on its way to the prefill
+        decode_limits.frontend_serial_s = 0;
+    }
     SimulationResult all;
     all.requests.resize(n);
     double decode_busy = 0, decode_in_system = 0, decode_tl = 0;

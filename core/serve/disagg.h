@@ -43,6 +43,30 @@ Interconnect parse_interconnect(std::string_view text, const std::string& source
 // A bundled id (assets/interconnects/ID.json) or a profile file. Throws Error("--interconnect").
 Interconnect resolve_interconnect(std::string_view argument, const std::filesystem::path& interconnects_dir);
 
+// How a PD connector moves a prompt's KV cache, and how the request reaches the decode side.
+struct KvConnector {
+    std::string id;
+    bool layerwise = false;        // sent layer by layer while the prefill computes them; else whole, after the prefill
+    bool decode_frontend = false;  // the decode request passes the decode server's own frontend (HTTP, tokenization) after the prefill returns
+    std::string how;               // one line, with the source
+};
+
+// The bundled connectors (their semantics from each engine's source; docs/disaggregation.md):
+//   nixl      vLLM's NixlConnector behind vLLM's disagg proxy or llm-d's routing sidecar: the proxy
+//             sends the prompt to a prefill server (max_tokens 1), then to a decode server with the
+//             returned kv_transfer_params; the decode scheduler allocates the blocks and its worker
+//             pulls the whole KV (save_kv_layer and wait_for_layer_load are no-ops:
+//             vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py);
+//   p2p-nccl  vLLM's P2pNcclConnector: each layer sent as it is computed (save_kv_layer);
+//   dynamo    NVIDIA Dynamo's vLLM workers: one (Rust) frontend, the decode worker sends the
+//             prefill to a prefill worker, which writes the whole KV over NIXL after its prefill;
+//   sglang    SGLang's PD disaggregation (Mooncake or NIXL transfer backends): the router sends
+//             the request to a prefill and a decode server together; the prefill server sends the
+//             KV after its prefill chunks (python/sglang/srt/disaggregation/prefill.py).
+// "" takes the engine's default: nixl for vLLM, sglang for SGLang. Throws Error("--kv-connector")
+// naming the ones there are.
+KvConnector resolve_connector(std::string_view id, std::string_view engine);
+
 // One pool: its instances, each an engine priced by `pricing`.
 struct DisaggPool {
     EnginePricing pricing;
@@ -58,6 +82,7 @@ struct DisaggSpec {
     double kv_bytes_per_token = 0;   // the prefill side's KV bytes per prompt token, whole model (every layer and head)
     std::int64_t layers = 1;         // the model's layers (the layer-wise overlap's unit)
     bool layerwise = true;           // the connector sends layer by layer as the prefill computes them
+    bool decode_frontend = false;    // the decode request passes the decode server's frontend too (KvConnector)
 };
 
 // A run's figures.

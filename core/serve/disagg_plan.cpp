@@ -38,7 +38,8 @@ bool holds(const ServeStats& s) { return !s.overloaded && s.stable && s.meets_sl
 // The traffic's offered rate: its own rate, or a trace's mean rate; 0 for a closed loop.
 double offered_rate(const Traffic& t) { return t.rate_per_s.value_or(t.trace.empty() ? 0.0 : trace_rate(t.trace)); }
 
-// One aggregated replica's share of the traffic: the rate (or the users and requests) split evenly.
+}  // namespace
+
 Traffic replica_share(const Traffic& t, std::int64_t replicas) {
     Traffic s = t;
     if (replicas <= 1) return s;
@@ -49,6 +50,8 @@ Traffic replica_share(const Traffic& t, std::int64_t replicas) {
     }
     return s;
 }
+
+namespace {
 
 LayoutCost cost_of(const std::map<std::string, double>& prices, const std::vector<std::pair<std::string, std::int64_t>>& gpus_by_type) {
     LayoutCost c;
@@ -92,7 +95,9 @@ DisaggComparison compare_disagg(const DisaggAsk& ask) {
     spec.link = ask.link;
     spec.kv_bytes_per_token = d(pp.costs.kv_bytes_per_token);
     spec.layers = std::max<std::int64_t>(ask.prefill.request.model.num_layers, 1);
-    spec.layerwise = ask.layerwise;
+    spec.layerwise = ask.connector.layerwise;
+    spec.decode_frontend = ask.connector.decode_frontend;
+    c.connector = ask.connector;
     c.stats = run_disagg(ask.traffic, spec, ask.slo);
 
     // Aggregated serving on the same GPUs: replicas of its configuration, the traffic split evenly.
@@ -160,6 +165,7 @@ nlohmann::json disagg_json(const DisaggComparison& c) {
                               {"latency_s", spec.link.latency_s}, {"source", spec.link.source}}},
             {"kv_bytes_per_token", spec.kv_bytes_per_token},
             {"layerwise", spec.layerwise},
+            {"connector", {{"id", c.connector.id}, {"layerwise", c.connector.layerwise}, {"decode_frontend", c.connector.decode_frontend}, {"how", c.connector.how}}},
             {"transfer_s", pct_json(ds.transfer_s)},
             {"transfer_wait_s", pct_json(ds.transfer_wait_s)},
             {"link_utilization", ds.link_utilization},
@@ -289,7 +295,8 @@ DisaggSearch search_disagg(const DisaggSearchAsk& ask) {
         spec.link = ask.link;
         spec.kv_bytes_per_token = d(start.p->pricing.costs.kv_bytes_per_token);
         spec.layers = std::max<std::int64_t>(start.p->choice->request.model.num_layers, 1);
-        spec.layerwise = ask.layerwise;
+        spec.layerwise = ask.connector.layerwise;
+        spec.decode_frontend = ask.connector.decode_frontend;
         for (int bump = 0; bump < 8 && at.cost.gpus <= ask.max_gpus && out.layouts_run < kMaxLayouts; ++bump) {
             if (best && !at.cost.cheaper_than(best->cost)) break;
             spec.prefill.instances = at.pc;

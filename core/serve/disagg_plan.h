@@ -32,13 +32,14 @@ struct DisaggAsk {
     PoolChoice prefill, decode, aggregated;
     std::int64_t prefill_instances = 1, decode_instances = 1;
     Interconnect link;
-    bool layerwise = true;
+    KvConnector connector;
     Traffic traffic;
     Slo slo;
 };
 
 struct DisaggComparison {
     DisaggSpec spec;
+    KvConnector connector;
     DisaggStats stats;
     std::int64_t gpus = 0;                       // P x prefill TP + D x decode TP
     std::int64_t replicas = 0;                   // aggregated replicas on those GPUs (at least 1)
@@ -73,7 +74,7 @@ struct LayoutCost {
 struct DisaggSearchAsk {
     std::vector<PoolChoice> prefill, decode, aggregated;   // the candidates of each (TP, scheme, GPU)
     Interconnect link;
-    bool layerwise = true;
+    KvConnector connector;
     Traffic traffic;                                       // open loop: the rate to hold is its rate
     Slo slo;
     std::map<std::string, double> prices;                  // GPU id -> USD per GPU-hour
@@ -137,6 +138,10 @@ DisaggSweep sweep_prompt_length(const DisaggSearchAsk& ask, const DisaggSearch& 
 DisaggSweep sweep_tpot_slo(const DisaggSearchAsk& ask, const DisaggSearch& found, const std::vector<double>& tpot_slos);
 
 nlohmann::json disagg_sweep_json(const DisaggSweep& s);
+
+// One aggregated replica's share of a traffic served by `replicas` behind a balancer: the rate
+// split evenly, or a closed loop's users and requests (rounded up).
+Traffic replica_share(const Traffic& traffic, std::int64_t replicas);
 
 // A pool's label: "w8a8-fp8 TP 2 on h100-sxm".
 std::string pool_label(const PoolChoice& c);

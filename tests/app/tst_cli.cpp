@@ -508,6 +508,8 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
              {base + "--disagg 0:1", "--disagg: P and D must each be at least 1"},
              {base + "--disagg 1-1", "is not P:D"},
              {base + "--disagg 1:1 --interconnect warp-drive", "--interconnect: 'warp-drive' is not a bundled interconnect"},
+             {base + "--disagg 1:1 --kv-connector pigeon", "--kv-connector: 'pigeon' is not a connector"},
+             {base + "--kv-connector nixl", "need --disagg P:D"},
              {"--headless --serve --model llama-3.1-70b --gpu rtx-4090 --schemes bf16 --rate 1 --isl 2000 --osl 200 --disagg 1:1", "--prefill-tp"},
              {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --concurrency 8 --disagg auto", "--disagg: the search and the sweeps size pools for a rate"},
              {"--headless --serve --model llama-3.1-8b --gpu h100-sxm --rate 2 --prefill-tp 2", "need --disagg P:D"},
@@ -522,10 +524,18 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
     const nlohmann::json d = nlohmann::json::parse(text).at("disagg");
     BOOST_TEST(d.at("pools").at("prefill").at("instances") == 1);
     BOOST_TEST(d.at("interconnect").at("id") == "roce-200g");
-    // 2,000 tokens x 128 KiB over 25 GB/s is 10.5 ms on the wire, sent layer by layer while the
-    // prefill runs: the last of the 32 layers' shares after it.
-    BOOST_TEST(d.at("transfer_s").at("p50").get<double>() >= 2000.0 * 131072 / 25e9 / 32 * 0.99);
-    BOOST_TEST(d.at("layerwise") == true);
+    // 2,000 tokens x 128 KiB over 25 GB/s is 10.5 ms on the wire. vLLM's default connector (NIXL
+    // behind its proxy) pulls it whole after the prefill; P2pNccl sends it layer by layer while
+    // the prefill runs, so only the last of the 32 layers' shares comes after it.
+    BOOST_TEST(d.at("connector").at("id") == "nixl");
+    BOOST_TEST(d.at("layerwise") == false);
+    BOOST_TEST(d.at("transfer_s").at("p50").get<double>() >= 2000.0 * 131072 / 25e9 * 0.99);
+    const auto [rcl, textl] = run_binary(base + "--disagg 1:1 --interconnect roce-200g --kv-connector p2p-nccl --json -");
+    BOOST_TEST_REQUIRE(rcl == 0, textl);
+    const nlohmann::json dl = nlohmann::json::parse(textl).at("disagg");
+    BOOST_TEST(dl.at("layerwise") == true);
+    BOOST_TEST(dl.at("transfer_s").at("p50").get<double>() >= 2000.0 * 131072 / 25e9 / 32 * 0.99);
+    BOOST_TEST(dl.at("transfer_s").at("p50").get<double>() < d.at("transfer_s").at("p50").get<double>());
     BOOST_TEST(d.at("aggregated").at("replicas") == 2);
     BOOST_TEST(d.at("littles_law").at("mean_in_system").get<double>() ==
                    d.at("littles_law").at("throughput_times_latency").get<double>(), boost::test_tools::tolerance(0.02));
@@ -1193,5 +1203,22 @@ BOOST_AUTO_TEST_CASE(serving_fit_is_the_default_and_bad_files_are_one_line) {
     std::remove(bad.c_str());
 }
 
-BOOST_AUTO_TEST_SUITE_END()
 
+// --fit-disagg: the committed table (docs/disagg-fidelity.md) is what the model predicts now, so a
+// change that moves a disaggregated or aggregated prediction must regenerate it (and its summary in
+// docs/disaggregation.md).
+BOOST_AUTO_TEST_CASE(disagg_fidelity_table_is_current) {
+    const std::filesystem::path out = std::filesystem::temp_directory_path() / "quantplan-test-disagg-fidelity.md";
+    const RunResult r = run_in_process({"--fit-disagg", "--fidelity-out", out.string()}, app::run_fit_disagg);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto slurp = [](const std::filesystem::path& p) {
+        std::ifstream f(p);
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    };
+    const std::string now = slurp(out), committed = slurp(std::filesystem::path(QUANTPLAN_SOURCE_DIR) / "docs" / "disagg-fidelity.md");
+    std::filesystem::remove(out);
+    BOOST_TEST(now.find("priced: 10 from 2 sources") != std::string::npos, now.substr(0, 400));
+    BOOST_TEST(now == committed, "regenerate with: quantplan --fit-disagg --fidelity-out docs/disagg-fidelity.md");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

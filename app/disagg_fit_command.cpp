@@ -1,0 +1,303 @@
+// quantplan --fit-disagg: the disaggregation model (core/serve/disagg.h) and the aggregated
+// simulator beside it, each run's published figures predicted at its own setup
+// (assets/measurements/disaggregated/disaggregated-serving.json), and the errors per figure.
+// Nothing of the disaggregation model is fitted to this corpus (the step model and the serving
+// terms come from the engine and serving fits, whose corpora hold none of these runs), so every
+// figure is held out: these are its leave-one-out errors. --fidelity-out FILE writes the table
+// docs/disaggregation.md quotes (docs/disagg-fidelity.md).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/data_paths.h"
+#include "app/headless.h"
+#include "app/text_table.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/json_guard.h"
+#include "core/base/stats.h"
+#include "core/base/text_file.h"
+#include "core/serve/disagg_plan.h"
+
+namespace quantplan::app {
+namespace {
+
+struct Figure {
+    std::string id, metric, stat;
+    double measured = 0;      // SI: seconds, requests/s, tokens/s
+    double predicted = 0;
+    bool priced = false;
+    std::string skip;         // why not priced
+    double error() const { return predicted / measured - 1; }
+};
+
+struct CorpusRun {
+    std::string key, source, layout;  // layout: "disaggregated" or "aggregated"
+    std::string setup_text;           // "4P x TP 1 + 1D x TP 4, nvlink5, concurrency 16, 3000/150"
+    std::vector<Figure> figures;
+    std::string skip;
+    std::string note;                 // what was assumed
+};
+
+std::string text_at(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<std::int64_t> int_at(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return std::nullopt;
+    return static_cast<std::int64_t>(std::llround(it->get<double>()));
+}
+
+std::optional<double> num_at(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+}
+
+// The record's value in SI units, or nullopt for a unit the model does not predict (per node, per
+// GPU, thousands of tokens per node).
+std::optional<double> si_value(double v, const std::string& unit) {
+    if (unit == "ms") return v * 1e-3;
+    if (unit == "s") return v;
+    if (unit == "tokens/s" || unit == "requests/s") return v;
+    return std::nullopt;
+}
+
+// The bundled interconnect a run's stated link names by id, if it does.
+std::optional<std::string> stated_link(const std::string& text) {
+    const std::string first = text.substr(0, text.find_first_of(" (;,"));
+    if (first.empty()) return std::nullopt;
+    if (std::filesystem::is_regular_file(interconnects_dir() / (first + ".json"))) return first;
+    return std::nullopt;
+}
+
+double predicted_figure(const serve::ServeStats& s, const std::string& metric, const std::string& stat, double replicas) {
+    const serve::Percentiles* p = metric == "ttft_s" ? &s.ttft_s : metric == "tpot_s" ? &s.tpot_s : metric == "itl_s" ? &s.itl_s : metric == "e2e_s" ? &s.e2e_s : nullptr;
+    if (p) return stat == "mean" ? p->mean : stat == "p50" ? p->p50 : stat == "p90" ? p->p90 : p->p99;
+    if (metric == "requests_per_s") return s.requests_per_s * replicas;
+    return s.output_tokens_per_s * replicas;
+}
+
+// The error class a figure counts in.
+std::string figure_class(const std::string& metric) {
+    if (metric == "ttft_s") return "TTFT";
+    if (metric == "tpot_s" || metric == "itl_s") return "TPOT / ITL";
+    if (metric == "e2e_s") return "E2E";
+    return "rate";
+}
+
+// Prices one run: its options from the record's setup, then the disaggregated layout (through
+// --serve --disagg's own path) or the aggregated replicas.
+void price_run(CorpusRun& run, const nlohmann::json& setup) {
+    const std::string model = text_at(setup, "model"), gpu = text_at(setup, "gpu");
+    if (model.empty()) return void(run.skip = "model not stated");
+    if (gpu.empty()) return void(run.skip = "GPU not stated, or not one quantplan bundles");
+    const std::optional<std::int64_t> isl = int_at(setup, "input_tokens"), osl = int_at(setup, "output_tokens");
+    if (!isl || !osl) return void(run.skip = "input or output length not stated as a fixed length");
+    const std::optional<double> rate = num_at(setup, "request_rate");
+    const std::optional<std::int64_t> users = int_at(setup, "concurrency");
+    if (!rate && !users) return void(run.skip = "load not stated (neither a rate nor a concurrency)");
+    std::string scheme = text_at(setup, "scheme");
+    const std::string quant = text_at(setup, "quantization_as_stated");
+    if (scheme.empty() && quant.rfind("FP8", 0) == 0) scheme = "w8a8-fp8";
+    if (scheme.empty()) return void(run.skip = "scheme not stated");
+    CliOptions o;
+    o.headless = true;
+    o.serve = true;
+    o.model = model;
+    o.model_given = true;
+    o.gpu = gpu;
+    o.gpu_given = true;
+    o.schemes = scheme;
+    if (text_at(setup, "kv_cache_dtype").find("fp8") != std::string::npos) o.kv = "fp8";
+    const std::string engine_text = text_at(setup, "engine");
+    o.engine = engine_text.find("sglang") != std::string::npos ? "sglang" : "vllm";
+    if (engine_text.rfind("dynamo", 0) == 0) o.kv_connector = "dynamo";
+    o.isl = std::to_string(*isl);
+    o.osl = std::to_string(*osl);
+    if (rate) o.rate = *rate;
+    else o.concurrency = *users;
+    o.requests = int_at(setup, "num_prompts").value_or(1000);
+    if (const auto m = int_at(setup, "max_num_batched_tokens")) o.max_num_batched_tokens = *m, o.max_num_batched_tokens_given = true;
+    std::ostringstream what;
+    const nlohmann::json disagg = setup.contains("disagg") && setup["disagg"].is_object() ? setup["disagg"] : nlohmann::json();
+    std::optional<serve::ServeStats> stats;
+    double replicas = 1;
+    try {
+        if (!disagg.is_null()) {
+            const auto p = int_at(disagg, "prefill_instances"), dd = int_at(disagg, "decode_instances");
+            const auto ptp = int_at(disagg, "prefill_tp"), dtp = int_at(disagg, "decode_tp");
+            if (!p || !dd || !ptp || !dtp) return void(run.skip = "pool sizes or TPs not stated");
+            o.disagg = std::to_string(*p) + ":" + std::to_string(*dd);
+            o.prefill_tp = *ptp;
+            o.decode_tp = *dtp;
+            o.tp = *dtp;
+            const std::string link_text = text_at(disagg, "interconnect");
+            if (const auto id = stated_link(link_text)) o.interconnect = *id;
+            else run.note = "link not stated as a rate (" + link_text.substr(0, 60) + "): priced at the default, InfiniBand NDR";
+            what << *p << "P x TP " << *ptp << " + " << *dd << "D x TP " << *dtp << ", " << o.interconnect.value_or("infiniband-ndr");
+            stats = compute_disagg(o).comparison.stats.end_to_end;
+        } else {
+            const auto tp = int_at(setup, "tp"), instances = int_at(setup, "instances");
+            if (!tp || !instances) return void(run.skip = "TP or replicas not stated");
+            o.tp = *tp;
+            replicas = static_cast<double>(*instances);
+            serve::Traffic traffic;
+            serve::Slo slo;
+            serve_inputs(o, traffic, slo);
+            const std::int64_t longest = serve::longest_request(traffic);
+            o.context = longest;
+            o.batch = 1;
+            o.profile = "engine";
+            const PlanRequest r = plan_request_from_options(o);
+            const serve::PoolPricing pricing = serve::pool_pricing(r, parse_scheme(scheme), *tp, longest, "--tp");
+            stats = serve::run_traffic(serve::replica_share(traffic, *instances), pricing.pricing, slo);
+            what << *instances << " x TP " << *tp;
+        }
+    } catch (const Error& e) {
+        return void(run.skip = std::string("not priced: ") + e.what());
+    }
+    what << ", " << gpu << ", " << scheme << (o.kv == "fp8" ? " (fp8 KV)" : "") << ", " << (rate ? "rate " + fixed(*rate, 1) : "concurrency " + std::to_string(*users))
+         << ", " << *isl << "/" << *osl;
+    run.setup_text = what.str();
+    for (Figure& f : run.figures) {
+        if (!f.skip.empty()) continue;
+        f.predicted = predicted_figure(*stats, f.metric, f.stat, replicas);
+        f.priced = true;
+    }
+}
+
+struct Summary {
+    std::map<std::string, std::map<std::string, std::vector<double>>> errors;  // layout -> class -> |error|
+};
+
+std::string pct(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", v * 100);
+    return buf;
+}
+
+std::string signed_pct(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", v * 100);
+    return buf;
+}
+
+}  // namespace
+
+int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
+    try {
+        const std::filesystem::path file = disagg_measurements_file();
+        const nlohmann::json doc = parse_untrusted_json(read_text_file(file.string(), "--fit-disagg", 16 << 20), file.filename().string());
+        if (!doc.is_object() || !doc.contains("records") || !doc["records"].is_array())
+            throw Error(file.filename().string(), "expected an object with a records array");
+        // Runs: a record's id without its last segment (the figure) names its run.
+        std::vector<CorpusRun> runs;
+        std::map<std::string, std::size_t> index;
+        std::map<std::string, nlohmann::json> setups;
+        for (const nlohmann::json& r : doc["records"]) {
+            const std::string id = text_at(r, "id");
+            const std::size_t slash = id.rfind('/');
+            if (id.empty() || slash == std::string::npos) continue;
+            const std::string key = id.substr(0, slash);
+            if (!index.count(key)) {
+                index[key] = runs.size();
+                CorpusRun run;
+                run.key = key;
+                const nlohmann::json& src = r.contains("source") ? r["source"] : nlohmann::json();
+                run.source = src.is_object() ? (text_at(src, "repository").empty() ? text_at(src, "url") : text_at(src, "repository") + "/" + text_at(src, "file")) : "";
+                const nlohmann::json setup = r.contains("setup") && r["setup"].is_object() ? r["setup"] : nlohmann::json::object();
+                const bool split = setup.contains("disagg") && setup["disagg"].is_object();
+                run.layout = split ? "disaggregated" : "aggregated";
+                setups[key] = setup;
+                runs.push_back(run);
+            }
+            Figure f;
+            f.id = id;
+            f.metric = text_at(r, "metric");
+            f.stat = text_at(r, "stat");
+            const std::optional<double> v = num_at(r, "value");
+            const std::optional<double> si = v ? si_value(*v, text_at(r, "unit")) : std::nullopt;
+            static const std::vector<std::string> metrics = {"ttft_s", "tpot_s", "itl_s", "e2e_s", "requests_per_s", "output_tokens_per_s"};
+            if (std::find(metrics.begin(), metrics.end(), f.metric) == metrics.end()) f.skip = "figure not predicted (" + f.metric + ")";
+            else if (!si || !(*si > 0)) f.skip = "unit not predicted (" + text_at(r, "unit") + ")";
+            else if (f.metric.find("per_s") == std::string::npos && f.stat != "mean" && f.stat != "p50" && f.stat != "p90" && f.stat != "p99")
+                f.skip = "statistic not computed (" + f.stat + ")";
+            if (si) f.measured = *si;
+            runs[index[key]].figures.push_back(f);
+        }
+        for (CorpusRun& run : runs) {
+            const bool any = std::any_of(run.figures.begin(), run.figures.end(), [](const Figure& f) { return f.skip.empty(); });
+            if (!any) run.skip = "no figure quantplan predicts (per node, per GPU, speed-ups or p95 only)";
+            else price_run(run, setups[run.key]);
+        }
+        // Errors per layout and class.
+        Summary sum;
+        std::size_t priced_runs = 0, priced_figures = 0;
+        std::map<std::string, int> sources;
+        for (const CorpusRun& run : runs) {
+            if (!run.skip.empty()) continue;
+            ++priced_runs;
+            ++sources[run.source];
+            for (const Figure& f : run.figures)
+                if (f.priced) {
+                    ++priced_figures;
+                    sum.errors[run.layout][figure_class(f.metric)].push_back(std::abs(f.error()));
+                    sum.errors["all"][figure_class(f.metric)].push_back(std::abs(f.error()));
+                }
+        }
+        std::ostringstream md;
+        md << "<!-- generated by quantplan --fit-disagg --fidelity-out; do not edit by hand -->\n\n";
+        md << "Runs in the corpus: " << runs.size() << "; priced: " << priced_runs << " from " << sources.size() << " source" << (sources.size() == 1 ? "" : "s")
+           << ", " << priced_figures << " figures. Nothing of the disaggregation model is fitted to this corpus, so every figure is held out "
+              "(its leave-one-out error).\n\n";
+        md << "Median |predicted / measured - 1| (figures):\n\n| layout | TTFT | TPOT / ITL | rate | E2E |\n|---|---|---|---|---|\n";
+        for (const char* layout : {"disaggregated", "aggregated", "all"}) {
+            md << "| " << layout;
+            for (const char* cls : {"TTFT", "TPOT / ITL", "rate", "E2E"}) {
+                const auto l = sum.errors.find(layout);
+                const std::vector<double>* v = l != sum.errors.end() && l->second.count(cls) ? &l->second.at(cls) : nullptr;
+                md << " | " << (v && !v->empty() ? pct(median(*v)) + " (" + std::to_string(v->size()) + ")" : std::string("-"));
+            }
+            md << " |\n";
+        }
+        md << "\n| run | layout as run | figure | measured | predicted | error |\n|---|---|---|---|---|---|\n";
+        for (const CorpusRun& run : runs) {
+            if (!run.skip.empty()) continue;
+            for (const Figure& f : run.figures) {
+                if (!f.priced) continue;
+                const bool time = f.metric.find("per_s") == std::string::npos;
+                const auto show = [&](double v) { return time ? fixed(v * 1e3, 1) + " ms" : fixed(v, 2); };
+                md << "| " << run.key << " | " << run.setup_text << " | " << f.metric << (f.stat.empty() ? "" : " " + f.stat) << " | " << show(f.measured) << " | "
+                   << show(f.predicted) << " | " << signed_pct(f.error()) << " |\n";
+            }
+        }
+        md << "\nAssumed where the source is silent:\n\n";
+        bool any_note = false;
+        for (const CorpusRun& run : runs)
+            if (run.skip.empty() && !run.note.empty()) md << "- " << run.key << ": " << run.note << "\n", any_note = true;
+        if (!any_note) md << "- nothing\n";
+        std::map<std::string, int> skipped;
+        for (const CorpusRun& run : runs)
+            if (!run.skip.empty()) ++skipped[run.skip.substr(0, run.skip.find(':'))];
+        md << "\nRuns not priced:\n\n";
+        for (const auto& [why, n] : skipped) md << "- " << why << ": " << n << "\n";
+        if (given.fidelity_out) write_file_atomically(*given.fidelity_out, md.str());
+        out << md.str();
+        return 0;
+    } catch (const Error& e) {
+        err << "quantplan: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace quantplan::app
