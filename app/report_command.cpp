@@ -107,12 +107,22 @@ int run_report(const CliOptions& given, std::ostream& out, std::ostream& err) {
                 }
             }
         }
+        if (o.disagg) {
+            DisaggRun run = compute_disagg(o);
+            content.disagg = std::move(run.comparison);
+            content.disagg_by_prompt = std::move(run.by_prompt);
+            content.disagg_by_tpot = std::move(run.by_tpot);
+            content.disagg_json = std::move(run.json);
+        }
         content.generator = version_text();
         if (o.timestamp) content.generated_at = utc_now();
 #ifdef QUANTPLAN_HAVE_GUI
         content.charts = report::render_report_charts(content.plan, content.errorsim ? &*content.errorsim : nullptr,
                                                       content.measured ? &content.measured->overlay : nullptr,
-                                                      content.capacity ? &*content.capacity : nullptr, &content.capacity_slo);
+                                                      content.capacity ? &*content.capacity : nullptr, &content.capacity_slo,
+                                                      content.disagg ? &*content.disagg : nullptr,
+                                                      content.disagg_by_prompt ? &*content.disagg_by_prompt : nullptr,
+                                                      content.disagg_by_tpot ? &*content.disagg_by_tpot : nullptr);
 #endif
         const std::vector<report::ReportFile> files = report::report_files(content);
         report::write_report_folder(*o.out_dir, files);

@@ -426,16 +426,22 @@ SweepPoint sweep_point(const DisaggSearchAsk& base, const DisaggSearch& found, d
 }
 
 void finish_sweep(DisaggSweep& s, const std::string& what, const std::string& unit, int decimals, double scale) {
-    // The first point from which disaggregation is cheaper at every later point.
+    // The first point from which disaggregation is cheaper at every later point where a layout
+    // holds (a point where neither holds says nothing either way).
     std::optional<std::size_t> from;
     for (std::size_t i = s.points.size(); i-- > 0;) {
+        if (s.points[i].winner == "none") continue;
         if (s.points[i].winner != "disaggregated") break;
         from = i;
     }
+    std::string none;
+    for (const SweepPoint& p : s.points)
+        if (p.winner == "none") none += (none.empty() ? "" : ", ") + num(p.x * scale, decimals) + unit;
     if (from) s.crossover = s.points[*from].x;
-    if (!from) s.summary = "disaggregation is not cheaper at the last " + what + " swept";
-    else if (*from == 0) s.summary = "disaggregation is cheaper at every " + what + " swept";
+    if (!from) s.summary = "disaggregation is not the cheaper at the last " + what + " swept where a layout holds";
+    else if (*from == 0) s.summary = "disaggregation is the cheaper at every " + what + " swept";
     else s.summary = "disaggregation starts to pay at " + what + " " + num(s.points[*from].x * scale, decimals) + unit;
+    if (!none.empty()) s.summary += " (neither layout holds at " + none + ")";
 }
 
 }  // namespace

@@ -125,8 +125,9 @@ struct SweepPoint {
 struct DisaggSweep {
     std::string axis;                              // "prompt_tokens" or "tpot_slo_s"
     std::vector<SweepPoint> points;
-    // The first x (in the sweep's order) from which disaggregation is cheaper at every later point;
-    // nullopt when it never is, or is from the first point.
+    // The first x (in the sweep's order) from which disaggregation is the cheaper at every later
+    // point where a layout holds (the first x when it is everywhere); nullopt when it is not at the
+    // last such point.
     std::optional<double> crossover;
     std::string summary;                           // one line
 };

@@ -344,6 +344,30 @@ BOOST_AUTO_TEST_CASE(traffic_adds_the_capacity_section) {
     BOOST_TEST(!fs::exists(plain / "charts" / "capacity-tpot.png"));
 }
 
+// --disagg adds the disaggregation section (docs/disaggregation.md): the comparison's JSON as
+// --serve --disagg gives it, the table and the bound in report.md, the comparison chart, and with
+// --disagg-sweep the sweep tables and charts.
+BOOST_AUTO_TEST_CASE(disagg_adds_the_comparison_and_its_charts) {
+    const fs::path dir = scratch("disagg");
+    const RunResult r = report_to(dir, {"--headless", "--schemes", "w8a8-fp8", "--rate", "8", "--isl", "4000", "--osl", "200", "--requests", "200",
+                                        "--slo-tpot", "0.03", "--disagg", "1:1", "--disagg-sweep"});
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto doc = nlohmann::json::parse(read_file(dir / "report.json"));
+    BOOST_TEST_REQUIRE(doc.contains("disagg"));
+    BOOST_TEST(doc["disagg"]["pools"]["prefill"]["instances"] == 1);
+    BOOST_TEST(doc["disagg"]["sweeps"]["tpot_slo"]["points"].size() == 8u);
+    const std::string md = read_file(dir / "report.md");
+    BOOST_TEST(md.find("## Disaggregated prefill and decode") != std::string::npos);
+    BOOST_TEST(md.find("| disaggregated 1P:1D | 2 |") != std::string::npos);
+    BOOST_TEST(md.find("Bound: ") != std::string::npos);
+    BOOST_TEST(md.find("Sweep over TPOT SLO: ") != std::string::npos);
+    for (const char* chart : {"disagg", "disagg-prompt", "disagg-tpot"}) {
+        BOOST_TEST(fs::exists(dir / "charts" / (std::string(chart) + ".svg")), chart);
+        BOOST_TEST(md.find(std::string("charts/") + chart + ".png") != std::string::npos, chart);
+    }
+    BOOST_TEST(read_file(dir / "report.html").find("Disaggregated prefill and decode") != std::string::npos);
+}
+
 // A hybrid model's report: its inputs say what is counted, its memory section splits the cache by
 // layer type (Nemotron-H's Mamba state per sequence, Llama 4's chunked layers and uncounted vision
 // encoder), and report.json carries the same split.

@@ -25,6 +25,7 @@
 #include "core/plan/plan.h"
 #include "core/plan/sweep.h"
 #include "core/serve/capacity_plan.h"
+#include "core/serve/disagg_plan.h"
 
 QT_BEGIN_NAMESPACE
 class QAbstractSeries;
@@ -195,6 +196,22 @@ QChart* make_capacity_cost_chart(const serve::CapacityPlan& plan, std::size_t ma
 //                      step's speculative tokens accepted (TimelinePoint::acceptance)
 // An empty timeline gives only a title saying so.
 QChart* make_timeline_chart(const std::vector<serve::TimelinePoint>& timeline, const QString& title = {});
+
+// --- Disaggregation charts (docs/disaggregation.md) --------------------------------------------
+
+// A disaggregated layout beside aggregated serving on the same GPUs: TTFT p50/p99, TPOT p50/p99
+// and E2E p50 in ms on a log axis, one bar set per layout. Series: one QBarSeries of the sets
+// "disaggregated (N GPUs)" and "aggregated (R x TP t)" (the latter only when aggregated serving
+// fits; the title then says it does not).
+QChart* make_disagg_comparison_chart(const serve::DisaggComparison& comparison);
+
+// A sweep (core's sweep_prompt_length or sweep_tpot_slo): the cheapest layout of each kind that
+// holds the rate, in USD per hour when every layout has a price (else GPUs), against the prompt
+// length (log2 axis) or the TPOT SLO (ms, log axis). Series, by name:
+//   "disaggregated", "aggregated"        QLineSeries, the points where that layout holds
+//   "disaggregation pays from here"      QLineSeries of two points: the sweep's crossover (when any)
+// With no point holding, only a title saying so.
+QChart* make_disagg_sweep_chart(const serve::DisaggSweep& sweep);
 
 // --- Lookup and export ------------------------------------------------------------------------
 

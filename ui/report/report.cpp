@@ -323,6 +323,73 @@ std::vector<Block> build_blocks(const ReportContent& c) {
         }
     }
 
+    // Disaggregated serving (docs/disaggregation.md).
+    if (c.disagg) {
+        const serve::DisaggComparison& d = *c.disagg;
+        const serve::DisaggSpec& sp = d.spec;
+        out.push_back(heading(2, "Disaggregated prefill and decode"));
+        out.push_back(paragraph(integer(sp.prefill.instances) + " prefill instances (" + sp.prefill.scheme + ", TP " + integer(sp.prefill.tp) + ", " +
+                                sp.prefill.gpu + ") and " + integer(sp.decode.instances) + " decode instances (" + sp.decode.scheme + ", TP " +
+                                integer(sp.decode.tp) + ", " + sp.decode.gpu + "), " + integer(d.gpus) + " GPUs, the KV cache over " + sp.link.name +
+                                " with the " + d.connector.id + " connector (" + d.connector.how + "), beside " + integer(d.replicas) +
+                                " aggregated replicas of " + d.aggregated_scheme + " at TP " + integer(d.aggregated_tp) + " on " + d.aggregated_gpu +
+                                ", the same traffic (docs/disaggregation.md)."));
+        Block t = table({"serving", "GPUs", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "req/s", "SLO attainment", "KV transfer p50 / p99 ms",
+                         "busy prefill / decode / link"},
+                        {false, true, true, true, true, true, true, true, true, true});
+        const auto row = [&](const std::string& name, std::int64_t gpus, const serve::ServeStats& s, double rps, const std::string& transfer,
+                             const std::string& busy) {
+            if (s.overloaded)
+                t.rows.push_back({name, integer(gpus), "overloaded: completes " + fixed(s.completed_requests_per_s, 2) + " of " +
+                                                           fixed(s.offered_requests_per_s, 2) + " requests/s offered",
+                                  "", "", "", "", "", transfer, busy});
+            else
+                t.rows.push_back({name, integer(gpus), fixed(s.ttft_s.p50 * 1e3, 1), fixed(s.ttft_s.p99 * 1e3, 1), fixed(s.tpot_s.p50 * 1e3, 2),
+                                  fixed(s.tpot_s.p99 * 1e3, 2), fixed(rps, 2), percent(s.slo_attainment), transfer, busy});
+        };
+        const serve::DisaggStats& ds = d.stats;
+        row("disaggregated " + integer(sp.prefill.instances) + "P:" + integer(sp.decode.instances) + "D", d.gpus, ds.end_to_end, ds.end_to_end.requests_per_s,
+            fixed(ds.transfer_s.p50 * 1e3, 1) + " / " + fixed(ds.transfer_s.p99 * 1e3, 1),
+            percent(ds.prefill_utilization) + " / " + percent(ds.decode_utilization) + " / " + percent(ds.link_utilization));
+        if (d.aggregated)
+            row("aggregated " + integer(d.replicas) + " x TP " + integer(d.aggregated_tp), d.replicas * d.aggregated_tp, *d.aggregated,
+                d.aggregated->requests_per_s * static_cast<double>(d.replicas), "-", "-");
+        else
+            t.rows.push_back({"aggregated", "-", "does not fit: " + d.aggregated_refused, "", "", "", "", "", "", ""});
+        out.push_back(std::move(t));
+        out.push_back(bullets({"Winner: " + d.winner_detail + ".", "Bound: " + d.bound_detail + "."}));
+        const nlohmann::json& search = c.disagg_json.contains("search") ? c.disagg_json["search"] : nlohmann::json();
+        if (search.is_object() && search["disaggregated"].is_object()) {
+            const nlohmann::json& a = search["aggregated"];
+            out.push_back(paragraph("Search (--disagg auto): the cheapest layout that holds the rate was the one above; the cheapest aggregated "
+                                    "configuration " +
+                                    (a.is_object() ? a["configuration"].value("scheme", std::string()) + " at TP " + a["configuration"]["tp"].dump() + " on " +
+                                                         a["configuration"].value("gpu", std::string()) + ", " + a["replicas"].dump() + " replicas, " +
+                                                         a["gpus"].dump() + " GPUs" +
+                                                         (a["usd_per_hour"].is_number() ? ", USD " + fixed(a["usd_per_hour"].get<double>(), 2) + " per hour" : "")
+                                                   : std::string("none within the GPU limit")) +
+                                    "; " + search["layouts_run"].dump() + " layouts were run end to end."));
+        }
+        for (const std::optional<serve::DisaggSweep>* sw : {&c.disagg_by_prompt, &c.disagg_by_tpot}) {
+            if (!*sw) continue;
+            const serve::DisaggSweep& w = **sw;
+            const bool prompt = w.axis == "prompt_tokens";
+            out.push_back(paragraph(std::string("Sweep over ") + (prompt ? "prompt length" : "TPOT SLO") + ": " + w.summary + "."));
+            Block st = table({prompt ? "prompt tokens" : "TPOT SLO ms", "disaggregated", "GPUs", "USD / hour", "aggregated replicas", "GPUs", "USD / hour", "cheaper"},
+                             {true, false, true, true, true, true, true, false});
+            const auto usd = [](const std::optional<serve::LayoutCost>& k) {
+                return k && k->usd_per_hour ? fixed(*k->usd_per_hour, 2) : std::string("-");
+            };
+            for (const serve::SweepPoint& p : w.points)
+                st.rows.push_back({prompt ? integer(static_cast<std::int64_t>(p.x)) : fixed(p.x * 1e3, 1),
+                                   p.disaggregated ? integer(p.prefill_instances) + "P:" + integer(p.decode_instances) + "D" : std::string("does not hold"),
+                                   p.disaggregated ? integer(p.disaggregated->gpus) : std::string("-"), usd(p.disaggregated),
+                                   p.aggregated ? integer(p.aggregated_replicas) : std::string("does not hold"),
+                                   p.aggregated ? integer(p.aggregated->gpus) : std::string("-"), usd(p.aggregated), p.winner});
+            out.push_back(std::move(st));
+        }
+    }
+
     // The engine profile, the bands and the nearest measured points (docs/fidelity.md).
     if (q.engine) {
         const engine::EngineSetup& e = *q.engine;
@@ -607,6 +674,7 @@ json report_json(const ReportContent& c) {
     if (c.capacity && !c.capacity_launches.empty() && doc["capacity"]["recommendation"].is_object())
         for (std::size_t i = 0; i < c.capacity_launches.size() && i < doc["capacity"]["recommendation"]["ranked"].size(); ++i)
             doc["capacity"]["recommendation"]["ranked"][i]["launch"] = c.capacity_launches[i];
+    if (c.disagg) doc["disagg"] = c.disagg_json;
     if (c.measured) doc["measured"] = measured_json(c.measured->calibration, c.measured->overlay, c.measured->source);
     std::size_t schemes = c.plan.schemes.size();
     doc["sweeps"] = {{"file", "sweeps.csv"},

@@ -19,6 +19,7 @@
 #include "core/plan/plan.h"
 #include "core/plan/sweep.h"
 #include "core/serve/capacity_plan.h"
+#include "core/serve/disagg_plan.h"
 
 namespace quantplan::report {
 
@@ -75,6 +76,12 @@ struct ReportContent {
     // The launch of each ranked configuration (the first ten), as JSON `launch` (core/launch
     // launch_json), or {"refused": why} where the engine version cannot serve it.
     std::vector<nlohmann::json> capacity_launches;
+    // Disaggregated serving (docs/disaggregation.md), when the options asked for it (--disagg): the
+    // comparison with aggregated serving on the same GPUs, the search's answer and the sweeps when
+    // asked, and JSON `disagg` as --serve --disagg gives it.
+    std::optional<serve::DisaggComparison> disagg;
+    std::optional<serve::DisaggSweep> disagg_by_prompt, disagg_by_tpot;
+    nlohmann::json disagg_json;
 };
 
 // One file of the report folder: its path relative to the folder ("charts/memory.svg") and bytes.

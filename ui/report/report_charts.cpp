@@ -110,7 +110,8 @@ std::vector<std::int64_t> chart_batches() {
 }
 
 std::vector<ReportChart> render_report_charts(const PlanResult& plan, const errorsim::ErrorsimReport* errorsim,
-                                             const MeasuredOverlay* measured, const serve::CapacityPlan* capacity, const serve::Slo* slo) {
+                                             const MeasuredOverlay* measured, const serve::CapacityPlan* capacity, const serve::Slo* slo,
+                                             const serve::DisaggComparison* disagg, const serve::DisaggSweep* by_prompt, const serve::DisaggSweep* by_tpot) {
     OffscreenApplication app;
     std::vector<ReportChart> charts;
     const std::vector<SweepPoint> sweep = batch_sweep(plan, chart_batches());
@@ -181,6 +182,19 @@ std::vector<ReportChart> render_report_charts(const PlanResult& plan, const erro
                                     "each step (thinned to a few hundred points)."));
             break;
         }
+    }
+    if (disagg != nullptr) {
+        charts.push_back(render(ui::make_disagg_comparison_chart(*disagg), "disagg",
+                                "The disaggregated layout against aggregated serving on the same GPUs, the same traffic: TTFT and TPOT "
+                                "percentiles and the E2E median in ms (log axis). Splitting removes the prefill chunks from the decode "
+                                "steps (TPOT) and adds the KV transfer and the decode pool's admission to TTFT."));
+        for (const auto& [sweep, name, what] : {std::tuple{by_prompt, "disagg-prompt", "prompt length (the output length, rate and SLOs as given)"},
+                                                std::tuple{by_tpot, "disagg-tpot", "TPOT SLO (the traffic and the other SLOs as given)"}})
+            if (sweep != nullptr)
+                charts.push_back(render(ui::make_disagg_sweep_chart(*sweep), name,
+                                        std::string("The cheapest disaggregated and aggregated layouts that hold the rate (the search's pools, "
+                                                    "sized again at each point) against the ") +
+                                            what + "; the dashed red line marks where disaggregation starts to pay at every later point."));
     }
     return charts;
 }

@@ -26,8 +26,10 @@ std::vector<std::int64_t> chart_batches();
 // (QT_QPA_PLATFORM=offscreen: no display needed), and keeps LC_NUMERIC at "C" so that numbers in
 // every file stay locale-independent. Throws ReportWriteFailed when a chart cannot be rendered,
 // Error when another kind of Qt application (QCoreApplication) is running.
+// With `disagg` (--disagg): the comparison with aggregated serving, and each sweep given.
 std::vector<ReportChart> render_report_charts(const PlanResult& plan, const errorsim::ErrorsimReport* errorsim,
                                              const MeasuredOverlay* measured = nullptr, const serve::CapacityPlan* capacity = nullptr,
-                                             const serve::Slo* slo = nullptr);
+                                             const serve::Slo* slo = nullptr, const serve::DisaggComparison* disagg = nullptr,
+                                             const serve::DisaggSweep* by_prompt = nullptr, const serve::DisaggSweep* by_tpot = nullptr);
 
 }  // namespace quantplan::report
