@@ -63,6 +63,20 @@ Interconnect resolve_interconnect(std::string_view argument, const std::filesyst
     }
 }
 
+std::vector<Interconnect> load_interconnects(const std::filesystem::path& dir) {
+    std::vector<Interconnect> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        if (e.path().extension() != ".json") continue;
+        try {
+            out.push_back(parse_interconnect(read_text_file(e.path(), "interconnect", 1 << 20), e.path().filename().string()));
+        } catch (const Error&) {
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const Interconnect& a, const Interconnect& b) { return a.id < b.id; });
+    return out;
+}
+
 KvConnector resolve_connector(std::string_view id, std::string_view engine) {
     const std::string name = !id.empty() ? std::string(id) : engine.find("sglang") != std::string_view::npos ? "sglang" : "nixl";
     if (name == "nixl")

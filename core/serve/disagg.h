@@ -43,6 +43,10 @@ Interconnect parse_interconnect(std::string_view text, const std::string& source
 // A bundled id (assets/interconnects/ID.json) or a profile file. Throws Error("--interconnect").
 Interconnect resolve_interconnect(std::string_view argument, const std::filesystem::path& interconnects_dir);
 
+// Every profile of `dir` (*.json), sorted by id; a file that does not parse is skipped (the
+// command line names it when it is asked for). Empty when the folder does not exist.
+std::vector<Interconnect> load_interconnects(const std::filesystem::path& dir);
+
 // How a PD connector moves a prompt's KV cache, and how the request reaches the decode side.
 struct KvConnector {
     std::string id;

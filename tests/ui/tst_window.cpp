@@ -51,6 +51,7 @@
 #include <QtWidgets/QToolBar>
 
 #include "core/base/atomic_file.h"
+#include "core/base/error.h"
 #include "core/base/text_file.h"
 #include "core/checkpoint/model_config_json.h"
 #include "core/checkpoint/safetensors.h"
@@ -108,6 +109,7 @@ DataPaths source_data() {
     d.spec_engines_file = kSource / "assets" / "engines" / "speculative" / "speculative.json";
     d.spec_measurements_file = kSource / "assets" / "measurements" / "speculative" / "speculative-decoding.json";
     d.spec_fit_file = kSource / "assets" / "engines" / "fit" / "spec-fit.json";
+    d.interconnects_dir = kSource / "assets" / "interconnects";
     return d;
 }
 
@@ -950,6 +952,78 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_shows_cores_capacity_plan, WindowFixture)
     panel->cancelButton()->click();
     BOOST_REQUIRE(wait_for(panel->job()));
     BOOST_TEST(panel->status()->text().contains("Cancelled"));
+}
+
+// The Capacity panel's disaggregation section runs core's comparison off the GUI thread and shows
+// what core computes for the same request, inputs and layout; "Find cheapest" runs core's search
+// and puts the layout it found into the controls.
+BOOST_FIXTURE_TEST_CASE(capacity_panel_compares_a_disaggregated_layout, WindowFixture) {
+    CapacityPanel* panel = window.capacityPanel();
+    PlannerSetup one = window.setup();
+    one.schemes = {QStringLiteral("w8a8-fp8")};
+    window.setSetup(one);
+    settle();
+    CapacityInputs in;
+    in.rate_per_s = 8;
+    in.requests = 200;
+    in.input = "4000";
+    in.output = "200";
+    in.slo_ttft_s = 0;
+    in.slo_tpot_s = 0.03;
+    in.target_rate_per_s = 0;
+    panel->setInputs(in);
+    DisaggInputs d;
+    d.link = "nvlink4";
+    panel->setDisaggInputs(d);
+    window.tabs()->setCurrentWidget(panel);
+    settle();
+    const auto wait = [&] {
+        QElapsedTimer t;
+        t.start();
+        while (panel->disaggJob()->isRunning() && t.elapsed() < 5 * kJobTimeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    };
+    wait();  // the panel's own capacity run may be going; the section's job is separate
+    panel->compareButton()->click();
+    wait();
+    BOOST_REQUIRE(panel->disaggResult().has_value());
+    const serve::DisaggComparison& shown = panel->disaggResult()->comparison;
+    // The same through core directly.
+    DirectContext direct;
+    PlannerSetup s = window.setup();
+    s.profile = QStringLiteral("engine");
+    engine::EngineCatalog catalog = engine::load_engine_catalog(kSource / "assets" / "engines" / "profiles",
+                                                                kSource / "assets" / "engines" / "fit" / "engine-fit.json");
+    const std::filesystem::path serving = kSource / "assets" / "engines" / "fit" / "serving-fit.json";
+    engine::apply_serving_fit(catalog, engine::parse_serving_fit(read_text_file(serving, "serving fit"), serving.string()));
+    const PlanRequest request = plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"),
+                                             resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus"), nullptr, &catalog);
+    const std::vector<serve::Interconnect> links = serve::load_interconnects(kSource / "assets" / "interconnects");
+    const DisaggOutcome core = run_disagg(request, panel->inputs(), panel->disaggInputs(), links, {}, direct);
+    BOOST_TEST(shown.stats.end_to_end.ttft_s.p99 == core.comparison.stats.end_to_end.ttft_s.p99);
+    BOOST_TEST(shown.spec.link.id == "nvlink4");
+    BOOST_TEST(shown.connector.id == "nixl");  // vLLM's default
+    BOOST_TEST(panel->disaggStatus()->text().contains(QStringLiteral("Winner:")), panel->disaggStatus()->text().toStdString());
+    BOOST_TEST(find_series(panel->disaggView()->chart(), QStringLiteral("disaggregated (2 GPUs)")) == nullptr);  // bar sets, not series
+    BOOST_TEST(panel->disaggView()->chart()->series().size() == 1);
+    for (QTabWidget* tabs : panel->findChildren<QTabWidget*>())
+        if (tabs->indexOf(panel->disaggView()->parentWidget()) >= 0) tabs->setCurrentWidget(panel->disaggView()->parentWidget());
+    settle();
+    BOOST_TEST(window.grab().toImage().save(QString::fromStdString((screenshot_dir() / "capacity-disagg.png").string())));
+    // Each scheme's highest rate is no traffic to compare layouts at: one line naming the control.
+    CapacityInputs highest = in;
+    highest.mode = CapacityInputs::Mode::HighestRate;
+    BOOST_CHECK_EXCEPTION(run_disagg(request, highest, panel->disaggInputs(), links, {}, direct), quantplan::Error,
+                          [](const quantplan::Error& e) { return std::string(e.what()).find("arrivals") == 0; });
+    // Find cheapest: core's search, its layout put into the controls.
+    panel->findButton()->click();
+    wait();
+    BOOST_REQUIRE(panel->disaggResult().has_value());
+    BOOST_REQUIRE(panel->disaggResult()->search.has_value());
+    const serve::DisaggSearch& found = *panel->disaggResult()->search;
+    BOOST_REQUIRE(found.prefill.has_value());
+    BOOST_TEST(panel->disaggInputs().prefill_instances == found.prefill_instances);
+    BOOST_TEST(panel->disaggInputs().decode_tp == found.decode->tp);
+    BOOST_TEST(panel->disaggResult()->comparison.stats.end_to_end.overloaded == false);
 }
 
 BOOST_FIXTURE_TEST_CASE(screenshots_of_every_panel, WindowFixture) {

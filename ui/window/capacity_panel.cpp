@@ -111,6 +111,58 @@ serve::CapacityPlan run_capacity(PlanRequest request, const CapacityInputs& inpu
     return plan;
 }
 
+DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, const DisaggInputs& d, const std::vector<serve::Interconnect>& links,
+                         const std::map<std::string, double>& prices, JobContext& context) {
+    if (!request.engine) throw Error("engine", "disaggregated serving prices steps with an engine profile, and none is loaded");
+    if (request.schemes.empty()) throw Error("schemes", "no scheme to serve");
+    if (inputs.mode == CapacityInputs::Mode::HighestRate)
+        throw Error("arrivals", "disaggregation compares layouts at a rate or a number of users, not at each scheme's highest rate");
+    if (d.search && inputs.mode != CapacityInputs::Mode::Rate) throw Error("arrivals", "finding the cheapest layout sizes pools for a rate: choose Poisson arrivals");
+    const serve::CapacityRequest ask = capacity_request(inputs, prices);
+    const auto link = std::find_if(links.begin(), links.end(), [&](const serve::Interconnect& l) { return l.id == d.link; });
+    if (link == links.end()) throw Error("link", "'" + d.link + "' is not a bundled interconnect");
+    DisaggOutcome out;
+    serve::DisaggAsk a;
+    a.prefill = {request, request.schemes.front(), d.prefill_tp};
+    a.decode = {request, request.schemes.front(), d.decode_tp};
+    a.aggregated = {request, request.schemes.front(), request.workload.tensor_parallel};
+    a.prefill_instances = d.prefill_instances;
+    a.decode_instances = d.decode_instances;
+    a.link = *link;
+    a.connector = serve::resolve_connector(d.connector, request.engine->profile.engine);
+    a.traffic = ask.traffic;
+    a.slo = ask.slo;
+    if (d.search) {
+        serve::DisaggSearchAsk sa;
+        for (const Scheme& sc : request.schemes)
+            for (const std::int64_t tp : {1, 2, 4, 8}) {
+                sa.prefill.push_back({request, sc, tp});
+                sa.decode.push_back({request, sc, tp});
+                sa.aggregated.push_back({request, sc, tp});
+            }
+        sa.link = a.link;
+        sa.connector = a.connector;
+        sa.traffic = a.traffic;
+        sa.slo = a.slo;
+        sa.prices = prices;
+        sa.progress = [&context](double done, const std::string& what) {
+            context.check_cancelled();
+            context.report(static_cast<int>(std::lround(done * 90)), QString::fromStdString(what));
+        };
+        out.search = serve::search_disagg(sa);
+        if (!out.search->prefill) throw Error("disaggregation", "no layout of TP 1-8 and the plan's schemes holds the rate within the SLOs on 64 GPUs");
+        a.prefill = *out.search->prefill;
+        a.decode = *out.search->decode;
+        a.prefill_instances = out.search->prefill_instances;
+        a.decode_instances = out.search->decode_instances;
+        if (out.search->aggregated) a.aggregated = *out.search->aggregated;
+    }
+    context.check_cancelled();
+    context.report(95, QStringLiteral("running both layouts"));
+    out.comparison = serve::compare_disagg(a);
+    return out;
+}
+
 // --- Tables -----------------------------------------------------------------------------------
 
 CapacityTableModel::CapacityTableModel(QObject* parent) : ResultTableModel(parent) { setResult({}, false); }
@@ -353,9 +405,71 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     timeline_layout->setContentsMargins(0, 0, 0, 0);
     timeline_layout->addLayout(timeline_bar);
     timeline_layout->addWidget(timeline_view_, 1);
+    // Disaggregation (docs/disaggregation.md): a P:D layout beside aggregated serving, or the
+    // cheapest layout found, for the traffic and SLOs above.
+    disagg_job_ = new BackgroundJob(this);
+    prefill_count_ = new QSpinBox(this);
+    decode_count_ = new QSpinBox(this);
+    for (QSpinBox* box : {prefill_count_, decode_count_}) box->setRange(1, 64);
+    prefill_count_->setToolTip(tr("Prefill instances (P)."));
+    decode_count_->setToolTip(tr("Decode instances (D)."));
+    prefill_tp_ = new QComboBox(this);
+    decode_tp_ = new QComboBox(this);
+    for (QComboBox* box : {prefill_tp_, decode_tp_})
+        for (const int tp : {1, 2, 4, 8}) box->addItem(QStringLiteral("TP %1").arg(tp), tp);
+    link_ = new QComboBox(this);
+    link_->setToolTip(tr("The link the KV cache crosses (assets/interconnects/)."));
+    connector_ = new QComboBox(this);
+    connector_->addItem(tr("engine's default"), QString());
+    for (const char* id : {"nixl", "p2p-nccl", "dynamo", "sglang"}) connector_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
+    connector_->setToolTip(tr("How the KV moves: nixl pulls it whole after the prefill and the request passes the decode server's frontend too; "
+                              "p2p-nccl sends it layer by layer; dynamo and sglang send it whole after the prefill."));
+    compare_ = new QPushButton(tr("&Compare"), this);
+    compare_->setToolTip(tr("Run this layout beside aggregated serving on the same GPUs, for the traffic and SLOs on the left."));
+    connect(compare_, &QPushButton::clicked, this, [this] { compareDisagg(false); });
+    find_ = new QPushButton(tr("&Find cheapest"), this);
+    find_->setToolTip(tr("Search P, D, TP and scheme per pool for the cheapest layout that holds the rate, beside the cheapest aggregated one."));
+    connect(find_, &QPushButton::clicked, this, [this] { compareDisagg(true); });
+    disagg_status_ = new QLabel(tr("Compare a disaggregated layout with aggregated serving on the same GPUs."), this);
+    disagg_status_->setWordWrap(true);
+    disagg_status_->setObjectName(QStringLiteral("disaggStatus"));
+    disagg_status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    disagg_view_ = new ChartView(this);
+    disagg_view_->setObjectName(QStringLiteral("disaggChart"));
+    auto* disagg_bar = new QHBoxLayout;
+    disagg_bar->addWidget(new QLabel(tr("Prefill:"), this));
+    disagg_bar->addWidget(prefill_count_);
+    disagg_bar->addWidget(prefill_tp_);
+    disagg_bar->addWidget(new QLabel(tr("Decode:"), this));
+    disagg_bar->addWidget(decode_count_);
+    disagg_bar->addWidget(decode_tp_);
+    disagg_bar->addWidget(new QLabel(tr("Link:"), this));
+    disagg_bar->addWidget(link_);
+    disagg_bar->addWidget(new QLabel(tr("Connector:"), this));
+    disagg_bar->addWidget(connector_);
+    disagg_bar->addWidget(compare_);
+    disagg_bar->addWidget(find_);
+    disagg_bar->addStretch(1);
+    auto* disagg_page = new QWidget(this);
+    auto* disagg_layout = new QVBoxLayout(disagg_page);
+    disagg_layout->setContentsMargins(0, 0, 0, 0);
+    disagg_layout->addLayout(disagg_bar);
+    disagg_layout->addWidget(disagg_status_);
+    disagg_layout->addWidget(disagg_view_, 1);
+    connect(disagg_job_, &BackgroundJob::started, this, [this](const QString& label) { disagg_status_->setText(label + QStringLiteral("…")); });
+    connect(disagg_job_, &BackgroundJob::progress, this, [this](int percent, const QString& text) {
+        disagg_status_->setText(QStringLiteral("%1% %2").arg(percent).arg(text));
+    });
+    connect(disagg_job_, &BackgroundJob::cancelled, this, [this] { disagg_status_->setText(tr("Cancelled.")); });
+    connect(disagg_job_, &BackgroundJob::failed, this, [this](const QString& message) {
+        disagg_status_->setText(message);
+        emit errorMessage(message);
+    });
+
     auto* chart_tabs = new QTabWidget(this);
     chart_tabs->addTab(chart_page, tr("Latency and cost"));
     chart_tabs->addTab(timeline_page, tr("Timeline"));
+    chart_tabs->addTab(disagg_page, tr("Disaggregation"));
 
     model_ = new CapacityTableModel(this);
     table_ = new ResultTableView(this);
@@ -406,7 +520,103 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     });
 }
 
-CapacityPanel::~CapacityPanel() { job_->cancel(); }
+CapacityPanel::~CapacityPanel() {
+    job_->cancel();
+    disagg_job_->cancel();
+}
+
+void CapacityPanel::setInterconnects(const std::vector<serve::Interconnect>& links) {
+    links_ = links;
+    const QString keep = link_->currentData().toString();
+    const QSignalBlocker block(link_);
+    link_->clear();
+    for (const serve::Interconnect& l : links_) {
+        link_->addItem(QString::fromStdString(l.id), QString::fromStdString(l.id));
+        link_->setItemData(link_->count() - 1, QString::fromStdString(l.name), Qt::ToolTipRole);
+    }
+    const int again = link_->findData(keep.isEmpty() ? QStringLiteral("infiniband-ndr") : keep);
+    link_->setCurrentIndex(again >= 0 ? again : 0);
+    compare_->setEnabled(!links_.empty());
+    find_->setEnabled(!links_.empty());
+    if (links_.empty()) disagg_status_->setText(tr("No interconnect profiles were found (assets/interconnects/)."));
+}
+
+DisaggInputs CapacityPanel::disaggInputs() const {
+    DisaggInputs d;
+    d.prefill_instances = prefill_count_->value();
+    d.decode_instances = decode_count_->value();
+    d.prefill_tp = prefill_tp_->currentData().toInt();
+    d.decode_tp = decode_tp_->currentData().toInt();
+    d.link = link_->currentData().toString().toStdString();
+    d.connector = connector_->currentData().toString().toStdString();
+    return d;
+}
+
+void CapacityPanel::setDisaggInputs(const DisaggInputs& d) {
+    prefill_count_->setValue(static_cast<int>(d.prefill_instances));
+    decode_count_->setValue(static_cast<int>(d.decode_instances));
+    prefill_tp_->setCurrentIndex(std::max(0, prefill_tp_->findData(static_cast<int>(d.prefill_tp))));
+    decode_tp_->setCurrentIndex(std::max(0, decode_tp_->findData(static_cast<int>(d.decode_tp))));
+    const int link = link_->findData(QString::fromStdString(d.link));
+    if (link >= 0) link_->setCurrentIndex(link);
+    connector_->setCurrentIndex(std::max(0, connector_->findData(QString::fromStdString(d.connector))));
+}
+
+void CapacityPanel::compareDisagg(bool search) {
+    if (!request_) {
+        disagg_status_->setText(tr("No plan yet."));
+        return;
+    }
+    const PlanRequest request = *request_;
+    const CapacityInputs in = inputs();
+    DisaggInputs d = disaggInputs();
+    d.search = search;
+    const std::vector<serve::Interconnect> links = links_;
+    const std::map<std::string, double> prices = prices_;
+    disagg_job_->start<DisaggOutcome>(
+        search ? tr("Finding the cheapest layout") : tr("Running both layouts"),
+        [request, in, d, links, prices](JobContext& context) { return run_disagg(request, in, d, links, prices, context); },
+        [this](DisaggOutcome outcome) { setDisaggResult(outcome); });
+}
+
+void CapacityPanel::setDisaggResult(const DisaggOutcome& outcome) {
+    disagg_result_ = outcome;
+    const serve::DisaggComparison& c = outcome.comparison;
+    const serve::DisaggSpec& sp = c.spec;
+    if (outcome.search) {
+        // The found layout goes into the controls, so Compare reruns it.
+        DisaggInputs d = disaggInputs();
+        d.prefill_instances = sp.prefill.instances;
+        d.decode_instances = sp.decode.instances;
+        d.prefill_tp = sp.prefill.tp;
+        d.decode_tp = sp.decode.tp;
+        setDisaggInputs(d);
+    }
+    const serve::ServeStats& s = c.stats.end_to_end;
+    QString text = tr("%1P:%2D (%3 and %4, %5 GPUs): TTFT p99 %6 ms, TPOT p99 %7 ms, KV transfer p99 %8 ms. ")
+                       .arg(sp.prefill.instances)
+                       .arg(sp.decode.instances)
+                       .arg(QString::fromStdString(sp.prefill.scheme + " TP " + std::to_string(sp.prefill.tp)),
+                            QString::fromStdString(sp.decode.scheme + " TP " + std::to_string(sp.decode.tp)))
+                       .arg(c.gpus)
+                       .arg(s.ttft_s.p99 * kMsPerS, 0, 'f', 1)
+                       .arg(s.tpot_s.p99 * kMsPerS, 0, 'f', 2)
+                       .arg(c.stats.transfer_s.p99 * kMsPerS, 0, 'f', 1);
+    if (s.overloaded) text = tr("%1P:%2D is overloaded: completes %3 of %4 requests/s. ")
+                                 .arg(sp.prefill.instances)
+                                 .arg(sp.decode.instances)
+                                 .arg(s.completed_requests_per_s, 0, 'f', 2)
+                                 .arg(s.offered_requests_per_s, 0, 'f', 2);
+    if (outcome.search && outcome.search->aggregated)
+        text += tr("Cheapest aggregated: %1 x %2 (%3 GPUs). ")
+                    .arg(outcome.search->aggregated_replicas)
+                    .arg(QString::fromStdString(serve::pool_label(*outcome.search->aggregated)))
+                    .arg(outcome.search->aggregated_cost.gpus);
+    text += tr("Winner: %1. Bound: %2.").arg(QString::fromStdString(c.winner_detail), QString::fromStdString(c.bound_detail));
+    disagg_status_->setText(text);
+    disagg_view_->replaceChart(make_disagg_comparison_chart(c));
+    connect_bar_tooltips(disagg_view_);
+}
 
 CapacityInputs CapacityPanel::inputs() const {
     CapacityInputs in;

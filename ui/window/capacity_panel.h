@@ -12,6 +12,7 @@
 
 #include "core/plan/plan.h"
 #include "core/serve/capacity_plan.h"
+#include "core/serve/disagg_plan.h"
 #include "ui/window/panel.h"
 #include "ui/window/table_models.h"
 
@@ -60,6 +61,28 @@ serve::CapacityRequest capacity_request(const CapacityInputs& inputs, const std:
 // request longer than the model takes.
 serve::CapacityPlan run_capacity(PlanRequest request, const CapacityInputs& inputs, const std::map<std::string, double>& prices, bool search,
                                  JobContext& context);
+
+// What the panel's disaggregation section asks (docs/disaggregation.md).
+struct DisaggInputs {
+    std::int64_t prefill_instances = 1, decode_instances = 1;
+    std::int64_t prefill_tp = 1, decode_tp = 1;
+    std::string link = "infiniband-ndr";   // an interconnect id of the bundled profiles
+    std::string connector;                 // "" : the engine's default
+    bool search = false;                   // find the cheapest layout (TP 1-8, the request's schemes) first
+};
+
+// What the section shows: the layout beside aggregated serving, and the search's answer.
+struct DisaggOutcome {
+    serve::DisaggComparison comparison;
+    std::optional<serve::DisaggSearch> search;
+};
+
+// Runs core's disaggregated comparison (with `d.search`: core's search first) of `request`'s first
+// scheme on its GPU for the traffic and SLOs of `inputs`; the aggregated side is the request's TP.
+// Throws Error naming what is wrong: no engine profile, each scheme's highest rate asked (the
+// layouts need a rate or users; the search needs a rate), an unknown link, a pool that does not fit.
+DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, const DisaggInputs& d, const std::vector<serve::Interconnect>& links,
+                         const std::map<std::string, double>& prices, JobContext& context);
 
 // The per-scheme table: one row per scheme of a capacity plan.
 class CapacityTableModel : public ResultTableModel {
@@ -120,9 +143,24 @@ public:
     // "Copy launch command" and "Save deployment…" for the ranked configurations.
     class LaunchBar* launchBar() const { return launch_bar_; }
 
+    // The disaggregation section: the links it offers (the bundled interconnect profiles), its
+    // inputs, its job and what it shows.
+    void setInterconnects(const std::vector<serve::Interconnect>& links);
+    DisaggInputs disaggInputs() const;
+    void setDisaggInputs(const DisaggInputs& inputs);
+    BackgroundJob* disaggJob() const { return disagg_job_; }
+    const std::optional<DisaggOutcome>& disaggResult() const { return disagg_result_; }
+    void setDisaggResult(const DisaggOutcome& outcome);
+    ChartView* disaggView() const { return disagg_view_; }
+    QLabel* disaggStatus() const { return disagg_status_; }
+    QPushButton* compareButton() const { return compare_; }
+    QPushButton* findButton() const { return find_; }
+
 public slots:
     // Runs the current request and inputs now (latest wins): the traffic as asked, then the search.
     void rerun();
+    // Runs the disaggregation section's layout (or, `search`, finds the cheapest first).
+    void compareDisagg(bool search = false);
 
 signals:
     void errorMessage(const QString& message);
@@ -168,6 +206,20 @@ private:
     ResultTableView* ranking_table_ = nullptr;
     RecommendationTableModel* ranking_model_ = nullptr;
     class LaunchBar* launch_bar_ = nullptr;
+    // The disaggregation section.
+    std::vector<serve::Interconnect> links_;
+    BackgroundJob* disagg_job_ = nullptr;
+    std::optional<DisaggOutcome> disagg_result_;
+    QSpinBox* prefill_count_ = nullptr;
+    QSpinBox* decode_count_ = nullptr;
+    QComboBox* prefill_tp_ = nullptr;
+    QComboBox* decode_tp_ = nullptr;
+    QComboBox* link_ = nullptr;
+    QComboBox* connector_ = nullptr;
+    QPushButton* compare_ = nullptr;
+    QPushButton* find_ = nullptr;
+    QLabel* disagg_status_ = nullptr;
+    ChartView* disagg_view_ = nullptr;
 };
 
 }  // namespace quantplan::ui

@@ -36,6 +36,7 @@
 #include "core/base/error.h"
 #include "core/base/text_file.h"
 #include "core/checkpoint/model_config_json.h"
+#include "core/serve/disagg.h"
 #include "core/serve/gpu_prices.h"
 #include "ui/charts/charts.h"
 #include "ui/window/background_job.h"
@@ -195,6 +196,8 @@ void MainWindow::buildLayout() {
     memory_ = new MemoryPanel(this);
     decision_ = new DecisionPanel(this);
     capacity_ = new CapacityPanel(this);
+    capacity_->setInterconnects(options_.data.interconnects_dir.empty() ? std::vector<serve::Interconnect>{}
+                                                                        : serve::load_interconnects(options_.data.interconnects_dir));
     tabs_ = new QTabWidget(this);
     tabs_->setObjectName(QStringLiteral("panels"));
     tabs_->addTab(crossover_, tr("&1 Batch crossover"));

@@ -65,6 +65,7 @@ struct DataPaths {
     std::filesystem::path spec_engines_file;      // assets/engines/speculative/speculative.json (empty: no speculative decoding)
     std::filesystem::path spec_measurements_file; // assets/measurements/speculative/speculative-decoding.json (acceptance defaults)
     std::filesystem::path spec_fit_file;          // assets/engines/fit/spec-fit.json
+    std::filesystem::path interconnects_dir;      // assets/interconnects/ (empty: the Capacity panel's disaggregation has no links)
 };
 
 // How the window starts.
