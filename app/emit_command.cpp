@@ -1,8 +1,9 @@
 // --emit ENGINE and --emit-out DIR: from a plan to the command that starts the engine it assumed
 // (docs/launch.md). Without traffic options the plan's chosen scheme (the decision's pick, or the
 // one scheme given) is launched at the plan's TP; with --serve and a target rate, each configuration
-// of the capacity recommendation. Every argument is checked against the engine version's parser
-// data (assets/engines/args/).
+// of the capacity recommendation; with --disagg, the prefill and the decode pool, each with its side
+// of the KV transfer. Every argument is checked against the engine version's parser data
+// (assets/engines/args/).
 #include <algorithm>
 #include <iostream>
 
@@ -73,7 +74,29 @@ int run_emit(const CliOptions& given, std::ostream& out, std::ostream& err) {
 
         std::vector<launch::Launch> launches;
         nlohmann::json doc;
-        if (capacity_asked(o)) {
+        if (o.disagg) {
+            // Disaggregated serving: both pools, each with its side of the KV transfer.
+            const DisaggRun run = compute_disagg(o);
+            const serve::DisaggSpec& spec = run.comparison.spec;
+            doc = {{"disagg", run.json}};
+            doc["launch"] = nlohmann::json::array();
+            for (const serve::DisaggPool* pool : {&spec.prefill, &spec.decode}) {
+                const bool prefill = pool == &spec.prefill;
+                CliOptions oc = run.options;
+                oc.gpu = pool->gpu;
+                oc.tp = pool->tp;
+                oc.schemes = pool->scheme;
+                const PlanResult priced = plan(plan_request_from_options(oc));
+                launch::LaunchRequest lr = launch::launch_request(priced.request, priced.schemes.front(), data, run.options.model, release,
+                                                                  run.options.context, pool->instances, false);
+                lr.pd_role = prefill ? "prefill" : "decode";
+                lr.pd_connector = run.comparison.connector.id;
+                launches.push_back(launch::make_launch(lr, data.args, data.deployment, data.published, data.gpus));
+                const nlohmann::json l = launch::launch_json(launches.back());
+                doc["disagg"]["pools"][prefill ? "prefill" : "decode"]["launch"] = l;
+                doc["launch"].push_back(l);
+            }
+        } else if (capacity_asked(o)) {
             const CapacityRun run = run_capacity(o);
             if (!run.target) throw Error("--emit", "with traffic options it launches the capacity recommendation: give --target-rate or --rate");
             if (run.plan.ranked.empty()) throw Error("--emit", "no configuration of the recommendation meets the SLOs at the target rate: nothing to launch");

@@ -288,9 +288,9 @@ Launch make_launch(const LaunchRequest& r, const EngineArgs& args, const EngineD
     l.replicas = r.replicas;
     l.gpus_per_replica = r.tensor_parallel * r.data_parallel;
     l.port = deployment.port;
-    l.configuration = r.gpu.id + ", " + r.scheme_name + ", TP " + std::to_string(r.tensor_parallel) +
-                      (r.data_parallel > 1 ? ", DP " + std::to_string(r.data_parallel) : "") + ", " + std::to_string(r.replicas) +
-                      (r.replicas == 1 ? " replica" : " replicas");
+    l.configuration = (r.pd_role.empty() ? std::string() : r.pd_role + " pool, ") + r.gpu.id + ", " + r.scheme_name + ", TP " +
+                      std::to_string(r.tensor_parallel) + (r.data_parallel > 1 ? ", DP " + std::to_string(r.data_parallel) : "") + ", " +
+                      std::to_string(r.replicas) + (r.replicas == 1 ? " replica" : " replicas");
     if (r.nodes > 1)
         throw Error("--emit", l.configuration + " spans " + std::to_string(r.nodes) +
                                   " nodes: multi-node launches (Ray, LeaderWorkerSet) are not generated yet; plan with --nodes 1");
@@ -434,6 +434,39 @@ Launch make_launch(const LaunchRequest& r, const EngineArgs& args, const EngineD
         else l.notes.push_back("SGLang's radix cache (on by default) serves the shared prefix the plan counts as cached");
     }
     if (r.enforce_eager) add(vllm ? "--enforce-eager" : "--disable-cuda-graph", "", "the plan priced steps without CUDA graphs");
+    if (!r.pd_role.empty()) {
+        // A pool of disaggregated serving: its side of the KV transfer, as the plan priced it.
+        if (r.pd_role != "prefill" && r.pd_role != "decode") throw Error("--emit", "a pool is prefill or decode, not '" + r.pd_role + "'");
+        const auto since = [&](const std::string& first, const std::string& what) {
+            // The first release whose source has the connector (checked in the release archives:
+            // vllm/distributed/kv_transfer/kv_connector/v1/ and its factory's registration).
+            const std::optional<std::size_t> i = args.version_index(first);
+            if (i && v < *i) throw Error("--emit", at + " has no " + what + "; first in " + engine_name + " " + first);
+        };
+        if (vllm) {
+            std::string json;
+            if (r.pd_connector == "nixl") {
+                since("0.9.0", "NixlConnector");
+                json = R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})";
+            } else if (r.pd_connector == "p2p-nccl") {
+                since("0.9.2", "P2pNcclConnector");
+                json = std::string(R"({"kv_connector":"P2pNcclConnector","kv_role":")") + (r.pd_role == "prefill" ? "kv_producer" : "kv_consumer") + R"("})";
+            } else {
+                throw Error("--emit", "vLLM servers are emitted for the nixl and p2p-nccl connectors, not '" + r.pd_connector +
+                                          "' (NVIDIA Dynamo and SGLang launch their own workers)");
+            }
+            add("--kv-transfer-config", json, "the " + r.pd_role + " pool's side of the KV transfer (" + r.pd_connector + ")");
+            l.notes.push_back("a proxy in front sends each request to a prefill server (max_tokens 1), then to a decode server with the returned "
+                              "kv_transfer_params (vLLM's disaggregated-serving proxy example, or llm-d's routing sidecar)");
+        } else {
+            if (!r.pd_connector.empty() && r.pd_connector != "sglang")
+                throw Error("--emit", "SGLang servers are emitted for SGLang's own PD transfer (--kv-connector sglang), not '" + r.pd_connector + "'");
+            add("--disaggregation-mode", r.pd_role, "this server is the " + r.pd_role + " pool of the disaggregated plan");
+            add("--disaggregation-transfer-backend", "mooncake", "the KV transfer the plan priced (SGLang's default backend)");
+            l.notes.push_back("SGLang's router sends each request to a prefill and a decode server together (sglang_router in PD mode, or "
+                              "sglang.srt.disaggregation.mini_lb in the releases that ship it)");
+        }
+    }
     if (r.mxfp4_mxfp8) {
         if (!vllm) throw Error("--emit", "--mxfp4-mxfp8 is priced as vLLM runs it; SGLang has no such switch in the data");
         l.env["VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8"] = "1";

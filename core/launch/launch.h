@@ -79,6 +79,11 @@ struct LaunchRequest {
     bool mxfp4_mxfp8 = false;
     std::int64_t replicas = 1;
     std::uint64_t checkpoint_bytes = 0;    // the scheme's checkpoint as the plan computed it
+    // Disaggregated serving (core/serve/disagg.h, docs/disaggregation.md): the pool this launch
+    // serves ("prefill" or "decode"; "" for aggregated serving) and the connector the plan priced
+    // ("nixl", "p2p-nccl" for vLLM; "sglang" for SGLang's PD with its Mooncake backend).
+    std::string pd_role;
+    std::string pd_connector;
 };
 
 // How the checkpoint the command loads comes about.

@@ -1204,6 +1204,43 @@ BOOST_AUTO_TEST_CASE(serving_fit_is_the_default_and_bad_files_are_one_line) {
 }
 
 
+// --emit with --disagg: both pools' launches, each with its side of the KV transfer; --emit-out
+// writes one folder per pool.
+BOOST_AUTO_TEST_CASE(emit_writes_both_pools_of_a_disaggregated_plan) {
+    const std::string base = "--headless --emit vllm --engine vllm@0.11.0 --serve --model llama-3.1-8b --gpu h100-sxm --schemes w8a8-fp8 --rate 8 "
+                             "--isl 4000 --osl 200 --requests 200 --disagg 2:1 --decode-tp 2 ";
+    const auto [rc, text] = run_binary(base + "--json -");
+    BOOST_TEST_REQUIRE(rc == 0, text);
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    BOOST_TEST_REQUIRE(doc.at("launch").size() == 2u);
+    const nlohmann::json& prefill = doc.at("disagg").at("pools").at("prefill").at("launch");
+    const nlohmann::json& decode = doc.at("disagg").at("pools").at("decode").at("launch");
+    for (const nlohmann::json* l : {&prefill, &decode})
+        for (const char* key : {"engine", "version", "argv", "env", "image"}) BOOST_TEST(l->contains(key), key);
+    const auto argv_text = [](const nlohmann::json& l) {
+        std::string t;
+        for (const auto& a : l.at("argv")) t += a.get<std::string>() + " ";
+        return t;
+    };
+    BOOST_TEST(argv_text(prefill).find("--kv-transfer-config {\"kv_connector\":\"NixlConnector\"") != std::string::npos, argv_text(prefill));
+    BOOST_TEST(argv_text(prefill).find("--tensor-parallel-size 1 ") != std::string::npos);
+    BOOST_TEST(argv_text(decode).find("--tensor-parallel-size 2 ") != std::string::npos);
+    BOOST_TEST(prefill.at("replicas") == 2);
+    const std::string dir = "/tmp/quantplan_tst_cli_emit_disagg";
+    std::filesystem::remove_all(dir);
+    const auto [rc2, text2] = run_binary(base + "--emit-out " + dir);
+    BOOST_TEST_REQUIRE(rc2 == 0, text2);
+    int folders = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) folders += e.is_directory() ? 1 : 0;
+    BOOST_TEST(folders == 2);
+    std::filesystem::remove_all(dir);
+    // A release before the connector: one line naming the first that has it.
+    const auto [rc3, text3] = run_binary("--headless --emit vllm --engine vllm@0.8.5 --serve --model llama-3.1-8b --gpu h100-sxm --schemes w8a8-fp8 "
+                                         "--rate 8 --disagg 2:1");
+    BOOST_TEST(rc3 == 1);
+    BOOST_TEST(text3.find("first in vLLM 0.9.0") != std::string::npos, text3);
+}
+
 // --fit-disagg: the committed table (docs/disagg-fidelity.md) is what the model predicts now, so a
 // change that moves a disaggregated or aggregated prediction must regenerate it (and its summary in
 // docs/disaggregation.md).

@@ -4,6 +4,7 @@
 // as that release prints its arguments at startup, read back by --check's log reader as the same.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -186,6 +187,50 @@ BOOST_AUTO_TEST_CASE(every_emitted_command_is_one_the_release_accepts) {
         BOOST_TEST(launched >= a.versions.size() * cases().size() / 2, engine << " launched " << launched);
         for (const Case& c : cases()) BOOST_CHECK_NO_THROW(make_launch(request(c, engine, ""), a, d, {}, gpus()));
     }
+}
+
+// Both pools of a disaggregated plan (docs/disaggregation.md), at every release: the connector's
+// option with the pool's side (vLLM --kv-transfer-config from 0.9.0 for NIXL and 0.9.2 for
+// P2pNccl, SGLang --disaggregation-mode with its Mooncake backend) accepted by the release's
+// parser, or a refusal naming the first release that has it; a connector the engine does not
+// launch is refused in one line.
+BOOST_AUTO_TEST_CASE(both_pools_of_a_disaggregated_plan_launch_or_name_the_first_release) {
+    const Case c = cases().front();
+    for (const auto& [engine, connector] : {std::pair{"vllm", "nixl"}, std::pair{"vllm", "p2p-nccl"}, std::pair{"sglang", "sglang"}}) {
+        const EngineArgs a = load_engine_args(args_dir(), engine);
+        const EngineDeployment d = bundled_deployment(engine);
+        std::size_t launched = 0, refused = 0;
+        for (std::size_t v = 0; v < a.versions.size(); ++v)
+            for (const char* role : {"prefill", "decode"}) {
+                LaunchRequest r = request(c, engine, a.versions[v].version);
+                r.pd_role = role;
+                r.pd_connector = connector;
+                const std::string what = std::string(engine) + " " + a.versions[v].version + " " + connector + " " + role;
+                try {
+                    const Launch l = make_launch(r, a, d, {}, gpus());
+                    ++launched;
+                    BOOST_TEST(l.configuration.rfind(std::string(role) + " pool, ", 0) == 0, what);
+                    const std::string flag = std::string(engine) == "vllm" ? "--kv-transfer-config" : "--disaggregation-mode";
+                    const auto at = std::find(l.argv.begin(), l.argv.end(), flag);
+                    BOOST_TEST_REQUIRE((at != l.argv.end() && at + 1 != l.argv.end()), what);
+                    if (std::string(engine) == "sglang") BOOST_TEST(*(at + 1) == role, what);
+                    else if (std::string(connector) == "p2p-nccl")
+                        BOOST_TEST((at + 1)->find(std::string(role) == "prefill" ? "kv_producer" : "kv_consumer") != std::string::npos, what);
+                    else BOOST_TEST((at + 1)->find("NixlConnector") != std::string::npos, what);
+                } catch (const Error& err) {
+                    ++refused;
+                    const std::string m = err.what();
+                    BOOST_TEST((m.find("first in") != std::string::npos || m.find("first offered") != std::string::npos), what << ": " << m);
+                }
+            }
+        BOOST_TEST(launched > 0u, engine);
+        BOOST_TEST(refused > 0u, engine);  // the releases before the connector
+    }
+    LaunchRequest r = request(c, "vllm", "");
+    r.pd_role = "prefill";
+    r.pd_connector = "dynamo";
+    BOOST_TEST(test::throws_naming([&] { make_launch(r, load_engine_args(args_dir(), "vllm"), bundled_deployment("vllm"), {}, gpus()); },
+                                   "--emit: vLLM servers are emitted for the nixl and p2p-nccl connectors"));
 }
 
 BOOST_AUTO_TEST_CASE(an_emitted_command_reads_back_as_the_same_settings) {
