@@ -14,6 +14,7 @@
 #include <QtWidgets/QComboBox>
 #include <QtWidgets/QDoubleSpinBox>
 #include <QtWidgets/QFormLayout>
+#include <QtWidgets/QGridLayout>
 #include <QtWidgets/QGroupBox>
 #include <QtWidgets/QHBoxLayout>
 #include <QtWidgets/QLabel>
@@ -436,20 +437,21 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     disagg_status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     disagg_view_ = new ChartView(this);
     disagg_view_->setObjectName(QStringLiteral("disaggChart"));
-    auto* disagg_bar = new QHBoxLayout;
-    disagg_bar->addWidget(new QLabel(tr("Prefill:"), this));
-    disagg_bar->addWidget(prefill_count_);
-    disagg_bar->addWidget(prefill_tp_);
-    disagg_bar->addWidget(new QLabel(tr("Decode:"), this));
-    disagg_bar->addWidget(decode_count_);
-    disagg_bar->addWidget(decode_tp_);
-    disagg_bar->addWidget(new QLabel(tr("Link:"), this));
-    disagg_bar->addWidget(link_);
-    disagg_bar->addWidget(new QLabel(tr("Connector:"), this));
-    disagg_bar->addWidget(connector_);
-    disagg_bar->addWidget(compare_);
-    disagg_bar->addWidget(find_);
-    disagg_bar->addStretch(1);
+    // Two short rows, so that the panel still fits a 1,280-pixel screen.
+    auto* disagg_bar = new QGridLayout;
+    disagg_bar->addWidget(new QLabel(tr("Prefill:"), this), 0, 0);
+    disagg_bar->addWidget(prefill_count_, 0, 1);
+    disagg_bar->addWidget(prefill_tp_, 0, 2);
+    disagg_bar->addWidget(new QLabel(tr("Decode:"), this), 0, 3);
+    disagg_bar->addWidget(decode_count_, 0, 4);
+    disagg_bar->addWidget(decode_tp_, 0, 5);
+    disagg_bar->addWidget(compare_, 0, 6);
+    disagg_bar->addWidget(new QLabel(tr("Link:"), this), 1, 0);
+    disagg_bar->addWidget(link_, 1, 1, 1, 2);
+    disagg_bar->addWidget(new QLabel(tr("Connector:"), this), 1, 3);
+    disagg_bar->addWidget(connector_, 1, 4, 1, 2);
+    disagg_bar->addWidget(find_, 1, 6);
+    disagg_bar->setColumnStretch(7, 1);
     auto* disagg_page = new QWidget(this);
     auto* disagg_layout = new QVBoxLayout(disagg_page);
     disagg_layout->setContentsMargins(0, 0, 0, 0);
