@@ -217,7 +217,7 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
         if (search) {
             const serve::DisaggSearch& f = *found;
             const auto cost = [](const serve::LayoutCost& k) {
-                return std::to_string(k.gpus) + " GPUs" + (k.usd_per_hour ? ", $" + fixed(*k.usd_per_hour, 2) + "/h" : std::string());
+                return std::to_string(k.gpus) + (k.gpus == 1 ? " GPU" : " GPUs") + (k.usd_per_hour ? ", $" + fixed(*k.usd_per_hour, 2) + "/h" : std::string());
             };
             out << "\nsearch (--disagg auto): the cheapest that holds " << fixed(offered, 2) << " requests/s" << (slo.any() ? " within the SLOs" : " without a growing queue")
                 << " (" << f.layouts_run << " layout" << (f.layouts_run == 1 ? "" : "s") << " run end to end)\n  disaggregated: " << p_count << " x " << serve::pool_label(*f.prefill) << " (one carries "
@@ -237,7 +237,7 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
                             {TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Left});
                 for (const serve::SweepPoint& p : sw->points) {
                     const auto cell = [](const std::optional<serve::LayoutCost>& k, const std::string& count) {
-                        return k ? count + ", " + std::to_string(k->gpus) + " GPUs" + (k->usd_per_hour ? ", $" + fixed(*k->usd_per_hour, 2) + "/h" : std::string())
+                        return k ? count + ", " + std::to_string(k->gpus) + (k->gpus == 1 ? " GPU" : " GPUs") + (k->usd_per_hour ? ", $" + fixed(*k->usd_per_hour, 2) + "/h" : std::string())
                                  : std::string("does not hold");
                     };
                     t.add_row({prompt ? std::to_string(static_cast<std::int64_t>(p.x)) : ms(p.x),

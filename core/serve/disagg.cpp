@@ -122,61 +122,75 @@ DisaggStats compose(const std::vector<Request>& requests, const std::vector<Requ
     const std::size_t pools_p = static_cast<std::size_t>(spec.prefill.instances), pools_d = static_cast<std::size_t>(spec.decode.instances);
 
     // 1. Prefill: each instance computes its prompts and samples nothing the client waits for here.
+    // 2. Transfers, per prefill instance in the order its prefills end: one at a time on its links.
+    // The prefill instance keeps each prompt's KV blocks until its link has sent them
+    // (Request::hold_kv_s), which can delay its later admissions when its cache is full; those
+    // holds come out of the transfers, so the two are iterated until the holds no longer move
+    // (a second pass confirms the first when the cache never fills).
     std::vector<double> prefill_end(n, 0), prefill_start(n, 0);
     std::vector<std::vector<std::size_t>> on_prefill(pools_p);
     for (std::size_t i = 0; i < n; ++i) on_prefill[i % pools_p].push_back(i);
     double prefill_busy = 0, prefill_in_system = 0, prefill_tl = 0;
     double first_arrival = requests.front().arrival_s;
     for (const Request& r : requests) first_arrival = std::min(first_arrival, r.arrival_s);
-    for (std::size_t p = 0; p < pools_p; ++p) {
-        if (on_prefill[p].empty()) continue;
-        std::vector<Request> list;
-        for (const std::size_t i : on_prefill[p]) {
-            Request q = requests[i];
-            q.output_tokens = 1;
-            list.push_back(q);
-        }
-        const SimulationResult sim = simulate(list, spec.prefill.pricing.limits, spec.prefill.pricing.cost);
-        for (std::size_t k = 0; k < list.size(); ++k) {
-            prefill_end[on_prefill[p][k]] = sim.requests[k].first_token_s;
-            prefill_start[on_prefill[p][k]] = sim.requests[k].admitted_s >= 0 ? sim.requests[k].admitted_s : sim.requests[k].first_token_s;
-        }
-        prefill_busy += sim.busy_s;
-        const LittlesLaw ll = littles_law(sim);
-        const double span = std::max(1e-9, sim.end_s - list.front().arrival_s);
-        prefill_in_system += ll.mean_in_system * span;
-        prefill_tl += ll.throughput_times_latency * span;
-    }
-
-    // 2. Transfers, per prefill instance in the order its prefills end: one at a time on its links.
     const double links = d(std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp)));
     const double bandwidth = spec.link.bandwidth_bytes_per_s * links;
     const double layers = d(std::max<std::int64_t>(spec.layers, 1));
-    std::vector<double> ready(n, 0), transfer(n, 0), wait(n, 0);
+    std::vector<double> ready(n, 0), transfer(n, 0), wait(n, 0), hold(n, 0);
     double link_busy = 0;
-    for (std::size_t p = 0; p < pools_p; ++p) {
-        std::vector<std::size_t> order = on_prefill[p];
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return prefill_end[a] < prefill_end[b]; });
-        double link_free = -std::numeric_limits<double>::infinity();
-        for (const std::size_t i : order) {
-            const double send = d(requests[i].input_tokens) * spec.kv_bytes_per_token / bandwidth;
-            double start = 0, end = 0;
-            if (spec.layerwise) {
-                // Layer by layer while the prefill runs: the last layer's share after it, or the whole
-                // send after the link frees.
-                start = std::max(prefill_start[i], link_free);
-                end = std::max(prefill_end[i] + send / layers, start + send) + spec.link.latency_s;
-                wait[i] = std::max(0.0, link_free - prefill_start[i]);
-            } else {
-                start = std::max(prefill_end[i], link_free);
-                end = start + send + spec.link.latency_s;
-                wait[i] = start - prefill_end[i];
+    constexpr int kMaxHoldPasses = 8;
+    for (int pass = 0; pass < kMaxHoldPasses; ++pass) {
+        prefill_busy = prefill_in_system = prefill_tl = 0;
+        for (std::size_t p = 0; p < pools_p; ++p) {
+            if (on_prefill[p].empty()) continue;
+            std::vector<Request> list;
+            for (const std::size_t i : on_prefill[p]) {
+                Request q = requests[i];
+                q.output_tokens = 1;
+                q.hold_kv_s = hold[i];
+                list.push_back(q);
             }
-            link_free = end - spec.link.latency_s;
-            link_busy += send;
-            ready[i] = end;
-            transfer[i] = end - prefill_end[i];
+            const SimulationResult sim = simulate(list, spec.prefill.pricing.limits, spec.prefill.pricing.cost);
+            for (std::size_t k = 0; k < list.size(); ++k) {
+                prefill_end[on_prefill[p][k]] = sim.requests[k].first_token_s;
+                prefill_start[on_prefill[p][k]] = sim.requests[k].admitted_s >= 0 ? sim.requests[k].admitted_s : sim.requests[k].first_token_s;
+            }
+            prefill_busy += sim.busy_s;
+            const LittlesLaw ll = littles_law(sim);
+            const double span = std::max(1e-9, sim.end_s - list.front().arrival_s);
+            prefill_in_system += ll.mean_in_system * span;
+            prefill_tl += ll.throughput_times_latency * span;
         }
+        link_busy = 0;
+        double moved = 0;
+        for (std::size_t p = 0; p < pools_p; ++p) {
+            std::vector<std::size_t> order = on_prefill[p];
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return prefill_end[a] < prefill_end[b]; });
+            double link_free = -std::numeric_limits<double>::infinity();
+            for (const std::size_t i : order) {
+                const double send = d(requests[i].input_tokens) * spec.kv_bytes_per_token / bandwidth;
+                double start = 0, end = 0;
+                if (spec.layerwise) {
+                    // Layer by layer while the prefill runs: the last layer's share after it, or the
+                    // whole send after the link frees.
+                    start = std::max(prefill_start[i], link_free);
+                    end = std::max(prefill_end[i] + send / layers, start + send) + spec.link.latency_s;
+                    wait[i] = std::max(0.0, link_free - prefill_start[i]);
+                } else {
+                    start = std::max(prefill_end[i], link_free);
+                    end = start + send + spec.link.latency_s;
+                    wait[i] = start - prefill_end[i];
+                }
+                link_free = end - spec.link.latency_s;
+                link_busy += send;
+                ready[i] = end;
+                transfer[i] = end - prefill_end[i];
+                const double held = std::max(0.0, link_free - prefill_end[i]);  // until the link has sent it
+                moved = std::max(moved, std::abs(held - hold[i]));
+                hold[i] = held;
+            }
+        }
+        if (moved <= 1e-9) break;
     }
 
     // 3. Decode: admitted once the KV has arrived; the first decode step samples the first token.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <queue>
 
 #include "core/base/error.h"
 
@@ -155,12 +156,21 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         free_blocks += a.blocks;
         a.blocks = 0;
     };
+    // Blocks of finished requests kept until a time (Request::hold_kv_s), earliest first.
+    std::priority_queue<std::pair<double, std::int64_t>, std::vector<std::pair<double, std::int64_t>>, std::greater<>> held;
+    const auto release_held = [&] {
+        while (!held.empty() && held.top().first <= t) {
+            free_blocks += held.top().second;
+            held.pop();
+        }
+    };
     // A step's per-sequence plan (its prefill chunk, whether it decodes, the speculative tokens it
     // verifies), kept across steps so that their storage is reused.
     std::vector<std::int64_t> prefill_chunk, spec_k;
     std::vector<bool> decodes;
     while (finished < static_cast<std::int64_t>(requests.size())) {
         if (out.steps >= max_steps) throw Error("--serve", "the simulation did not finish within " + std::to_string(max_steps) + " steps");
+        release_held();
         while (next_arrival < requests.size() && requests[next_arrival].arrival_s <= t) {
             Active a;
             a.index = next_arrival;
@@ -417,9 +427,11 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         if (shape.decode_sequences == 0 && shape.prefill_tokens == 0) {
             // Only requests whose KV arrived computed were admitted: they decode in the next step.
             if (admitted_ready) continue;
-            if (next_arrival < requests.size()) {
-                // Blocked until the next arrival: the queue waits meanwhile.
-                const double until = std::max(t, requests[next_arrival].arrival_s);
+            if (next_arrival < requests.size() || !held.empty()) {
+                // Blocked until the next arrival or held blocks are freed: the queue waits meanwhile.
+                double until = next_arrival < requests.size() ? requests[next_arrival].arrival_s : held.top().first;
+                if (!held.empty()) until = std::min(until, held.top().first);
+                until = std::max(t, until);
                 in_system_time += (until - t) * static_cast<double>(running.size() + waiting.size());
                 t = until;
                 continue;
@@ -497,7 +509,12 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             a.last_token_s = t;
             if (a.generated >= requests[a.index].output_tokens) {
                 res.finish_s = t;
-                release(a);
+                if (requests[a.index].hold_kv_s > 0 && a.blocks > 0) {
+                    held.emplace(t + requests[a.index].hold_kv_s, a.blocks);
+                    a.blocks = 0;
+                } else {
+                    release(a);
+                }
                 ++finished;
                 if (closed_loop_users > 0 && released < requests.size()) {  // this user's next request
                     requests[released].arrival_s = through_frontend(t);

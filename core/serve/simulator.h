@@ -39,6 +39,9 @@ struct Request {
     // prefills nothing; the first decode step samples the first token. A preempted one recomputes
     // its prompt here, as a decode instance does.
     bool kv_ready = false;
+    // Disaggregated serving's prefill side: the engine keeps the request's KV blocks this long after
+    // it finishes (until the connector has sent them to a decode instance).
+    double hold_kv_s = 0;
 };
 
 using engine::PrefillChunk;

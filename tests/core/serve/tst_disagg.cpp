@@ -106,6 +106,36 @@ BOOST_AUTO_TEST_CASE(a_burst_of_transferred_requests_decodes_from_the_next_step)
     BOOST_TEST(sim.requests.front().first_token_s == 0.002 + 20 * 5e-5, boost::test_tools::tolerance(1e-9));
 }
 
+// A finished request whose KV is held (a prefill instance until its link has sent it) keeps its
+// blocks: in a cache with room for one prompt, the next prompt completes only after the hold ends.
+BOOST_AUTO_TEST_CASE(held_kv_blocks_delay_the_next_admission) {
+    EngineLimits limits = toy_pricing().limits;
+    limits.kv_cache_tokens = 1024;  // one 1,000-token prompt (63 blocks of 16)
+    std::vector<Request> two(2);
+    for (Request& r : two) r.input_tokens = 1000, r.output_tokens = 1;
+    const SimulationResult free = simulate(two, limits, toy_pricing().cost);
+    two[0].hold_kv_s = 0.5;
+    const SimulationResult held = simulate(two, limits, toy_pricing().cost);
+    // The second prompt's last chunk needs the first one's blocks: it completes only after they free.
+    BOOST_TEST(held.requests[1].first_token_s > held.requests[0].finish_s + 0.5);
+    BOOST_TEST(free.requests[1].first_token_s < free.requests[0].finish_s + 0.5);
+    BOOST_TEST(held.requests[0].finish_s == free.requests[0].finish_s);
+}
+
+// In disaggregated serving the prefill instance holds each prompt's KV until its link has sent it:
+// with a cache for one prompt and a slow link, each prefill waits for the last transfer, which a
+// large cache does not.
+BOOST_AUTO_TEST_CASE(a_prefill_instance_holds_the_kv_until_it_is_sent) {
+    DisaggSpec small = toy_spec(1.25e9, false), large = toy_spec(1.25e9, false);
+    small.prefill.pricing.limits.kv_cache_tokens = 1024;
+    small.prefill.instances = large.prefill.instances = 1;
+    Traffic t = toy_traffic();
+    t.rate_per_s = 8;  // a prefill (0.1 s) and a transfer (0.105 s) every 0.125 s on average
+    const DisaggStats a = run_disagg(t, small, {}), b = run_disagg(t, large, {});
+    BOOST_TEST(a.end_to_end.ttft_s.p50 > b.end_to_end.ttft_s.p50 + 0.05, a.end_to_end.ttft_s.p50 << " vs " << b.end_to_end.ttft_s.p50);
+    BOOST_TEST(a.end_mean_in_system == a.end_throughput_times_latency, boost::test_tools::tolerance(0.02));
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_names_the_option) {
     BOOST_TEST(test::throws_naming([] { parse_disagg("0:2"); }, "--disagg: P and D must each be at least 1"));
     BOOST_TEST(test::throws_naming([] { parse_disagg("2"); }, "--disagg: '2' is not P:D"));
