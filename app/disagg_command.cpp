@@ -22,11 +22,7 @@
 namespace quantplan::app {
 namespace {
 
-std::string ms(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
-    return buf;
-}
+std::string ms(double s) { return fixed(s * 1e3, 1) + " ms"; }
 
 constexpr std::int64_t kMaxSearchGpus = 64;  // --disagg auto: neither answer uses more
 

@@ -180,17 +180,8 @@ struct Summary {
     std::map<std::string, std::map<std::string, std::vector<double>>> errors;  // layout -> class -> |error|
 };
 
-std::string pct(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", v * 100);
-    return buf;
-}
-
-std::string signed_pct(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%+.1f%%", v * 100);
-    return buf;
-}
+std::string pct(double v) { return fixed(v * 100, 1) + "%"; }
+std::string signed_pct(double v) { return (v >= 0 ? "+" : "") + pct(v); }
 
 }  // namespace
 
