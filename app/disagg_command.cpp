@@ -244,6 +244,12 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
             }
         }
         out << "\nwinner: " << c.winner_detail << "\nbound: " << c.bound_detail << "\n";
+        if (ds.closed_loop_residual_s > 0)
+            out << "note: the closed loop's send times had not settled after " << ds.closed_loop_passes << " passes (they still moved by "
+                << ms(ds.closed_loop_residual_s) << "); the figures are those of the last pass\n";
+        if (ds.hold_residual_s > 0)
+            out << "note: the prefill instances' KV holds had not settled after " << ds.hold_passes << " passes (they still moved by "
+                << ms(ds.hold_residual_s) << "); the figures are those of the last pass\n";
         out << "Little's law, end to end: " << fixed(ds.end_mean_in_system, 2) << " requests in the system against throughput x latency "
             << fixed(ds.end_throughput_times_latency, 2) << "\n";
         return 0;

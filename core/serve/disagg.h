@@ -17,6 +17,7 @@
 // Deterministic for the traffic's seed. Little's law holds per pool (SimulationResult's own check)
 // and end to end (littles_law over the composed result).
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +88,8 @@ struct DisaggSpec {
     std::int64_t layers = 1;         // the model's layers (the layer-wise overlap's unit)
     bool layerwise = true;           // the connector sends layer by layer as the prefill computes them
     bool decode_frontend = false;    // the decode request passes the decode server's frontend too (KvConnector)
+    // Called between passes of the iterations below (it may throw to cancel: the window's jobs do).
+    std::function<void()> poll;
 };
 
 // A run's figures.
@@ -101,13 +104,24 @@ struct DisaggStats {
     double prefill_mean_in_system = 0, prefill_throughput_times_latency = 0;  // Little's law, prefill pool
     double decode_mean_in_system = 0, decode_throughput_times_latency = 0;    // and decode pool
     double end_mean_in_system = 0, end_throughput_times_latency = 0;          // end to end
+    // The two iterations a run may take, and how far from settled each ended (0: settled): the
+    // prefill instances' KV holds against the transfers, and a closed loop's send times against
+    // the completions (1 pass for an open loop).
+    int hold_passes = 0, closed_loop_passes = 1;
+    double hold_residual_s = 0, closed_loop_residual_s = 0;
 };
 
 // Runs `traffic` through the two pools: open loop at `rate_per_s` (or the traffic's own rate, a
 // burst or a trace), or closed loop with the traffic's concurrency (users that send their next
 // request when the last one finishes, as a benchmark client with a concurrency cap does; the send
-// times are the fixed point of the pools' completions, iterated from "all at once"). Throws
-// Error("--serve") as simulate() does (a decode instance whose KV cache cannot hold one request).
+// times are the fixed point of the pools' completions, iterated from "all at once" until no send
+// time moves by more than a microsecond: about 1.3 x requests / users passes in the tests, each a
+// run of both pools; a run not settled after twice that says how far from settled it ended in
+// DisaggStats::closed_loop_residual_s). Throws Error("--serve") as simulate() does (a decode instance
+// whose KV cache cannot hold one request), Error("--requests") for a closed loop of more than
+// kMaxClosedLoopRequestsPerUser requests per user (its passes, each a run of both pools, grow
+// with them).
+inline constexpr std::int64_t kMaxClosedLoopRequestsPerUser = 250;
 DisaggStats run_disagg(const Traffic& traffic, const DisaggSpec& spec, const Slo& slo, std::optional<double> rate_per_s = std::nullopt);
 
 // "P:D" -> {P, D}, each 1 to 64. Throws Error("--disagg").

@@ -43,6 +43,8 @@ double offered_rate(const Traffic& t) { return t.rate_per_s.value_or(t.trace.emp
 Traffic replica_share(const Traffic& t, std::int64_t replicas) {
     Traffic s = t;
     if (replicas <= 1) return s;
+    // A trace without a rate runs at its own rate: each replica takes it at 1/R of that.
+    if (!s.rate_per_s && !s.trace.empty() && trace_rate(s.trace) > 0) s.rate_per_s = trace_rate(s.trace);
     if (s.rate_per_s) *s.rate_per_s /= d(replicas);
     if (s.concurrency && !s.rate_per_s) {
         s.concurrency = std::max<std::int64_t>(1, (*s.concurrency + replicas - 1) / replicas);
@@ -80,7 +82,9 @@ nlohmann::json choice_json(const PoolChoice& c) {
 std::string pool_label(const PoolChoice& c) { return scheme_name(c.scheme) + " TP " + std::to_string(c.tp) + " on " + c.request.gpu.id; }
 
 bool LayoutCost::cheaper_than(const LayoutCost& other) const {
-    if (usd_per_hour && other.usd_per_hour && *usd_per_hour != *other.usd_per_hour) return *usd_per_hour < *other.usd_per_hour;
+    // A strict weak order (the search sorts by it): priced layouts first, by USD per hour, then GPUs.
+    if (usd_per_hour.has_value() != other.usd_per_hour.has_value()) return usd_per_hour.has_value();
+    if (usd_per_hour && *usd_per_hour != *other.usd_per_hour) return *usd_per_hour < *other.usd_per_hour;
     return gpus < other.gpus;
 }
 
@@ -97,6 +101,7 @@ DisaggComparison compare_disagg(const DisaggAsk& ask) {
     spec.layers = std::max<std::int64_t>(ask.prefill.request.model.num_layers, 1);
     spec.layerwise = ask.connector.layerwise;
     spec.decode_frontend = ask.connector.decode_frontend;
+    spec.poll = ask.poll;
     c.connector = ask.connector;
     c.stats = run_disagg(ask.traffic, spec, ask.slo);
 
@@ -171,6 +176,8 @@ nlohmann::json disagg_json(const DisaggComparison& c) {
             {"link_utilization", ds.link_utilization},
             {"gpus", c.gpus},
             {"end_to_end", stats_json(ds.end_to_end)},
+            {"iterations", {{"hold_passes", ds.hold_passes}, {"hold_residual_s", ds.hold_residual_s},
+                            {"closed_loop_passes", ds.closed_loop_passes}, {"closed_loop_residual_s", ds.closed_loop_residual_s}}},
             {"littles_law", {{"mean_in_system", ds.end_mean_in_system}, {"throughput_times_latency", ds.end_throughput_times_latency}}},
             {"aggregated", c.aggregated ? nlohmann::json{{"replicas", c.replicas}, {"tp", c.aggregated_tp}, {"scheme", c.aggregated_scheme},
                                                          {"gpu", c.aggregated_gpu}, {"per_replica", stats_json(*c.aggregated)},
@@ -209,7 +216,8 @@ Traffic decode_view(const Traffic& t) {
 }
 
 std::vector<Sized> size_candidates(const std::vector<PoolChoice>& choices, const std::string& role, const Traffic& traffic, const Slo& slo,
-                                   std::int64_t longest, std::vector<SkippedChoice>& skipped, const std::function<void(const std::string&)>& tick) {
+                                   std::int64_t longest, bool decode_frontend, std::vector<SkippedChoice>& skipped,
+                                   const std::function<void(const std::string&)>& tick) {
     std::vector<Sized> out;
     Slo own;  // the SLO the pool answers for on its own
     if (role == "prefill") own.ttft = slo.ttft;
@@ -226,8 +234,9 @@ std::vector<Sized> size_candidates(const std::vector<PoolChoice>& choices, const
             skipped.push_back({role, pool_label(c), e.what()});
             continue;
         }
-        // A decode instance's requests passed the frontend on their way to the prefill pool.
-        if (role == "decode") s.pricing.pricing.limits.frontend_latency_s = 0, s.pricing.pricing.limits.frontend_serial_s = 0;
+        // A decode instance's requests passed the frontend on their way to the prefill pool, unless
+        // the connector sends them through the decode server's own (KvConnector::decode_frontend).
+        if (role == "decode" && !decode_frontend) s.pricing.pricing.limits.frontend_latency_s = 0, s.pricing.pricing.limits.frontend_serial_s = 0;
         const std::optional<double> rate = max_sustained_rate(view, s.pricing.pricing, own);
         if (!rate || !(*rate > 0)) {
             skipped.push_back({role, pool_label(c), "holds no rate within the " + std::string(role == "prefill" ? "TTFT" : role == "decode" ? "TPOT" : "") + " SLO"});
@@ -254,9 +263,10 @@ DisaggSearch search_disagg(const DisaggSearchAsk& ask) {
         if (ask.progress) ask.progress(std::min(1.0, done / units), what);
         done += 1;
     };
-    const std::vector<Sized> pre = size_candidates(ask.prefill, "prefill", ask.traffic, ask.slo, longest, out.skipped, tick);
-    const std::vector<Sized> dec = size_candidates(ask.decode, "decode", ask.traffic, ask.slo, longest, out.skipped, tick);
-    const std::vector<Sized> agg = size_candidates(ask.aggregated, "aggregated", ask.traffic, ask.slo, longest, out.skipped, tick);
+    const bool df = ask.connector.decode_frontend;
+    const std::vector<Sized> pre = size_candidates(ask.prefill, "prefill", ask.traffic, ask.slo, longest, df, out.skipped, tick);
+    const std::vector<Sized> dec = size_candidates(ask.decode, "decode", ask.traffic, ask.slo, longest, df, out.skipped, tick);
+    const std::vector<Sized> agg = size_candidates(ask.aggregated, "aggregated", ask.traffic, ask.slo, longest, df, out.skipped, tick);
 
     // Disaggregated: every pair sized by rate matching, the cheapest run end to end.
     struct Pair {
@@ -297,6 +307,9 @@ DisaggSearch search_disagg(const DisaggSearchAsk& ask) {
         spec.layers = std::max<std::int64_t>(start.p->choice->request.model.num_layers, 1);
         spec.layerwise = ask.connector.layerwise;
         spec.decode_frontend = ask.connector.decode_frontend;
+        spec.poll = [&] {
+            if (ask.progress) ask.progress(std::min(1.0, done / units), "running a layout end to end");
+        };
         for (int bump = 0; bump < 8 && at.cost.gpus <= ask.max_gpus && out.layouts_run < kMaxLayouts; ++bump) {
             if (best && !at.cost.cheaper_than(best->cost)) break;
             spec.prefill.instances = at.pc;
@@ -411,8 +424,8 @@ SweepPoint sweep_point(const DisaggSearchAsk& base, const DisaggSearch& found, d
     DisaggSearch s;
     try {
         s = search_disagg(ask);
-    } catch (const Error&) {
-        // A prompt length beyond what a pool can hold: neither holds there.
+    } catch (const Error& e) {
+        p.note = e.what();  // neither holds there, and why
     }
     if (s.prefill) p.disaggregated = s.disaggregated_cost, p.prefill_instances = s.prefill_instances, p.decode_instances = s.decode_instances;
     if (s.aggregated) p.aggregated = s.aggregated_cost, p.aggregated_replicas = s.aggregated_replicas;
@@ -452,6 +465,7 @@ DisaggSweep sweep_prompt_length(const DisaggSearchAsk& ask, const DisaggSearch& 
     for (std::size_t i = 0; i < prompt_tokens.size(); ++i) {
         if (ask.progress) ask.progress(d(static_cast<std::int64_t>(i)) / d(static_cast<std::int64_t>(prompt_tokens.size())), "prompt length " + std::to_string(prompt_tokens[i]));
         Traffic t = ask.traffic;
+        if (!t.rate_per_s) t.rate_per_s = offered_rate(t);  // a trace's own rate, its lengths replaced
         t.trace.clear();
         t.input = LengthSpec{LengthSpec::Kind::Fixed, d(prompt_tokens[i]), 0, {}, std::to_string(prompt_tokens[i])};
         s.points.push_back(sweep_point(ask, found, d(prompt_tokens[i]), t, ask.slo));
@@ -482,7 +496,8 @@ nlohmann::json disagg_sweep_json(const DisaggSweep& s) {
                           {"decode_instances", p.decode_instances},
                           {"aggregated", p.aggregated ? cost_json(*p.aggregated) : nlohmann::json(nullptr)},
                           {"aggregated_replicas", p.aggregated_replicas},
-                          {"winner", p.winner}});
+                          {"winner", p.winner},
+                          {"note", p.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.note)}});
     return {{"axis", s.axis}, {"points", points}, {"crossover", s.crossover ? nlohmann::json(*s.crossover) : nlohmann::json(nullptr)}, {"summary", s.summary}};
 }
 

@@ -35,6 +35,7 @@ struct DisaggAsk {
     KvConnector connector;
     Traffic traffic;
     Slo slo;
+    std::function<void()> poll;   // between the runs' passes (it may throw to cancel)
 };
 
 struct DisaggComparison {
@@ -66,7 +67,8 @@ nlohmann::json disagg_json(const DisaggComparison& c);
 struct LayoutCost {
     std::int64_t gpus = 0;
     std::optional<double> usd_per_hour;
-    // Cheaper: by USD per hour when both have one, else by GPUs.
+    // Cheaper: a priced layout before an unpriced one, then by USD per hour, then by GPUs (a strict
+    // weak order).
     bool cheaper_than(const LayoutCost& other) const;
 };
 
@@ -79,6 +81,7 @@ struct DisaggSearchAsk {
     Slo slo;
     std::map<std::string, double> prices;                  // GPU id -> USD per GPU-hour
     std::int64_t max_gpus = 64;                            // neither answer uses more
+    // Called between simulations with the share done and what runs next (it may throw to cancel).
     std::function<void(double, const std::string&)> progress;
 };
 
@@ -120,6 +123,7 @@ struct SweepPoint {
     std::optional<LayoutCost> disaggregated, aggregated;
     std::int64_t prefill_instances = 0, decode_instances = 0, aggregated_replicas = 0;
     std::string winner;                            // "disaggregated", "aggregated", "neither" (same cost) or "none" (neither holds)
+    std::string note;                              // why neither was sized here (a prompt the model or a pool cannot hold), else empty
 };
 
 struct DisaggSweep {

@@ -23,6 +23,7 @@ struct Active {
     std::int64_t cached_blocks = 0;    // the prefix cache's blocks it uses (held once, not owned)
     std::int64_t admitted_order = 0;  // later admissions are preempted first
     double last_token_s = 0;          // when its latest output token was produced
+    std::int64_t ready_pass = -1;     // the scheduling pass that admitted it with its KV computed (it decodes from the next)
 };
 
 }  // namespace
@@ -168,7 +169,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     // verifies), kept across steps so that their storage is reused.
     std::vector<std::int64_t> prefill_chunk, spec_k;
     std::vector<bool> decodes;
+    std::int64_t pass = 0;  // scheduling passes (a step, or a wait), for Active::ready_pass
     while (finished < static_cast<std::int64_t>(requests.size())) {
+        ++pass;
         if (out.steps >= max_steps) throw Error("--serve", "the simulation did not finish within " + std::to_string(max_steps) + " steps");
         release_held();
         while (next_arrival < requests.size() && requests[next_arrival].arrival_s <= t) {
@@ -241,6 +244,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         const auto schedule_decodes = [&] {
             for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
                 if (running[i].prefilled < running[i].prefill_target) continue;
+                if (running[i].ready_pass == pass) continue;  // admitted this pass with its KV computed: decodes from the next
                 // KV positions written: the prompt and every generated token but the last sampled one
                 // (which this step writes).
                 const std::int64_t held = requests[running[i].index].input_tokens + running[i].generated - 1;
@@ -387,6 +391,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     take(need);
                     a.blocks = need;
                     a.prefilled = a.prefill_target;
+                    a.ready_pass = pass;
                     running.push_back(a);
                     prefill_chunk.push_back(0);
                     decodes.push_back(false);

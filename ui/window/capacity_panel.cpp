@@ -124,8 +124,14 @@ DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, cons
     if (link == links.end()) throw Error("link", "'" + d.link + "' is not a bundled interconnect");
     DisaggOutcome out;
     serve::DisaggAsk a;
-    a.prefill = {request, request.schemes.front(), d.prefill_tp};
-    a.decode = {request, request.schemes.front(), d.decode_tp};
+    // A pool's scheme: the one Find cheapest chose while it is still among the plan's, else the first.
+    const auto scheme_of = [&](const std::string& name) {
+        for (const Scheme& sc : request.schemes)
+            if (scheme_name(sc) == name) return sc;
+        return request.schemes.front();
+    };
+    a.prefill = {request, scheme_of(d.prefill_scheme), d.prefill_tp};
+    a.decode = {request, scheme_of(d.decode_scheme), d.decode_tp};
     a.aggregated = {request, request.schemes.front(), request.workload.tensor_parallel};
     a.prefill_instances = d.prefill_instances;
     a.decode_instances = d.decode_instances;
@@ -133,6 +139,7 @@ DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, cons
     a.connector = serve::resolve_connector(d.connector, request.engine->profile.engine);
     a.traffic = ask.traffic;
     a.slo = ask.slo;
+    a.poll = [&context] { context.check_cancelled(); };
     if (d.search) {
         serve::DisaggSearchAsk sa;
         for (const Scheme& sc : request.schemes)
@@ -551,6 +558,8 @@ DisaggInputs CapacityPanel::disaggInputs() const {
     d.decode_tp = decode_tp_->currentData().toInt();
     d.link = link_->currentData().toString().toStdString();
     d.connector = connector_->currentData().toString().toStdString();
+    d.prefill_scheme = found_prefill_scheme_;
+    d.decode_scheme = found_decode_scheme_;
     return d;
 }
 
@@ -562,6 +571,8 @@ void CapacityPanel::setDisaggInputs(const DisaggInputs& d) {
     const int link = link_->findData(QString::fromStdString(d.link));
     if (link >= 0) link_->setCurrentIndex(link);
     connector_->setCurrentIndex(std::max(0, connector_->findData(QString::fromStdString(d.connector))));
+    found_prefill_scheme_ = d.prefill_scheme;
+    found_decode_scheme_ = d.decode_scheme;
 }
 
 void CapacityPanel::compareDisagg(bool search) {
@@ -586,12 +597,14 @@ void CapacityPanel::setDisaggResult(const DisaggOutcome& outcome) {
     const serve::DisaggComparison& c = outcome.comparison;
     const serve::DisaggSpec& sp = c.spec;
     if (outcome.search) {
-        // The found layout goes into the controls, so Compare reruns it.
+        // The found layout goes into the controls (its schemes kept with them), so Compare reruns it.
         DisaggInputs d = disaggInputs();
         d.prefill_instances = sp.prefill.instances;
         d.decode_instances = sp.decode.instances;
         d.prefill_tp = sp.prefill.tp;
         d.decode_tp = sp.decode.tp;
+        d.prefill_scheme = sp.prefill.scheme;
+        d.decode_scheme = sp.decode.scheme;
         setDisaggInputs(d);
     }
     const serve::ServeStats& s = c.stats.end_to_end;

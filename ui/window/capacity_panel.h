@@ -68,6 +68,8 @@ struct DisaggInputs {
     std::int64_t prefill_tp = 1, decode_tp = 1;
     std::string link = "infiniband-ndr";   // an interconnect id of the bundled profiles
     std::string connector;                 // "" : the engine's default
+    // Each pool's scheme ("": the request's first); Find cheapest sets them to what it found.
+    std::string prefill_scheme, decode_scheme;
     bool search = false;                   // find the cheapest layout (TP 1-8, the request's schemes) first
 };
 
@@ -220,6 +222,7 @@ private:
     QPushButton* find_ = nullptr;
     QLabel* disagg_status_ = nullptr;
     ChartView* disagg_view_ = nullptr;
+    std::string found_prefill_scheme_, found_decode_scheme_;  // what Find cheapest chose ("": the first scheme)
 };
 
 }  // namespace quantplan::ui

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/serve/disagg.h"
+#include "core/serve/disagg_plan.h"
 #include "tests/core/test_support.h"
 
 using namespace quantplan;
@@ -136,9 +137,38 @@ BOOST_AUTO_TEST_CASE(a_prefill_instance_holds_the_kv_until_it_is_sent) {
     BOOST_TEST(a.end_mean_in_system == a.end_throughput_times_latency, boost::test_tools::tolerance(0.02));
 }
 
+// Aggregated replicas share the traffic: a rate split evenly, a closed loop's users and requests,
+// and a trace without a rate at its own rate over the replicas (each replica takes the whole trace,
+// its times stretched R-fold).
+BOOST_AUTO_TEST_CASE(replicas_share_a_rate_a_closed_loop_and_a_trace) {
+    Traffic t = toy_traffic();
+    BOOST_TEST(*replica_share(t, 4).rate_per_s == 1.0);
+    Traffic closed = t;
+    closed.rate_per_s.reset();
+    closed.concurrency = 10;
+    BOOST_TEST(*replica_share(closed, 4).concurrency == 3);  // rounded up
+    BOOST_TEST(replica_share(closed, 4).requests == 75);
+    Traffic trace = t;
+    trace.rate_per_s.reset();
+    trace.trace = parse_trace("timestamp_s,input_tokens,output_tokens\n0,100,10\n1,100,10\n2,100,10\n", "t.csv", "--trace");
+    const Traffic share = replica_share(trace, 2);
+    BOOST_TEST_REQUIRE(share.rate_per_s.has_value());
+    BOOST_TEST(*share.rate_per_s == trace_rate(trace.trace) / 2, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(make_requests(share, *share.rate_per_s).back().arrival_s == 4.0, boost::test_tools::tolerance(1e-12));
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_names_the_option) {
     BOOST_TEST(test::throws_naming([] { parse_disagg("0:2"); }, "--disagg: P and D must each be at least 1"));
     BOOST_TEST(test::throws_naming([] { parse_disagg("2"); }, "--disagg: '2' is not P:D"));
+    // A closed loop of more requests per user than the fixed point's passes are bounded for.
+    Traffic long_loop = toy_traffic();
+    long_loop.rate_per_s.reset();
+    long_loop.concurrency = 1;
+    long_loop.requests = kMaxClosedLoopRequestsPerUser + 1;
+    BOOST_TEST(test::throws_naming([&] { run_disagg(long_loop, toy_spec(50e9, true), {}); }, "--requests: a closed loop through the two pools"));
+    // A malformed field of an interconnect profile is one error naming the file, not a crash.
+    BOOST_TEST(test::throws_naming([] { parse_interconnect(R"({"format": "quantplan-interconnect/1", "id": 7, "bandwidth_bytes_per_s_per_direction": 1e9})", "x.json"); },
+                                   "x.json"));
     BOOST_TEST(test::throws_naming([] { parse_interconnect(R"({"format": "quantplan-interconnect/1", "id": "x"})", "x.json"); },
                                    "bandwidth_bytes_per_s_per_direction"));
     // Every bundled interconnect profile parses.
