@@ -1,6 +1,7 @@
 #include "core/fidelity/serving_fit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -414,9 +415,26 @@ double run_loss(const Prepared& p, const std::map<std::string, double>& pred) {
     return loss;
 }
 
-double total_loss(const std::vector<const Prepared*>& runs, const Theta& t) {
+// Each run's loss at each set of terms, simulated once. The leave-one-out and leave-one-source-out
+// refits start from the full fit with the same brackets, so most of their evaluations repeat, run
+// for run, what the full fit or an earlier fold already simulated (the guard took minutes of
+// simulated runs without it). A simulation is deterministic, so a cached loss is the loss.
+class LossCache {
+public:
+    double loss(const Prepared& p, const Theta& t) {
+        const auto [it, inserted] = losses_.try_emplace(Key{&p, {t.v[0], t.v[1], t.v[2], t.v[3]}}, 0.0);
+        if (inserted) it->second = run_loss(p, predict(p, terms_of(t)));
+        return it->second;
+    }
+
+private:
+    using Key = std::pair<const Prepared*, std::array<double, 4>>;
+    std::map<Key, double> losses_;
+};
+
+double total_loss(const std::vector<const Prepared*>& runs, const Theta& t, LossCache& cache) {
     double loss = 0;
-    for (const Prepared* p : runs) loss += run_loss(*p, predict(*p, terms_of(t)));
+    for (const Prepared* p : runs) loss += cache.loss(*p, t);
     return loss;
 }
 
@@ -425,10 +443,10 @@ double total_loss(const std::vector<const Prepared*>& runs, const Theta& t) {
 // frontend latency is not searched: it is a per-request constant that single requests time
 // directly, and the step fit has it (ttft_overhead_s); fitted on loaded runs it would absorb
 // whatever the queueing model misses and move every lone request's TTFT with it.
-Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweeps, int evals_per_term) {
+Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweeps, int evals_per_term, LossCache& cache) {
     if (runs.empty()) return start;
     Theta best = start;
-    double best_loss = total_loss(runs, best);
+    double best_loss = total_loss(runs, best, cache);
     const double phi = (std::sqrt(5.0) - 1) / 2;
     for (int s = 0; s < sweeps; ++s)
         for (const int k : kSearched) {
@@ -438,7 +456,7 @@ Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweep
             const auto loss_at = [&](double x) {
                 Theta t = best;
                 t.v[k] = x * x * kUpper[k];
-                return total_loss(runs, t);
+                return total_loss(runs, t, cache);
             };
             double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
             double fa = loss_at(a), fb = loss_at(b);
@@ -497,11 +515,12 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
             }
     }
     // The full fit per group, from the step fit's overhead as the frontend latency.
+    LossCache cache;
     std::map<std::string, Theta> full;
     for (const auto& [group, members] : by_group) {
         Theta start;
         start.v[2] = std::min(members.front()->setup.profile.step.ttft_overhead_s, kUpper[2]);
-        full[group] = fit_terms(members, start, 2, 8);
+        full[group] = fit_terms(members, start, 2, 8, cache);
     }
     std::map<std::string, std::int64_t> runs_in_group;
     for (const auto& [group, members] : by_group) runs_in_group[group] = static_cast<std::int64_t>(members.size());
@@ -535,7 +554,7 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
             std::vector<const Prepared*> rest;
             for (const Prepared* q : by_group[p.group])
                 if (q != &p) rest.push_back(q);
-            loo[&p] = predict(p, terms_of(fit_terms(rest, full[p.group], 1, 5)));
+            loo[&p] = predict(p, terms_of(fit_terms(rest, full[p.group], 1, 5, cache)));
         }
         std::set<std::pair<std::string, std::string>> folds;  // (file, group)
         for (const Prepared& p : prepared) folds.insert({p.rec->file, p.group});
@@ -548,7 +567,7 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
             // A source that is all of its group's runs leaves nothing to fit: the terms are off.
             Theta t;
             if (rest.empty()) t.v[2] = std::min(held.front()->setup.profile.step.ttft_overhead_s, kUpper[2]);
-            else t = fit_terms(rest, full[group], 1, 5);
+            else t = fit_terms(rest, full[group], 1, 5, cache);
             for (const Prepared* q : held) loso[q] = predict(*q, terms_of(t));
         }
     }
