@@ -306,13 +306,15 @@ const char* kernel_family_name(KernelFamily f) {
         case KernelFamily::AttentionBf16: return "attention_bf16";
         case KernelFamily::AttentionFp8: return "attention_fp8";
         case KernelFamily::W4A16Moe: return "w4a16_moe";
+        case KernelFamily::Mxfp4Moe: return "mxfp4_moe";
     }
     return "?";
 }
 
 KernelFamily parse_kernel_family(std::string_view name, const std::string& field) {
     for (KernelFamily f : {KernelFamily::Bf16Gemm, KernelFamily::W4A16, KernelFamily::W8A16, KernelFamily::Fp8W8A8, KernelFamily::Int8W8A8,
-                           KernelFamily::GenericDequant, KernelFamily::AttentionBf16, KernelFamily::AttentionFp8, KernelFamily::W4A16Moe})
+                           KernelFamily::GenericDequant, KernelFamily::AttentionBf16, KernelFamily::AttentionFp8, KernelFamily::W4A16Moe,
+                           KernelFamily::Mxfp4Moe})
         if (name == kernel_family_name(f)) return f;
     throw Error(field, "unknown kernel family '" + clip_text(name, 40) + "'");
 }

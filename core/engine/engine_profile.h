@@ -227,10 +227,11 @@ enum class KernelFamily : std::uint8_t {
     AttentionBf16,   // decode attention over a bf16/fp16 cache
     AttentionFp8,    // decode attention over an fp8 cache
     W4A16Moe,        // fused-MoE experts in 4-bit weight-only (Marlin MoE), M = rows per expert
+    Mxfp4Moe,        // fused-MoE experts in MXFP4 with bf16 activations (vLLM's triton_kernels MoE on Hopper), M = rows per expert
 };
 
 // "bf16_gemm", "w4a16", "w8a16", "fp8_w8a8", "int8_w8a8", "generic_dequant", "attention_bf16",
-// "attention_fp8", "w4a16_moe"; parse throws Error(field) on anything else.
+// "attention_fp8", "w4a16_moe", "mxfp4_moe"; parse throws Error(field) on anything else.
 const char* kernel_family_name(KernelFamily f);
 KernelFamily parse_kernel_family(std::string_view name, const std::string& field);
 

@@ -102,7 +102,16 @@ LinearKernel linear_kernel(const SchemeCosts& c, const ModelConfig& m, const Gpu
         }
     }
     if (family != KernelFamily::W4A16) return {family, rows, false, false};
-    // FP4 weights: no FP4 kernel is measured anywhere.
+    // MXFP4 experts (gpt-oss) under vLLM: its fused MXFP4 MoE where a curve of this GPU or its
+    // architecture times it (aiconfigurator's vLLM triton_kernels MoE on H100 and H200; vLLM
+    // runs it on sm_90 from 0.10.1 unless FlashInfer's is asked for), at the rows each expert sees.
+    const bool mxfp4 = c.scheme.weights.storage == DType::Fp4E2M1 && c.scheme.weights.scale && c.scheme.weights.scale->dtype == DType::Fp8E8M0;
+    if (mxfp4 && c.num_experts > 0 && m.experts_per_token > 0 && setup.profile.engine == "vllm") {
+        const CurveLookup moe = find_curve(setup.kernels, gpu.id, gpu.compute_capability, KernelFamily::Mxfp4Moe);
+        if (moe.curve && (moe.coverage == "gpu" || moe.coverage == "architecture"))
+            return {KernelFamily::Mxfp4Moe, rows_per_expert(rows, m.experts_per_token, c.num_experts), true};
+    }
+    // Other FP4 weights: no FP4 kernel is measured anywhere.
     if (c.scheme.weights.storage == DType::Fp4E2M1) return {family, rows, false, true};
     // vLLM runs dense W4A16 on Hopper with Machete where it can (choose_mp_linear_kernel tries
     // MacheteLinearKernel before MarlinLinearKernel; Machete needs sm_90), which no source times:

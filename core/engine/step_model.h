@@ -46,12 +46,13 @@ KernelFamily weight_kernel_family(const Scheme& scheme, const GpuProfile& gpu, K
 // The curve a step's quantized linears are priced from and the M they take it at: the scheme's
 // family at the step's rows, except an MoE model's 4-bit weight-only experts under vLLM on a GPU
 // (or its architecture) with a measured fused-MoE curve (W4A16Moe: aiconfigurator's vLLM Marlin
-// MoE on H100 and H200), which take that curve at the rows each expert sees, rows x experts_per_token /
+// MoE on H100 and H200; Mxfp4Moe for MXFP4 experts such as gpt-oss's: aiconfigurator's vLLM
+// triton_kernels MoE there), which take that curve at the rows each expert sees, rows x experts_per_token /
 // num_experts (at least 1). `measured_moe` says the MoE curve was taken: its time is the whole
 // fused-MoE call, so another family's kernel scale does not apply to it (kernel_scale_fitted_or).
 // `all_gpus`: the W4A16 curve over every GPU measured, not the GPU's own, where the GPU's own
-// times another kernel than the one that runs: FP4 weights (gpt-oss's MXFP4: triton_kernels on
-// Hopper under vLLM, no FP4 kernel measured), and vLLM's dense W4A16 on Hopper (Machete, chosen
+// times another kernel than the one that runs: FP4 weights without their own MoE curve (SGLang's
+// MXFP4 experts, vLLM's Marlin MXFP4 below sm_90; no FP4 GEMM is measured), and vLLM's dense W4A16 on Hopper (Machete, chosen
 // before Marlin by vLLM's choose_mp_linear_kernel; the Hopper curves time Marlin, which SGLang runs).
 struct LinearKernel {
     KernelFamily family = KernelFamily::Bf16Gemm;

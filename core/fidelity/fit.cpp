@@ -150,23 +150,26 @@ std::vector<KernelSample> kernel_samples(const Corpus& corpus, const FitInputs& 
             if (peak <= 0) continue;
             const double roofline = std::max(bytes / gpu->memory_bandwidth_bytes_per_s, flop / peak);
             out.push_back({gpu->id, gpu->compute_capability, f, *s.m, std::min(1.5, roofline / r.value), bytes, r.value, s.engine, kernel_origin(r.file)});
-        } else if (s.op == "moe" && s.kernel_family == "w4a16" && s.num_tokens && s.hidden_size && s.inter_size && s.topk && s.num_experts &&
-                   s.moe_ep_size == 1 && s.moe_tp_size == 1 && s.distribution == "balanced") {
-            // A fused-MoE Marlin call with every expert on this GPU (expert parallelism 1, as TP
-            // serving keeps them): the weights of the experts the tokens reach, read once; both
-            // GEMMs' FLOPs for every (token, expert) pair. Its M is the rows each expert sees.
+        } else if (s.op == "moe" && (s.kernel_family == "w4a16" || s.kernel_family == "w4a16_mxfp4") && s.num_tokens && s.hidden_size &&
+                   s.inter_size && s.topk && s.num_experts && s.moe_ep_size == 1 && s.moe_tp_size == 1 && s.distribution == "balanced") {
+            // A fused-MoE call with every expert on this GPU (expert parallelism 1, as TP serving
+            // keeps them): the weights of the experts the tokens reach, read once; both GEMMs'
+            // FLOPs for every (token, expert) pair. Its M is the rows each expert sees. Marlin's
+            // int4 weights are half a byte each with their group scales; MXFP4's are 4 bits plus one
+            // e8m0 scale byte per 32 (4.25 bits).
+            const bool mxfp4 = s.kernel_family == "w4a16_mxfp4";
             const double pairs = d(*s.num_tokens) * d(*s.topk);
             const double active = std::min(d(*s.num_experts), pairs);
             const double per_expert = 3.0 * d(*s.hidden_size) * d(*s.inter_size);  // gate, up and down
-            const double bytes = active * per_expert * weight_bytes_per_element(KernelFamily::W4A16) +
-                                 2.0 * pairs * (2.0 * d(*s.hidden_size) + 3.0 * d(*s.inter_size));
+            const double weight_bytes = mxfp4 ? 4.25 / 8.0 : weight_bytes_per_element(KernelFamily::W4A16);
+            const double bytes = active * per_expert * weight_bytes + 2.0 * pairs * (2.0 * d(*s.hidden_size) + 3.0 * d(*s.inter_size));
             const double flop = 2.0 * pairs * per_expert;
             const double peak = matmul_peak_flop_per_s(*gpu, MatmulType::Bf16);
             if (peak <= 0) continue;
             const double roofline = std::max(bytes / gpu->memory_bandwidth_bytes_per_s, flop / peak);
             const auto rows = std::max<std::int64_t>(1, std::llround(pairs / d(*s.num_experts)));
-            out.push_back({gpu->id, gpu->compute_capability, KernelFamily::W4A16Moe, rows, std::min(1.5, roofline / r.value), bytes, r.value, s.engine,
-                           kernel_origin(r.file)});
+            out.push_back({gpu->id, gpu->compute_capability, mxfp4 ? KernelFamily::Mxfp4Moe : KernelFamily::W4A16Moe, rows,
+                           std::min(1.5, roofline / r.value), bytes, r.value, s.engine, kernel_origin(r.file)});
         } else if (s.op == "generation_attention" && s.batch && s.kv_len && s.num_kv_heads && s.head_dim) {
             const bool fp8 = s.kv_cache_dtype.find("fp8") != std::string::npos;
             const double bytes = d(*s.batch) * d(*s.kv_len) * 2.0 * d(*s.num_kv_heads) * d(*s.head_dim) * (fp8 ? 1.0 : 2.0);

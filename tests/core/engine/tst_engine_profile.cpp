@@ -3,6 +3,7 @@
 // and the KV budget each rule gives.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -263,6 +264,29 @@ BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_
         BOOST_TEST(found.curve->m.back() == 341);  // 16,384 tokens x top-8 / 384 experts
     }
     BOOST_TEST(find_curve(c.kernels, "a100-80gb", "sm_80", KernelFamily::W4A16Moe).coverage == "other_gpus");
+    // vLLM's MXFP4 MoE (gpt-oss's experts) likewise, from the same tables' w4a16_mxfp4 rows.
+    for (const char* gpu : {"h100-sxm", "h200"}) {
+        const CurveLookup found = find_curve(c.kernels, gpu, "sm_90", KernelFamily::Mxfp4Moe);
+        BOOST_TEST_REQUIRE(found.curve != nullptr, gpu);
+        BOOST_TEST(found.coverage == "gpu");
+        BOOST_TEST(found.curve->basis.find("vllm") != std::string::npos, found.curve->basis);
+    }
+    {
+        // The gpt-oss-120b shape's 8,192-token call on an H100 (hidden and intermediate 2,880, 128
+        // experts, top 4): its fraction is its roofline (4.25-bit weights) over its measured time,
+        // one of the points whose median is the curve's at 256 rows per expert.
+        const std::optional<double> t = corpus_value("aiconfigurator/h100-sxm-vllm.json", "aic/h100-sxm/vllm/moe/w4a16_mxfp4/h2880-i2880-e128-top4-tp1-ep1/t8192");
+        BOOST_TEST_REQUIRE(t.has_value());
+        const GpuProfile h = test::bundled_gpu("h100-sxm");
+        const double pairs = 8192.0 * 4, per_expert = 3.0 * 2880 * 2880;
+        const double bytes = 128 * per_expert * 4.25 / 8 + 2.0 * pairs * (2.0 * 2880 + 3.0 * 2880);
+        const double fraction = std::max(bytes / h.memory_bandwidth_bytes_per_s, 2.0 * pairs * per_expert / matmul_peak_flop_per_s(h, MatmulType::Bf16)) / *t;
+        const engine::EfficiencyCurve& curve = *find_curve(c.kernels, "h100-sxm", "sm_90", KernelFamily::Mxfp4Moe).curve;
+        const auto at = std::find(curve.m.begin(), curve.m.end(), 256);
+        BOOST_TEST_REQUIRE((at != curve.m.end()));
+        BOOST_TEST(fraction > 0.3);  // the kernel runs at a good share of the bf16 peak there
+        BOOST_TEST(std::abs(curve.fraction[static_cast<std::size_t>(at - curve.m.begin())] - fraction) < 0.25);
+    }
     // The curve's last point is its one record's roofline / measured time: 16,384 tokens through
     // Kimi-K2-shaped experts (hidden 7,168, intermediate 2,048, 384 experts, top 8) on an H100.
     const std::optional<double> measured_s =
@@ -285,7 +309,18 @@ BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_
     BOOST_TEST(k.measured_moe);
     BOOST_TEST(!linear_kernel(costs(moe, w4, h100), moe, h100, sg, KernelFamily::W4A16, 64).measured_moe);
     BOOST_TEST(!linear_kernel(costs(dense, w4, h100), dense, h100, v, KernelFamily::W4A16, 64).measured_moe);
-    BOOST_TEST(!linear_kernel(costs(fp4, parse_scheme("native"), h100), fp4, h100, v, KernelFamily::W4A16, 64).measured_moe);
+    // gpt-oss's MXFP4 experts take vLLM's own MXFP4 MoE curve (its triton_kernels MoE) on Hopper,
+    // at the rows each expert sees; under SGLang and on an A100 (no such curve) the dense W4A16
+    // curve over every GPU.
+    const LinearKernel mx = linear_kernel(costs(fp4, parse_scheme("native"), h100), fp4, h100, v, KernelFamily::W4A16, 64);
+    BOOST_TEST((mx.family == KernelFamily::Mxfp4Moe));
+    BOOST_TEST(mx.rows == 8);  // 64 x 4 / 32
+    BOOST_TEST(mx.measured_moe);
+    BOOST_TEST(!linear_kernel(costs(fp4, parse_scheme("native"), h100), fp4, h100, sg, KernelFamily::W4A16, 64).measured_moe);
+    BOOST_TEST(linear_kernel(costs(fp4, parse_scheme("native"), h100), fp4, h100, sg, KernelFamily::W4A16, 64).all_gpus);
+    BOOST_TEST(!linear_kernel(costs(fp4, parse_scheme("native"), test::bundled_gpu("a100-80gb")), fp4, test::bundled_gpu("a100-80gb"), v,
+                              KernelFamily::W4A16, 64)
+                    .measured_moe);
     const GpuProfile a100 = test::bundled_gpu("a100-80gb");
     BOOST_TEST(!linear_kernel(costs(moe, w4, a100), moe, a100, v, KernelFamily::W4A16, 64).measured_moe);
 
@@ -326,17 +361,20 @@ BOOST_AUTO_TEST_CASE(dense_w4a16_on_hopper_takes_vllms_marlin_gemm_as_timed_on_e
     BOOST_TEST(find_curve(c.kernels, "h100-sxm", "sm_90", KernelFamily::W4A16).curve->fraction.front() == fraction, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(fraction > 0.36);
     BOOST_TEST(fraction < 0.38);
-    // The all-GPU curve stays within the range every source times; FP4 experts (gpt-oss's MXFP4,
-    // which vLLM runs with triton_kernels on Hopper) take it, not the H100's Marlin curve.
+    // The all-GPU curve stays within the range every source times; FP4 experts (gpt-oss's MXFP4)
+    // take it under SGLang, not the H100's Marlin curve; under vLLM they take vLLM's own MXFP4 MoE
+    // curve (its triton_kernels MoE, timed on this GPU).
     BOOST_TEST(c.kernels.any_gpu.at(KernelFamily::W4A16).m.back() == 8192);
     const ModelConfig fp4 = test::bundled_model("gpt-oss-20b");
     const EngineSetup v = make_engine_setup(c, "vllm@0.11.0", true);
+    const EngineSetup sg = make_engine_setup(c, "sglang@0.5.5", true);
     const SchemeCosts costs = scheme_costs(fp4, tensor_inventory(fp4), parse_scheme("native"), KvFormat{}, h100);
-    const LinearKernel k = linear_kernel(costs, fp4, h100, v, KernelFamily::W4A16, 64);
+    const LinearKernel k = linear_kernel(costs, fp4, h100, sg, KernelFamily::W4A16, 64);
     BOOST_TEST(k.all_gpus);
     BOOST_TEST(!k.measured_moe);
     Workload w;
-    BOOST_TEST(engine_decode_step(costs, fp4, h100, v, w, 64, 1024).linear_coverage == "other_gpus");
+    BOOST_TEST(engine_decode_step(costs, fp4, h100, sg, w, 64, 1024).linear_coverage == "other_gpus");
+    BOOST_TEST(engine_decode_step(costs, fp4, h100, v, w, 64, 1024).linear_coverage == "gpu");
     // vLLM's dense W4A16 on Hopper runs Machete, untimed: the all-GPU curve; SGLang's the H100's.
     const ModelConfig dense = test::bundled_model("qwen3-8b");
     const SchemeCosts w4 = scheme_costs(dense, tensor_inventory(dense), parse_scheme("w4a16-g128"), KvFormat{}, h100);
