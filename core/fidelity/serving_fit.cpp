@@ -443,8 +443,20 @@ double total_loss(const std::vector<const Prepared*>& runs, const Theta& t, Loss
 // frontend latency is not searched: it is a per-request constant that single requests time
 // directly, and the step fit has it (ttft_overhead_s); fitted on loaded runs it would absorb
 // whatever the queueing model misses and move every lone request's TTFT with it.
+// The largest value each term may take on `runs`: kUpper, and for the frontend's serial time per
+// request frontend_serial_bound_s of those runs (a measured rate above 1 / serial proves the serial
+// stage shorter; fitted without the bound, it absorbed TTFT that the queueing model misses and
+// capped GPUStack's 239 requests/s burst at 185).
+std::array<double, 4> upper_for(const std::vector<const Prepared*>& runs) {
+    std::vector<const ServingRunRecord*> records;
+    for (const Prepared* p : runs) records.push_back(p->rec);
+    return {kUpper[0], kUpper[1], kUpper[2], std::min(kUpper[3], frontend_serial_bound_s(records))};
+}
+
 Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweeps, int evals_per_term, LossCache& cache) {
     if (runs.empty()) return start;
+    const std::array<double, 4> kUpper = upper_for(runs);
+    for (const int k : kSearched) start.v[k] = std::min(start.v[k], kUpper[k]);
     Theta best = start;
     double best_loss = total_loss(runs, best, cache);
     const double phi = (std::sqrt(5.0) - 1) / 2;
@@ -488,6 +500,14 @@ Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweep
 
 
 }  // namespace
+
+double frontend_serial_bound_s(const std::vector<const ServingRunRecord*>& runs) {
+    double fastest = 0;
+    for (const ServingRunRecord* r : runs)
+        for (const ServingFigure& f : r->figures)
+            if (f.figure == "requests_per_s" && f.measured > 0 && std::isfinite(f.measured)) fastest = std::max(fastest, f.measured);
+    return fastest > 0 ? 1.0 / fastest : std::numeric_limits<double>::infinity();
+}
 
 ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const ServingFitInputs& in, bool evaluate) {
     if (!in.catalog) throw Error("--fit-serving", "no engine catalog");

@@ -110,6 +110,12 @@ struct ServingFitReport {
 // The engine generation a profile's serving terms are shared by: "vllm-v0", "vllm-v1", "sglang".
 std::string serving_group(const engine::EngineProfile& profile);
 
+// The longest serial frontend time per request that `runs` allow: a stage every request passes one
+// at a time caps a replica at 1 / serial requests/s, so the highest requests/s any run measured
+// bounds it (infinity when none states a rate). The fit searches the serial time below this bound
+// of the runs it fits on.
+double frontend_serial_bound_s(const std::vector<const ServingRunRecord*>& runs);
+
 // Fits, predicts every figure fitted / leave-one-out / leave-one-source-out, and summarises.
 // `evaluate` false: the fit alone (no held-out refits; points carry fitted predictions only).
 ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const ServingFitInputs& in, bool evaluate = true);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "core/base/text_file.h"
 #include "core/engine/engine_profile.h"
@@ -63,6 +64,27 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
         BOOST_TEST(it->second.first <= m.first + kMedianSlack, figure << " leave-one-out " << it->second.first << " was " << m.first);
         BOOST_TEST(it->second.second <= m.second + kMedianSlack, figure << " leave-one-source-out " << it->second.second << " was " << m.second);
     }
+    // Each group's serial frontend time lets through the highest rate its fitted runs measured (the
+    // runs a source fits with: its first max_fit_runs_per_source in file order).
+    std::map<std::string, double> fastest;  // group -> requests/s
+    {
+        std::map<std::pair<std::string, std::string>, std::set<std::string>> taken;  // (group, file) -> runs
+        const std::int64_t per_source = fidelity::ServingFitInputs{}.max_fit_runs_per_source;
+        for (const fidelity::ServingPoint& pt : r.points) {
+            std::set<std::string>& runs_of = taken[{pt.group, pt.file}];
+            if (!runs_of.count(pt.run) && static_cast<std::int64_t>(runs_of.size()) >= per_source) continue;
+            runs_of.insert(pt.run);
+            if (pt.figure == "requests_per_s") fastest[pt.group] = std::max(fastest[pt.group], pt.measured);
+        }
+    }
+    BOOST_TEST_REQUIRE(fastest.count("vllm-v1") == 1u);
+    for (const auto& [group, rate] : fastest) BOOST_TEST_MESSAGE(group << ": fastest fitted run " << rate << " requests/s");
+    for (const engine::EngineProfile& prof : bundled_inputs().catalog->profiles) {
+        const auto t = r.fit.terms.find(prof.id);
+        const auto f = fastest.find(fidelity::serving_group(prof));
+        if (t == r.fit.terms.end() || f == fastest.end()) continue;
+        BOOST_TEST(t->second.frontend_serial_s * f->second <= 1.0 + 1e-9, prof.id << " serial " << t->second.frontend_serial_s << " s against " << f->second << " requests/s measured");
+    }
     // The serving terms help: TTFT's leave-one-source-out median is below the simulator's without them.
     for (const fidelity::ServingSummary& s : r.summaries)
         if (s.engine == "*" && s.figure == "ttft_s") BOOST_TEST(s.median_abs_loso < s.median_abs_unfitted);
@@ -117,6 +139,19 @@ BOOST_AUTO_TEST_CASE(runs_replay_what_ran) {
     BOOST_TEST(predicted.at("asked-200") == predicted.at("asked-134"));
     BOOST_TEST(predicted.at("sharegpt") > 0);
     std::filesystem::remove_all(dir);
+}
+
+// A serial frontend stage caps a replica at 1 / serial requests/s: the highest rate any run
+// measured bounds the serial time the fit may take (the guard above checks the committed fit).
+BOOST_AUTO_TEST_CASE(the_frontend_serial_bound_is_the_fastest_measured_rate) {
+    fidelity::ServingRunRecord slow, fast, none;
+    slow.figures = {{"requests_per_s", "", 250.0, "a"}, {"ttft_s", "mean", 1.0, "b"}};
+    fast.figures = {{"requests_per_s", "", 1000.0, "c"}};
+    none.figures = {{"ttft_s", "mean", 1.0, "d"}};
+    BOOST_TEST(fidelity::frontend_serial_bound_s({&slow, &fast}) == 1e-3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(fidelity::frontend_serial_bound_s({&slow}) == 4e-3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(std::isinf(fidelity::frontend_serial_bound_s({&none})));
+    BOOST_TEST(std::isinf(fidelity::frontend_serial_bound_s({})));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
