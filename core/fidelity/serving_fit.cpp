@@ -438,11 +438,6 @@ double total_loss(const std::vector<const Prepared*>& runs, const Theta& t, Loss
     return loss;
 }
 
-// Coordinate search: each host term in turn by golden section on [0, upper] in the square-root
-// scale (small costs resolved as finely as large ones), `sweeps` times, from `start`. The
-// frontend latency is not searched: it is a per-request constant that single requests time
-// directly, and the step fit has it (ttft_overhead_s); fitted on loaded runs it would absorb
-// whatever the queueing model misses and move every lone request's TTFT with it.
 // The largest value each term may take on `runs`: kUpper, and for the frontend's serial time per
 // request frontend_serial_bound_s of those runs (a measured rate above 1 / serial proves the serial
 // stage shorter; fitted without the bound, it absorbed TTFT that the queueing model misses and
@@ -453,21 +448,26 @@ std::array<double, 4> upper_for(const std::vector<const Prepared*>& runs) {
     return {kUpper[0], kUpper[1], kUpper[2], std::min(kUpper[3], frontend_serial_bound_s(records))};
 }
 
+// Coordinate search: each host term in turn by golden section on [0, upper] in the square-root
+// scale (small costs resolved as finely as large ones), `sweeps` times, from `start`. The
+// frontend latency is not searched: it is a per-request constant that single requests time
+// directly, and the step fit has it (ttft_overhead_s); fitted on loaded runs it would absorb
+// whatever the queueing model misses and move every lone request's TTFT with it.
 Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweeps, int evals_per_term, LossCache& cache) {
     if (runs.empty()) return start;
-    const std::array<double, 4> kUpper = upper_for(runs);
-    for (const int k : kSearched) start.v[k] = std::min(start.v[k], kUpper[k]);
+    const std::array<double, 4> upper = upper_for(runs);
+    for (const int k : kSearched) start.v[k] = std::min(start.v[k], upper[k]);
     Theta best = start;
     double best_loss = total_loss(runs, best, cache);
     const double phi = (std::sqrt(5.0) - 1) / 2;
     for (int s = 0; s < sweeps; ++s)
         for (const int k : kSearched) {
             // A bracket around the current value on later sweeps, the whole range on the first.
-            const double cur = std::sqrt(best.v[k] / kUpper[k]);
+            const double cur = std::sqrt(best.v[k] / upper[k]);
             double lo = s == 0 ? 0.0 : std::max(0.0, cur - 0.25), hi = s == 0 ? 1.0 : std::min(1.0, cur + 0.25);
             const auto loss_at = [&](double x) {
                 Theta t = best;
-                t.v[k] = x * x * kUpper[k];
+                t.v[k] = x * x * upper[k];
                 return total_loss(runs, t, cache);
             };
             double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
@@ -490,7 +490,7 @@ Theta fit_terms(const std::vector<const Prepared*>& runs, Theta start, int sweep
                 best.v[k] = 0;
                 best_loss = f0;
             } else if (fx < best_loss) {
-                best.v[k] = x * x * kUpper[k];
+                best.v[k] = x * x * upper[k];
                 best_loss = fx;
             }
         }

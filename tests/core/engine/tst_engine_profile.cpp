@@ -251,8 +251,9 @@ BOOST_AUTO_TEST_CASE(a_model_wide_window_is_served_by_vllm_and_ignored_by_sglang
 }
 
 // W4A16 MoE experts on Hopper under vLLM are priced from aiconfigurator's measured vLLM Marlin MoE
-// calls (H100 and H200, every expert on the GPU), at the rows each expert sees; dense W4A16,
-// SGLang's MoE, FP4 experts and GPUs without the curve keep the dense W4A16 curve at M = batch.
+// calls (H100 and H200, every expert on the GPU), at the rows each expert sees, and MXFP4 experts
+// (gpt-oss's) from its measured MXFP4 MoE calls likewise; dense W4A16, SGLang's MoE and GPUs
+// without the curve keep the dense W4A16 curve at M = batch.
 BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_rows_per_expert) {
     const EngineCatalog& c = catalog();
     for (const char* gpu : {"h100-sxm", "h200"}) {
@@ -286,6 +287,24 @@ BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_
         BOOST_TEST_REQUIRE((at != curve.m.end()));
         BOOST_TEST(fraction > 0.3);  // the kernel runs at a good share of the bf16 peak there
         BOOST_TEST(std::abs(curve.fraction[static_cast<std::size_t>(at - curve.m.begin())] - fraction) < 0.25);
+        // 1,024 and 2,048 rows per expert come from one call each (gpt-oss-20b's shape, 32 experts,
+        // at 8,192 and 16,384 tokens): there the curve is that call's roofline over its time.
+        for (const int tokens : {8192, 16384}) {
+            const std::optional<double> t20 = corpus_value(
+                "aiconfigurator/h100-sxm-vllm.json", "aic/h100-sxm/vllm/moe/w4a16_mxfp4/h2880-i2880-e32-top4-tp1-ep1/t" + std::to_string(tokens));
+            BOOST_TEST_REQUIRE(t20.has_value());
+            const double p20 = tokens * 4.0;
+            const double b20 = 32 * per_expert * 4.25 / 8 + 2.0 * p20 * (2.0 * 2880 + 3.0 * 2880);
+            const double f20 = std::max(b20 / h.memory_bandwidth_bytes_per_s, 2.0 * p20 * per_expert / matmul_peak_flop_per_s(h, MatmulType::Bf16)) / *t20;
+            const auto m20 = std::find(curve.m.begin(), curve.m.end(), tokens / 8);
+            BOOST_TEST_REQUIRE((m20 != curve.m.end()), tokens);
+            BOOST_TEST(curve.fraction[static_cast<std::size_t>(m20 - curve.m.begin())] == f20, boost::test_tools::tolerance(1e-12));
+        }
+        // One kernel, one curve: from 4 rows per expert on, gpt-oss's triton MoE runs at 0.5 to 0.7
+        // of the bf16 peak. A curve that also took the table's other w4a16_mxfp4 rows (a Marlin
+        // kernel on a 896-expert shape, at 0.18 to 0.23 from 73 rows) would zig-zag below 0.4.
+        for (std::size_t i = 0; i < curve.m.size(); ++i)
+            if (curve.m[i] >= 4) BOOST_TEST(curve.fraction[i] >= 0.4, "M " << curve.m[i] << ": " << curve.fraction[i]);
     }
     // The curve's last point is its one record's roofline / measured time: 16,384 tokens through
     // Kimi-K2-shaped experts (hidden 7,168, intermediate 2,048, 384 experts, top 8) on an H100.

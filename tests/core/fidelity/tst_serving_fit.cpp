@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -149,6 +150,12 @@ BOOST_AUTO_TEST_CASE(the_frontend_serial_bound_is_the_fastest_measured_rate) {
     fast.figures = {{"requests_per_s", "", 1000.0, "c"}};
     none.figures = {{"ttft_s", "mean", 1.0, "d"}};
     BOOST_TEST(fidelity::frontend_serial_bound_s({&slow, &fast}) == 1e-3, boost::test_tools::tolerance(1e-12));
+    // A rate of 0 or infinity (a failed or empty run as a file may hold it) bounds nothing.
+    fidelity::ServingRunRecord zero, infinite;
+    zero.figures = {{"requests_per_s", "", 0.0, "e"}};
+    infinite.figures = {{"requests_per_s", "", std::numeric_limits<double>::infinity(), "f"}};
+    BOOST_TEST(fidelity::frontend_serial_bound_s({&slow, &zero, &infinite}) == 4e-3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(std::isinf(fidelity::frontend_serial_bound_s({&zero, &infinite})));
     BOOST_TEST(fidelity::frontend_serial_bound_s({&slow}) == 4e-3, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(std::isinf(fidelity::frontend_serial_bound_s({&none})));
     BOOST_TEST(std::isinf(fidelity::frontend_serial_bound_s({})));
