@@ -261,20 +261,26 @@ std::vector<EvidencePoint> nearest_points(const std::vector<EvidencePoint>& poin
     return out;
 }
 
-EngineVersion parse_engine_version(std::string_view text, const std::string& field) {
-    EngineVersion v;
-    v.text = std::string(text);
+namespace {
+
+// A version's numeric parts without allocating: at most 8, read as parse_engine_version reads them.
+// Returns false for text that has no leading number.
+struct VersionParts {
+    std::int64_t part[8] = {};
+    std::size_t count = 0;
+};
+
+bool read_version_parts(std::string_view text, VersionParts& v) {
     std::string_view rest = text;
     if (!rest.empty() && (rest[0] == 'v' || rest[0] == 'V')) rest.remove_prefix(1);
-    if (rest.empty() || !std::isdigit(static_cast<unsigned char>(rest[0])))
-        throw Error(field, "'" + clip_text(text, 40) + "' is not a version (expected e.g. 0.6.3)");
+    if (rest.empty() || !std::isdigit(static_cast<unsigned char>(rest[0]))) return false;
     std::size_t i = 0;
-    while (i < rest.size() && v.parts.size() < 8) {
+    while (i < rest.size() && v.count < 8) {
         if (std::isdigit(static_cast<unsigned char>(rest[i]))) {
             std::int64_t n = 0;
             std::size_t digits = 0;
             while (i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])) && digits < 9) n = n * 10 + (rest[i++] - '0'), ++digits;
-            v.parts.push_back(n);
+            v.part[v.count++] = n;
         } else if (rest.substr(i, 5) == ".post" || rest.substr(i, 4) == "post") {
             i += rest[i] == '.' ? 5 : 4;  // the post number follows as the next part
         } else if (rest[i] == '.') {
@@ -283,6 +289,27 @@ EngineVersion parse_engine_version(std::string_view text, const std::string& fie
             break;  // rc, dev, +cu121 ...: not ordered here
         }
     }
+    return true;
+}
+
+// compare_versions on parts (missing parts are 0).
+int compare_parts(const VersionParts& a, const VersionParts& b) {
+    const std::size_t n = std::max(a.count, b.count);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t x = i < a.count ? a.part[i] : 0, y = i < b.count ? b.part[i] : 0;
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+EngineVersion parse_engine_version(std::string_view text, const std::string& field) {
+    VersionParts parts;
+    if (!read_version_parts(text, parts)) throw Error(field, "'" + clip_text(text, 40) + "' is not a version (expected e.g. 0.6.3)");
+    EngineVersion v;
+    v.text = std::string(text);
+    v.parts.assign(parts.part, parts.part + parts.count);
     return v;
 }
 
@@ -412,15 +439,17 @@ double eager_step_s(double gpu_s, double host_s, double exponent) {
 const EagerHostCost* StepTerms::eager_host_for(std::string_view version) const {
     if (eager_host.empty()) return nullptr;
     if (version.empty()) return &eager_host.back();
-    try {
-        const EngineVersion asked = parse_engine_version(version, "version");
-        const EagerHostCost* best = nullptr;
-        for (const EagerHostCost& c : eager_host)
-            if (compare_versions(parse_engine_version(c.version, "version"), asked) <= 0) best = &c;
-        return best ? best : &eager_host.front();
-    } catch (const Error&) {
-        return &eager_host.back();
+    // The fit calls this for every point at every trial of its terms: the versions are compared
+    // without allocating. A version that does not parse (asked or stored) takes the newest cost.
+    VersionParts asked;
+    if (!read_version_parts(version, asked)) return &eager_host.back();
+    const EagerHostCost* best = nullptr;
+    for (const EagerHostCost& c : eager_host) {
+        VersionParts stored;
+        if (!read_version_parts(c.version, stored)) return &eager_host.back();
+        if (compare_parts(stored, asked) <= 0) best = &c;
     }
+    return best ? best : &eager_host.front();
 }
 
 bool native_sampler_in_profile(const MemoryRules& m, std::string_view version) {

@@ -268,6 +268,7 @@ struct Point {
     double in_process_count = 0;   // 1 for a TTFT of an engine in the benchmark's process, else 0
     double tokens = 0;   // speed records: tokens the speed counts (prediction = tokens / seconds)
     std::string kernel_key;  // the profile's kernel scale this point's kernels take (kernel_scale_key)
+    std::string prefill_kernel_key;  // kernel_key + "/prefill", built once (the fit reads it often)
     // KV: predicted budget = free_bytes - activation_bytes x scale - non_torch; tokens from it.
     double free_bytes = 0, activation_bytes = 0, measured_budget_bytes = 0;
     double kv_bytes_per_token = 0;
@@ -440,6 +441,7 @@ Point price_point(const Record& r, Pricer& pricer, const engine::KernelEfficienc
     const bool generic = engine::weight_kernel_family(res->costs.scheme, res->gpu, w.kernel) == engine::KernelFamily::GenericDequant;
     if (generic) o.note = "vLLM before " + res->defaults.awq_marlin_from_version + ": AWQ's own GEMM kernel, priced as generic dequant";
     p.kernel_key = engine::kernel_scale_key(res->costs.scheme, res->model.is_moe(), generic);
+    p.prefill_kernel_key = p.kernel_key + "/prefill";
     EngineSetup setup = zero_setup(*res, kernels);
     if (s.mem_fraction_static) setup.profile.defaults.mem_fraction_static = *s.mem_fraction_static;
     if (s.chunked_prefill) setup.profile.defaults.chunked_prefill = *s.chunked_prefill;
@@ -593,7 +595,7 @@ struct Terms {
 
 // The kernel part of a point's time under `st` (its decode and prefill scales).
 double scaled_kernels_s(const Point& p, const engine::StepTerms& st) {
-    return st.kernel_scale(p.kernel_key) * p.decode_s + st.kernel_scale(p.kernel_key + "/prefill") * p.prefill_s;
+    return st.kernel_scale(p.kernel_key) * p.decode_s + st.kernel_scale(p.prefill_kernel_key) * p.prefill_s;
 }
 
 // The GPU time of one of a point's eager steps under `st` (engine_decode_step's gpu_s).
@@ -644,14 +646,14 @@ engine::StepTerms fit_linear_step(const std::vector<const Point*>& v, const std:
     };
     for (const Point* p : v) {
         if (p->decode_s > 0) column(p->kernel_key);
-        if (p->prefill_s > 0) column(p->kernel_key + "/prefill");
+        if (p->prefill_s > 0) column(p->prefill_kernel_key);
     }
     std::vector<std::vector<double>> rows;
     std::vector<double> c;
     for (const Point* p : v) {
         std::vector<double> row(keys.size() + 5, 0.0);
         if (p->decode_s > 0) row[column(p->kernel_key)] = p->decode_s / p->measured_s;
-        if (p->prefill_s > 0) row[column(p->kernel_key + "/prefill")] = p->prefill_s / p->measured_s;
+        if (p->prefill_s > 0) row[column(p->prefill_kernel_key)] = p->prefill_s / p->measured_s;
         row[keys.size()] = p->fixed_count / p->measured_s;
         row[keys.size() + 1] = p->layer_count / p->measured_s;
         row[keys.size() + 2] = p->eager_layer_count / p->measured_s;
@@ -984,8 +986,21 @@ FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
     report.parameters = parameters_of(corpus, pricing, full, in);
     report.kernel_records = pricing.kernel_records;
     report.skipped = pricing.skipped;
-    // Points that can move one profile's terms: only those are refitted (the others' terms do not
-    // change when a point of another profile is held out).
+    // Every point of a run holds out the same points, and every point of a source the same: each
+    // distinct set is fitted once. The key keeps only the points fit_terms reads (usable, and a
+    // step, TTFT or KV-cache figure), so two sets that differ elsewhere share one fit.
+    std::map<std::vector<bool>, Terms> fitted_without;
+    const auto fit_without = [&](const std::vector<bool>& include) -> const Terms& {
+        std::vector<bool> key(include.size(), false);
+        for (std::size_t j = 0; j < points.size(); ++j) {
+            const PricedPoint& o = points[j].out;
+            key[j] = include[j] && o.usable &&
+                     (o.figure == FigureClass::KvTokens || o.figure == FigureClass::Ttft || o.figure == FigureClass::Step);
+        }
+        auto it = fitted_without.find(key);
+        if (it == fitted_without.end()) it = fitted_without.emplace(key, fit_terms(points, include, profiles)).first;
+        return it->second;
+    };
     for (std::size_t i = 0; i < points.size(); ++i) {
         Point& p = points[i];
         if (!p.out.usable) continue;
@@ -997,10 +1012,10 @@ FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
         // Leave the run out: the point and its twins (the same run's other statistics and metrics).
         std::vector<bool> without_run(points.size(), true);
         for (std::size_t j = 0; j < points.size(); ++j) without_run[j] = points[j].run_key != p.run_key;
-        p.out.loo = predict(p, fit_terms(points, without_run, profiles));
+        p.out.loo = predict(p, fit_without(without_run));
         std::vector<bool> other_sources(points.size(), true);
         for (std::size_t j = 0; j < points.size(); ++j) other_sources[j] = points[j].out.source_key != p.out.source_key;
-        p.out.loso = predict(p, fit_terms(points, other_sources, profiles));
+        p.out.loso = predict(p, fit_without(other_sources));
     }
     for (Point& p : points) {
         report.points.push_back(p.out);
