@@ -300,7 +300,7 @@ BOOST_AUTO_TEST_CASE(moe_w4a16_on_hopper_takes_the_measured_marlin_moe_curve_at_
             BOOST_TEST_REQUIRE((m20 != curve.m.end()), tokens);
             BOOST_TEST(curve.fraction[static_cast<std::size_t>(m20 - curve.m.begin())] == f20, boost::test_tools::tolerance(1e-12));
         }
-        // One kernel, one curve: from 4 rows per expert on, gpt-oss's triton MoE runs at 0.5 to 0.7
+        // One kernel, one curve: from 4 rows per expert on, gpt-oss's triton MoE on the H100 runs at 0.5 to 0.7
         // of the bf16 peak. A curve that also took the table's other w4a16_mxfp4 rows (a Marlin
         // kernel on a 896-expert shape, at 0.18 to 0.23 from 73 rows) would zig-zag below 0.4.
         for (std::size_t i = 0; i < curve.m.size(); ++i)
