@@ -292,11 +292,12 @@ bool read_version_parts(std::string_view text, VersionParts& v) {
     return true;
 }
 
-// compare_versions on parts (missing parts are 0).
-int compare_parts(const VersionParts& a, const VersionParts& b) {
-    const std::size_t n = std::max(a.count, b.count);
+// Negative, zero or positive as parts a are older than, equal to or newer than parts b (missing
+// parts are 0): compare_versions and eager_host_for.
+int compare_parts(const std::int64_t* a, std::size_t na, const std::int64_t* b, std::size_t nb) {
+    const std::size_t n = std::max(na, nb);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t x = i < a.count ? a.part[i] : 0, y = i < b.count ? b.part[i] : 0;
+        const std::int64_t x = i < na ? a[i] : 0, y = i < nb ? b[i] : 0;
         if (x != y) return x < y ? -1 : 1;
     }
     return 0;
@@ -314,12 +315,7 @@ EngineVersion parse_engine_version(std::string_view text, const std::string& fie
 }
 
 int compare_versions(const EngineVersion& a, const EngineVersion& b) {
-    const std::size_t n = std::max(a.parts.size(), b.parts.size());
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t x = i < a.parts.size() ? a.parts[i] : 0, y = i < b.parts.size() ? b.parts[i] : 0;
-        if (x != y) return x < y ? -1 : 1;
-    }
-    return 0;
+    return compare_parts(a.parts.data(), a.parts.size(), b.parts.data(), b.parts.size());
 }
 
 const char* kernel_family_name(KernelFamily f) {
@@ -447,7 +443,7 @@ const EagerHostCost* StepTerms::eager_host_for(std::string_view version) const {
     for (const EagerHostCost& c : eager_host) {
         VersionParts stored;
         if (!read_version_parts(c.version, stored)) return &eager_host.back();
-        if (compare_parts(stored, asked) <= 0) best = &c;
+        if (compare_parts(stored.part, stored.count, asked.part, asked.count) <= 0) best = &c;
     }
     return best ? best : &eager_host.front();
 }

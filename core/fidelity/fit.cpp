@@ -801,6 +801,12 @@ engine::StepTerms refit_costs(const std::vector<const Point*>& v, const engine::
     return s;
 }
 
+// Whether fit_terms reads a point at all: usable, and a KV-cache, TTFT or step figure (the memo of
+// evaluate_fidelity keys its held-out sets on these points only).
+bool fitted_by_terms(const Point& p) {
+    return p.out.usable && (p.out.figure == FigureClass::KvTokens || p.out.figure == FigureClass::Ttft || p.out.figure == FigureClass::Step);
+}
+
 Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& include, const ProfileList& profiles) {
     // Step points (decode speed, TPOT/ITL, E2E) and TTFT points. The engine's terms are fitted on
     // both at once: a TTFT point prices its prefill chunks alone, so it pins the prefill scales the
@@ -811,7 +817,7 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
     std::vector<const Point*> step_all;
     for (std::size_t i = 0; i < points.size(); ++i) {
         const Point& p = points[i];
-        if (!include[i] || !p.out.usable) continue;
+        if (!include[i] || !fitted_by_terms(p)) continue;
         if (p.out.figure == FigureClass::KvTokens) {
             kv_by_profile[p.out.profile].push_back(&p);
             kv_by_engine[p.out.engine].push_back(&p);
@@ -987,16 +993,12 @@ FidelityReport evaluate_fidelity(const Corpus& corpus, const FitInputs& in) {
     report.kernel_records = pricing.kernel_records;
     report.skipped = pricing.skipped;
     // Every point of a run holds out the same points, and every point of a source the same: each
-    // distinct set is fitted once. The key keeps only the points fit_terms reads (usable, and a
-    // step, TTFT or KV-cache figure), so two sets that differ elsewhere share one fit.
+    // distinct set is fitted once. The key keeps only the points fit_terms reads (fitted_by_terms),
+    // so two sets that differ elsewhere share one fit.
     std::map<std::vector<bool>, Terms> fitted_without;
     const auto fit_without = [&](const std::vector<bool>& include) -> const Terms& {
         std::vector<bool> key(include.size(), false);
-        for (std::size_t j = 0; j < points.size(); ++j) {
-            const PricedPoint& o = points[j].out;
-            key[j] = include[j] && o.usable &&
-                     (o.figure == FigureClass::KvTokens || o.figure == FigureClass::Ttft || o.figure == FigureClass::Step);
-        }
+        for (std::size_t j = 0; j < points.size(); ++j) key[j] = include[j] && fitted_by_terms(points[j]);
         auto it = fitted_without.find(key);
         if (it == fitted_without.end()) it = fitted_without.emplace(key, fit_terms(points, include, profiles)).first;
         return it->second;
