@@ -171,11 +171,11 @@ const DeviceNameEntry* device_entry(const std::vector<DeviceNameEntry>& names, c
         if (cut && !p.empty() && n.starts_with(p)) prefix = &e, ++prefixes;
     }
     if (prefixes == 1) return prefix;
-    // A name written by a person ("RTX 3090", "GeForce RTX 4090"): the vendor and brand words aside,
-    // when exactly one entry is left.
+    // A name written by a person ("RTX 3090", "GeForce RTX 4090", a table's "3090"): the vendor and
+    // brand words aside, when exactly one entry is left.
     const auto bare = [&](const std::string& x) {
         std::string o = norm(x);
-        for (const char* word : {"nvidia", "geforce"})
+        for (const char* word : {"nvidia", "geforce", "rtx"})
             if (const std::size_t at = o.find(word); at != std::string::npos) o.erase(at, std::char_traits<char>::length(word));
         return o;
     };
@@ -670,6 +670,14 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     // H100 4 x an A100's max_num_batched_tokens, and so a larger profiling forward), and so do their
     // usable memories.
     const std::optional<LoggedQuantity> kv_logged = log.kv_cache_bytes ? log.kv_cache_bytes : kv_estimate;
+    // The KV budget the engine would give on GPU `g` at the log's settings.
+    const auto predicted_kv_on = [&](const GpuProfile& g) {
+        engine::EngineSetup s = *setup;
+        Workload w = setup_on(g, s);
+        w.kv = scheme_kv_format(*model, parse_scheme(*scheme), w, &s, nullptr);
+        const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, g), *model, s.profile);
+        return static_cast<double>(engine::engine_admission(c, *model, g, s, w, id.max_model_len).budget_bytes);
+    };
     if (!options.gpu && gpu && id.gpu_candidates.size() > 1 && kv_logged && setup && model && scheme && priceable_tp &&
         !log.total_memory_bytes) {
         double nearest = std::numeric_limits<double>::infinity();
@@ -677,11 +685,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         for (const std::string& candidate : id.gpu_candidates) {
             const GpuProfile* g = gpu_by_id(in.gpus, candidate);
             if (!g) continue;
-            engine::EngineSetup s = *setup;
-            Workload w = setup_on(*g, s);
-            w.kv = scheme_kv_format(*model, parse_scheme(*scheme), w, &s, nullptr);
-            const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *g), *model, s.profile);
-            const double off = std::abs(static_cast<double>(engine::engine_admission(c, *model, *g, s, w, id.max_model_len).budget_bytes) - kv_logged->value);
+            const double off = std::abs(predicted_kv_on(*g) - kv_logged->value);
             if (off < nearest) nearest = off, picked = candidate;
         }
         if (!picked.empty() && picked != gpu->id) {
@@ -690,6 +694,44 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             gpu = *gpu_by_id(in.gpus, picked);
             id.gpu = picked;
             std::stable_partition(id.gpu_candidates.begin(), id.gpu_candidates.end(), [&](const std::string& x) { return x == picked; });
+        }
+    }
+    // No GPU from the evidence alone (the budget's unprinted share, activation peak and non-torch
+    // memory, is larger than kBudgetSlack allows, or the log prints no weights): every bundled GPU
+    // whose predicted KV cache at the log's settings is within kKvIdentifyTolerance of the logged
+    // one fits, the nearest first (a printed compute capability keeps its architecture's GPUs).
+    if (!options.gpu && !gpu && kv_logged && kv_logged->value > 0 && setup && model && scheme && priceable_tp && !log.total_memory_bytes &&
+        log.device_names.empty()) {
+        std::vector<std::pair<double, const GpuProfile*>> fits;
+        for (const GpuProfile& g : in.gpus) {
+            if (!log.compute_capability.empty() && g.compute_capability != log.compute_capability) continue;
+            double off = 0.0;
+            try {
+                off = std::abs(predicted_kv_on(g) / kv_logged->value - 1.0);
+            } catch (const Error&) {
+                continue;  // a scheme this GPU cannot hold (FP8 on an Ampere card)
+            }
+            if (off <= kKvIdentifyTolerance) fits.emplace_back(off, &g);
+        }
+        std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (!fits.empty()) {
+            const GpuProfile& first = *fits.front().second;
+            gpu = first;
+            id.gpu = first.id;
+            id.from["gpu"] = "predicted KV cache";
+            id.gpu_candidates.clear();
+            for (const auto& [off, g] : fits) id.gpu_candidates.push_back(g->id);
+            std::erase_if(r.unresolved, [](const std::string& u) { return u.starts_with("GPU: the log names no GPU"); });
+            char within[160];
+            std::snprintf(within, sizeof within, "GPU %s by the logged KV cache %s: its predicted KV cache at the log's settings is %+.1f%% from it",
+                          first.id.c_str(), kv_logged->as_logged.c_str(), (predicted_kv_on(first) / kv_logged->value - 1.0) * 100.0);
+            std::string note = within;
+            if (fits.size() > 1) {
+                note += ", the nearest of the bundled GPUs within " + std::to_string(static_cast<int>(kKvIdentifyTolerance * 100)) + "%; also fits ";
+                for (std::size_t i = 1; i < fits.size(); ++i)
+                    note += (i > 1 ? "; " : "") + fits[i].second->id + " (which would change " + what_differs(first, *fits[i].second) + ")";
+            }
+            r.notes.push_back(note + "; the log names no GPU and no total memory: pass --gpu ID if it is another");
         }
     }
     if (setup && model && gpu && scheme && priceable_tp) {

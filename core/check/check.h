@@ -106,6 +106,13 @@ inline constexpr double kMemoryMatchTolerance = 0.025;
 // is 9.3% (Qwen2-7B at TP 2 on an A100 40GB at 0.5, vLLM 0.10.1.1); 12% leaves room above it.
 inline constexpr double kBudgetSlack = 0.12;
 
+// How far a bundled GPU's predicted KV cache (the engine's budget at the log's own settings) may lie
+// from the logged one and still identify that GPU, when the log names no GPU, no total memory, and
+// its budget's printed share does not single one out. Over the corpus's logs priced on their
+// expected GPU the largest KV |errors| are 195% (issue 5248) and 28% (PR 17122, its GPU unverified),
+// both explained in docs/check.md, then 19.1% (LMCache#1739, Qwen3-14B on an A100 40GB); 20% keeps it.
+inline constexpr double kKvIdentifyTolerance = 0.20;
+
 // The whole check.
 struct CheckResult {
     Identified identified;

@@ -51,6 +51,19 @@ std::string spec_gpu_name(std::string v) {
     return trim(t);
 }
 
+// The trimmed text of a Markdown table row's cell `index` (0 for the first after the leading '|'),
+// without backticks; empty when the row has fewer cells.
+std::string table_cell_at(const std::string& row, std::size_t index) {
+    std::size_t at = row.find('|');
+    for (std::size_t i = 0; at != std::string::npos && i < index; ++i) at = row.find('|', at + 1);
+    if (at == std::string::npos) return {};
+    const std::size_t end = row.find('|', at + 1);
+    if (end == std::string::npos) return {};
+    std::string cell = row.substr(at + 1, end - at - 1);
+    std::erase(cell, '`');
+    return trim(cell);
+}
+
 std::string unquote(std::string v) {
     if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) return v.substr(1, v.size() - 2);
     return v;
@@ -124,6 +137,7 @@ void keep_first(std::optional<LoggedQuantity>& slot, std::optional<LoggedQuantit
 int form_rank(const std::string& form) {
     if (form == "args: Namespace" || form == "non-default args" || form == "ServerArgs") return 3;
     if (form == "engine config" || form == "engine line") return 2;
+    if (form == "description") return 0;  // a person's "MODEL: X" above the log
     return 1;  // "command line"
 }
 
@@ -373,7 +387,7 @@ private:
 
 // Substrings one of which every line the reader uses holds: other lines are passed over before
 // any regex runs (a log of a long-running server is mostly request lines).
-constexpr std::array<std::string_view, 47> kTriggers = {
+constexpr std::array<std::string_view, 49> kTriggers = {
     "version",  "Version",          "Namespace(",       "non-default args", "with config",      "ServerArgs(",      "took",
     "take",     "total_gpu_memory", "blocks:",          "KV cache",         "KV Cache",         "Maximum concurrency",
     "Free memory on device",        "Load weight",      "max_total_num_tokens",                 "capac",            "vllm serve",
@@ -384,7 +398,7 @@ constexpr std::array<std::string_view, 47> kTriggers = {
     "apability",                    "lm_eval",                              "LLM(",
     "sglang.bench_",                "Graphics",                             "Video card",
     "--model",                      "SpecDecoding metrics",                 "Speculative metrics",
-    "accept len",
+    "accept len",                   "MODEL:",                               "Model:",
 };
 
 bool has_trigger(std::string_view line) {
@@ -417,7 +431,12 @@ public:
         while (lines.next(raw, nul)) {
             ++line_number_;
             if (nul) throw Error("--check", source_ + " holds NUL bytes: not a text log");
-            if (raw.find_first_not_of(" \t\r") == std::string::npos || !has_trigger(raw)) continue;
+            if (raw.find_first_not_of(" \t\r") == std::string::npos) continue;
+            // A row of a table whose header has a GPU column holds no trigger ("| 3090 | 24G |").
+            if (!has_trigger(raw) && !(gpu_column_ && raw.front() == '|')) {
+                gpu_column_.reset(), table_rows_ = false;
+                continue;
+            }
             std::string line = clean_log_line(raw);
             join_continuations(line, lines);
             read_line(raw, line);
@@ -748,6 +767,14 @@ private:
             if (!second_server()) put_entries(body, "ServerArgs", full_line);
         }
         if (is_command_line(line) && !contains(line, "args:") && !contains(line, "Namespace(") && !second_server()) read_command_line(full_line);
+        // A system description pasted with the log names the model ("MODEL: meta-llama/Llama-3.1-8B-Instruct"):
+        // the weakest form, any printed setting replaces it.
+        // The raw line: a logger's "INFO ... Model: X" is not a person's description.
+        if (contains(line, "odel:") || contains(line, "ODEL:")) {
+            static const std::regex described_model("^[\\s>*#-]*(MODEL|Model)\\s*:\\s*`?([A-Za-z0-9][A-Za-z0-9._/-]*)`?\\s*\r?$");
+            const std::string first = raw.substr(0, kMaxRegexChars);
+            if (std::regex_search(first, m, described_model)) put("model", m[2], "description", line);
+        }
         if (in_second && !interleaved_) return;  // the second server's figures are not the first's
         // Effective values the engine prints.
         if (contains(line, "The current --gpu-memory-utilization=")) {
@@ -776,6 +803,24 @@ private:
             static const std::regex capability("(Device|cuda|CUDA|compute) capability:? ([0-9]{1,2})\\.([0-9])");
             if (std::regex_search(line, m, capability)) log_.compute_capability = "sm_" + m[2].str() + m[3].str();
         }
+        // A Markdown table whose header has a "GPU" column ("| GPU  | 显存 | 驱动 | CUDA |", then
+        // "| 3090 | 24G  | 535  | 12.2 |"): that column's cells below the separator row name GPUs.
+        if (line.empty() || line[0] != '|') {
+            gpu_column_.reset(), table_rows_ = false;
+        } else if (!gpu_column_) {
+            for (std::size_t i = 0; i < 16; ++i) {
+                std::string cell = table_cell_at(line, i);
+                std::transform(cell.begin(), cell.end(), cell.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+                if (cell.empty() && table_cell_at(line, i + 1).empty()) break;
+                if (cell == "gpu" || cell == "gpus" || cell == "gpu model" || cell == "gpu type") {
+                    gpu_column_ = i;
+                    break;
+                }
+            }
+        } else if (!table_rows_) {
+            table_rows_ = line.find("---") != std::string::npos;
+            if (!table_rows_) gpu_column_.reset();
+        }
         // GPU names.
         if (log_.device_names.size() < 16) {
             std::string name;
@@ -787,6 +832,7 @@ private:
                 std::replace(name.begin(), name.end(), '_', ' ');
             } else if (std::regex_search(line, m, device_field)) name = m[2];
             else if (!line.empty() && line[0] == '|' && std::regex_search(line, m, table_cell)) name = m[1];
+            else if (gpu_column_ && table_rows_ && !line.empty() && line[0] == '|') name = table_cell_at(line, *gpu_column_);
             else if (contains(line, ":") && std::regex_search(line, m, spec_line) && std::regex_search(m[2].str(), gpu_model_word))
                 name = spec_gpu_name(m[2]);
             name = trim(name);
@@ -1052,6 +1098,8 @@ private:
     bool headers_seen_ = false;
     bool second_noted_ = false;
     bool interleaved_ = false;  // a second startup began before the first's KV cache was sized
+    std::optional<std::size_t> gpu_column_;  // a Markdown table's "GPU" column, from its header row
+    bool table_rows_ = false;                // past that table's separator row
     bool v0_wording_ = false;   // a line only V0 prints
     bool joined_to_end_ = false;
     std::string first_model_;

@@ -247,8 +247,16 @@ BOOST_AUTO_TEST_CASE(a_printed_compute_capability_keeps_its_architecture) {
 
 // A V0 log without a version line (vllm #10517): the memory-profiling line gives the total memory,
 // the GPU follows from it; the KV size comes from the max-model-len error.
+namespace {
+// The #10517 fixture's log lines alone, without the comment's "GPU: RTX 3090" and "MODEL:" lines above them.
+std::string log_lines_of_10517() {
+    const std::string text = fixture("vllm-unstated-issue10517-rtx3090-llama-3.1-8b.log");
+    return text.substr(text.find("Loading model weights"));
+}
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(v0_log_identifies_the_gpu_by_its_total_memory) {
-    const StartupLog log = read_startup_log(fixture("vllm-unstated-issue10517-rtx3090-llama-3.1-8b.log"), "10517.log");
+    const StartupLog log = read_startup_log(log_lines_of_10517(), "10517.log");
     BOOST_TEST(log.engine_generation == "v0");
     BOOST_TEST(log.version.empty());
     BOOST_TEST(std::abs(log.total_memory_bytes->value - 23.58 * kGiB) < kPrintedGiBTolerance);
@@ -269,7 +277,7 @@ BOOST_AUTO_TEST_CASE(v0_log_identifies_the_gpu_by_its_total_memory) {
 BOOST_AUTO_TEST_CASE(a_gpu_named_in_a_pasted_system_description_or_table_is_read) {
     CheckInputs in = inputs();
     in.device_names = parse_device_names(fixture("gpu-device-names.json", "../../assets"), "gpu-device-names.json");
-    const std::string log = fixture("vllm-unstated-issue10517-rtx3090-llama-3.1-8b.log");
+    const std::string log = log_lines_of_10517();
     const auto gpu_of = [&](const std::string& pasted) {
         const StartupLog l = read_startup_log(pasted + "\n" + log, "pasted.log");
         const CheckResult r = check_startup_log(l, {}, in);
@@ -281,11 +289,53 @@ BOOST_AUTO_TEST_CASE(a_gpu_named_in_a_pasted_system_description_or_table_is_read
     BOOST_TEST(gpu_of("GPUs: 4 x NVIDIA GeForce RTX 3090, driver 550").first == "rtx-3090");
     BOOST_TEST(gpu_of("| GPU model | `NVIDIA GeForce RTX 3090` |").first == "rtx-3090");
     BOOST_TEST(gpu_of("| GPU 型号 | NVIDIA GeForce RTX 3090 |").first == "rtx-3090");
+    // A table with a GPU column (zhjunqin/LLM-Learning's benchmark notes: "| 3090 | 24G | 535 | 12.2 |").
+    BOOST_TEST(gpu_of("| GPU  | 显存 | 驱动 | CUDA |\n| ---- | ---- | ---- | ---- |\n| 3090 | 24G  | 535  | 12.2 |").first == "rtx-3090");
+    BOOST_TEST(gpu_of("| Model | GPU |\n|---|---|\n| Llama | `RTX 3090` |").first == "rtx-3090");
+    // Not a table: no separator row under the header, or a row after the table has ended.
+    BOOST_TEST(gpu_of("| GPU  | VRAM |\n| 3090 | 24G  |").first == "rtx-4090");
+    BOOST_TEST(gpu_of("| GPU  | VRAM |\n| ---- | ---- |\nsome text\n| 3090 | 24G  |").first == "rtx-4090");
+    // The fixture as quoted, with the comment's own "GPU: RTX 3090" line above the log.
+    BOOST_TEST(check_startup_log(read_startup_log(fixture("vllm-unstated-issue10517-rtx3090-llama-3.1-8b.log"), "10517.log"), {}, in).identified.gpu ==
+               "rtx-3090");
     // Not names: a count, a block line, a GPU the names file does not know (memory decides).
     BOOST_TEST(gpu_of("GPU: 0").first == "rtx-4090");
     BOOST_TEST(gpu_of("GPU: 1").second == "total memory");
     BOOST_TEST(read_startup_log(log, "x").device_names.empty());
     BOOST_TEST(gpu_of("- Graphics: RTX 2080 Ti").first == "rtx-4090");
+}
+
+// A person's "MODEL: X" line above a log (vllm #10517's comment) names the model, the weakest form:
+// any setting the engine or the command prints replaces it, in either order.
+BOOST_AUTO_TEST_CASE(a_model_named_in_a_pasted_description_is_read_and_yields_to_the_engine) {
+    BOOST_TEST(read_startup_log(fixture("vllm-unstated-issue10517-rtx3090-llama-3.1-8b.log"), "x").model == "meta-llama/Llama-3.1-8B-Instruct");
+    const std::string args = "INFO 05-04 14:43:16 api_server.py:152] args: Namespace(model='Qwen/Qwen3-8B', tensor_parallel_size=1)\n";
+    BOOST_TEST(read_startup_log("MODEL: meta-llama/Llama-3.1-8B-Instruct\n" + args + log_lines_of_10517(), "x").model == "Qwen/Qwen3-8B");
+    BOOST_TEST(read_startup_log(args + "Model: meta-llama/Llama-3.1-8B-Instruct\n" + log_lines_of_10517(), "x").model == "Qwen/Qwen3-8B");
+    // Not a description: an engine line that happens to hold "Model:", or a sentence.
+    BOOST_TEST(read_startup_log("INFO 05-04 14:43:16 x.py:1] Model: foo\n" + log_lines_of_10517(), "x").model.empty());
+    BOOST_TEST(read_startup_log("Model: the one we use in production\n" + log_lines_of_10517(), "x").model.empty());
+}
+
+// A log that names no GPU and no total memory, whose budget's printed share does not single one
+// out (LMCache#1739 prints only its KV cache): the bundled GPU whose predicted KV cache at the
+// log's settings is nearest the logged one, within kKvIdentifyTolerance, with the others named.
+BOOST_AUTO_TEST_CASE(a_gpu_is_identified_by_its_predicted_kv_cache_when_nothing_else_tells) {
+    CheckOptions o;
+    o.model = "qwen3-14b";
+    const std::string text = fixture("vllm-0.10.2-lmcache1739-a100-40gb-qwen3-14b.log");
+    const CheckResult r = check_startup_log(read_startup_log(text, "1739.log"), o, inputs());
+    BOOST_TEST(r.identified.gpu == "a100-40gb");
+    BOOST_TEST(r.identified.from.at("gpu") == "predicted KV cache");
+    BOOST_TEST(std::none_of(r.unresolved.begin(), r.unresolved.end(), [](const std::string& u) { return u.starts_with("GPU"); }));
+    BOOST_TEST(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("+19.0% from it") != std::string::npos; }));
+    // A KV cache that no bundled GPU's prediction comes within 20% of: no GPU, and the option named.
+    std::string small = text;
+    small.replace(small.find("6.51 GiB"), 8, "0.30 GiB");
+    small.replace(small.find("42,656 tokens"), 13, "1,966 tokens");
+    const CheckResult none = check_startup_log(read_startup_log(small, "small.log"), o, inputs());
+    BOOST_TEST(none.identified.gpu.empty());
+    BOOST_TEST(std::any_of(none.unresolved.begin(), none.unresolved.end(), [](const std::string& u) { return u.find("pass --gpu") != std::string::npos; }));
 }
 
 // A worker's excerpt that prints no TP: the TP at which the model's weights per GPU are the logged
@@ -653,8 +703,9 @@ BOOST_AUTO_TEST_CASE(every_fixture_parses_and_the_expected_fields_are_identified
     namespace fs = std::filesystem;
     // The shares identified, with no option, over the fixtures whose expectation states the field
     // (session 14: 45 logs, each with an expectation; the GPU and the model where the log holds the
-    // evidence, docs/check.md). The issue's target is 95%; the GPU and the model fall short.
-    const std::map<std::string, double> recorded = {{"gpu", 26.0 / 35}, {"model", 30.0 / 31}, {"version", 1.0},
+    // evidence, docs/check.md; 2026-12-05: two fixtures quote the GPU their source names beside the
+    // log). The issue's target is 95%; the GPU falls short.
+    const std::map<std::string, double> recorded = {{"gpu", 28.0 / 35}, {"model", 31.0 / 32}, {"version", 1.0},
                                                     {"tp", 1.0},         {"gpu_memory_utilization", 27.0 / 28}, {"kv_cache_tokens", 1.0}};
     constexpr double kIssueTarget = 0.95;
     CheckInputs in = inputs();
