@@ -217,13 +217,16 @@ int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err
             f.metric = text_at(r, "metric");
             f.stat = text_at(r, "stat");
             const std::optional<double> v = num_at(r, "value");
-            const std::optional<double> si = v ? si_value(*v, text_at(r, "unit")) : std::nullopt;
+            // Assigned in a branch, not from a conditional expression: GCC 12 then warned that the
+            // optional's value may be read uninitialized (-Wmaybe-uninitialized, a false positive).
+            std::optional<double> si;
+            if (v) si = si_value(*v, text_at(r, "unit"));
             static const std::vector<std::string> metrics = {"ttft_s", "tpot_s", "itl_s", "e2e_s", "requests_per_s", "output_tokens_per_s"};
             if (std::find(metrics.begin(), metrics.end(), f.metric) == metrics.end()) f.skip = "figure not predicted (" + f.metric + ")";
             else if (!si || !(*si > 0)) f.skip = "unit not predicted (" + text_at(r, "unit") + ")";
             else if (f.metric.find("per_s") == std::string::npos && f.stat != "mean" && f.stat != "p50" && f.stat != "p90" && f.stat != "p99")
                 f.skip = "statistic not computed (" + f.stat + ")";
-            if (si) f.measured = *si;
+            f.measured = si.value_or(0.0);
             runs[index[key]].figures.push_back(f);
         }
         for (CorpusRun& run : runs) {
