@@ -696,40 +696,51 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
             std::stable_partition(id.gpu_candidates.begin(), id.gpu_candidates.end(), [&](const std::string& x) { return x == picked; });
         }
     }
-    // No GPU from the evidence alone (the budget's unprinted share, activation peak and non-torch
-    // memory, is larger than kBudgetSlack allows, or the log prints no weights): every bundled GPU
-    // whose predicted KV cache at the log's settings is within kKvIdentifyTolerance of the logged
-    // one fits, the nearest first (a printed compute capability keeps its architecture's GPUs).
+    // No GPU identified so far (no name, no total memory, and no bundled GPU within kBudgetSlack of
+    // the budget the log prints, or no weights line to bound it): every bundled GPU whose predicted
+    // KV cache at the log's settings is within kKvIdentifyTolerance of the logged one fits, the
+    // nearest first. What the log proves still rules GPUs out: a printed compute capability keeps
+    // its architecture's, SGLang's free memory at start is at most the total, and the weights and
+    // KV cache the log prints are at most gpu_memory_utilization of it. (The prediction holds no
+    // speculative draft: a log that ran one and names no GPU is priced without it here.)
     if (!options.gpu && !gpu && kv_logged && kv_logged->value > 0 && setup && model && scheme && priceable_tp && !log.total_memory_bytes &&
         log.device_names.empty()) {
-        std::vector<std::pair<double, const GpuProfile*>> fits;
+        double at_least = log.free_memory_at_start_bytes ? log.free_memory_at_start_bytes->value : 0.0;
+        if (log.engine == "vllm" && log.weights_bytes && log.gpu_memory_utilization && *log.gpu_memory_utilization > 0)
+            at_least = std::max(at_least, (log.weights_bytes->value + kv_logged->value) / *log.gpu_memory_utilization);
+        struct Fit {
+            double error;  // predicted / logged - 1
+            const GpuProfile* gpu;
+        };
+        std::vector<Fit> fits;
         for (const GpuProfile& g : in.gpus) {
             if (!log.compute_capability.empty() && g.compute_capability != log.compute_capability) continue;
-            double off = 0.0;
+            if (static_cast<double>(g.memory_usable_bytes) < at_least) continue;
+            double error = 0.0;
             try {
-                off = std::abs(predicted_kv_on(g) / kv_logged->value - 1.0);
+                error = predicted_kv_on(g) / kv_logged->value - 1.0;
             } catch (const Error&) {
-                continue;  // a scheme this GPU cannot hold (FP8 on an Ampere card)
+                continue;  // a setup the pricing refuses on this GPU: it does not fit
             }
-            if (off <= kKvIdentifyTolerance) fits.emplace_back(off, &g);
+            if (std::abs(error) <= kKvIdentifyTolerance) fits.push_back({error, &g});
         }
-        std::stable_sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::stable_sort(fits.begin(), fits.end(), [](const Fit& a, const Fit& b) { return std::abs(a.error) < std::abs(b.error); });
         if (!fits.empty()) {
-            const GpuProfile& first = *fits.front().second;
+            const GpuProfile& first = *fits.front().gpu;
             gpu = first;
             id.gpu = first.id;
             id.from["gpu"] = "predicted KV cache";
             id.gpu_candidates.clear();
-            for (const auto& [off, g] : fits) id.gpu_candidates.push_back(g->id);
+            for (const Fit& f : fits) id.gpu_candidates.push_back(f.gpu->id);
             std::erase_if(r.unresolved, [](const std::string& u) { return u.starts_with("GPU: the log names no GPU"); });
-            char within[160];
-            std::snprintf(within, sizeof within, "GPU %s by the logged KV cache %s: its predicted KV cache at the log's settings is %+.1f%% from it",
-                          first.id.c_str(), kv_logged->as_logged.c_str(), (predicted_kv_on(first) / kv_logged->value - 1.0) * 100.0);
-            std::string note = within;
+            char error[32];
+            std::snprintf(error, sizeof error, "%+.1f%%", fits.front().error * 100.0);
+            std::string note = "GPU " + first.id + " by the logged KV cache " + kv_logged->as_logged +
+                               ": its predicted KV cache at the log's settings is " + error + " from it";
             if (fits.size() > 1) {
-                note += ", the nearest of the bundled GPUs within " + std::to_string(static_cast<int>(kKvIdentifyTolerance * 100)) + "%; also fits ";
+                note += ", the nearest of the bundled GPUs within " + std::to_string(std::lround(kKvIdentifyTolerance * 100)) + "%; also fits ";
                 for (std::size_t i = 1; i < fits.size(); ++i)
-                    note += (i > 1 ? "; " : "") + fits[i].second->id + " (which would change " + what_differs(first, *fits[i].second) + ")";
+                    note += (i > 1 ? "; " : "") + fits[i].gpu->id + " (which would change " + what_differs(first, *fits[i].gpu) + ")";
             }
             r.notes.push_back(note + "; the log names no GPU and no total memory: pass --gpu ID if it is another");
         }

@@ -64,6 +64,20 @@ std::string table_cell_at(const std::string& row, std::size_t index) {
     return trim(cell);
 }
 
+// A Markdown table's separator row: every cell dashes, with an alignment colon at either end
+// ("| ---- |", "|:-:|--|").
+bool is_table_separator(const std::string& row) {
+    static const std::regex dashes("^:?-+:?$");
+    int cells = 0;
+    for (std::size_t i = 0; i < 64; ++i) {
+        const std::string cell = table_cell_at(row, i);
+        if (cell.empty()) return cells > 0 && table_cell_at(row, i + 1).empty();
+        if (!std::regex_search(cell, dashes)) return false;
+        ++cells;
+    }
+    return false;
+}
+
 std::string unquote(std::string v) {
     if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) return v.substr(1, v.size() - 2);
     return v;
@@ -137,7 +151,7 @@ void keep_first(std::optional<LoggedQuantity>& slot, std::optional<LoggedQuantit
 int form_rank(const std::string& form) {
     if (form == "args: Namespace" || form == "non-default args" || form == "ServerArgs") return 3;
     if (form == "engine config" || form == "engine line") return 2;
-    if (form == "description") return 0;  // a person's "MODEL: X" above the log
+    if (form == "description") return 0;  // a person's "MODEL: X" above the log: any other form replaces it
     return 1;  // "command line"
 }
 
@@ -431,12 +445,10 @@ public:
         while (lines.next(raw, nul)) {
             ++line_number_;
             if (nul) throw Error("--check", source_ + " holds NUL bytes: not a text log");
+            track_gpu_table(raw);
             if (raw.find_first_not_of(" \t\r") == std::string::npos) continue;
             // A row of a table whose header has a GPU column holds no trigger ("| 3090 | 24G |").
-            if (!has_trigger(raw) && !(gpu_column_ && raw.front() == '|')) {
-                gpu_column_.reset(), table_rows_ = false;
-                continue;
-            }
+            if (!has_trigger(raw) && !gpu_table_row_) continue;
             std::string line = clean_log_line(raw);
             join_continuations(line, lines);
             read_line(raw, line);
@@ -452,6 +464,37 @@ private:
     // An argument list wrapped over several lines (logs pasted or hard-wrapped at a width) and a
     // command line continued with '\': the lines that follow are joined, as they are, until the
     // brackets close or the continuation ends.
+    // A Markdown table whose header row has a "GPU" column ("| GPU  | 显存 | 驱动 | CUDA |", then
+    // "| ---- | ---- | ---- | ---- |" and "| 3090 | 24G  | 535  | 12.2 |"): each raw line in turn,
+    // every line, blank ones included (any line that is not a row ends the table). gpu_table_row_
+    // says whether this line is one of the table's rows below its separator.
+    void track_gpu_table(const std::string& raw) {
+        gpu_table_row_ = false;
+        const std::size_t first = raw.find_first_not_of(" \t");
+        if (first == std::string::npos || raw[first] != '|') {
+            gpu_column_.reset(), table_rows_ = false;
+            return;
+        }
+        if (gpu_column_ && table_rows_) {
+            gpu_table_row_ = true;
+            return;
+        }
+        if (gpu_column_) {  // the row under the header: a separator, or this was no table
+            table_rows_ = is_table_separator(raw);
+            if (!table_rows_) gpu_column_.reset();
+            return;
+        }
+        for (std::size_t i = 0; i < 16; ++i) {
+            std::string cell = table_cell_at(raw, i);
+            if (cell.empty() && table_cell_at(raw, i + 1).empty()) break;
+            std::transform(cell.begin(), cell.end(), cell.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            if (cell == "gpu" || cell == "gpus" || cell == "gpu model" || cell == "gpu type") {
+                gpu_column_ = i;
+                return;
+            }
+        }
+    }
+
     void join_continuations(std::string& line, LineSource& lines) {
         const bool list = contains(line, "non-default args:") || contains(line, "with config:") || contains(line, "ServerArgs(") ||
                           contains(line, "Namespace(");
@@ -771,7 +814,8 @@ private:
         // the weakest form, any printed setting replaces it.
         // The raw line: a logger's "INFO ... Model: X" is not a person's description.
         if (contains(line, "odel:") || contains(line, "ODEL:")) {
-            static const std::regex described_model("^[\\s>*#-]*(MODEL|Model)\\s*:\\s*`?([A-Za-z0-9][A-Za-z0-9._/-]*)`?\\s*\r?$");
+            // The value holds a letter: lscpu's "Model:                 143" in a pasted collect_env is a CPU's.
+            static const std::regex described_model("^[\\s>*#-]*(MODEL|Model)\\s*:\\s*`?([A-Za-z0-9._/-]*[A-Za-z][A-Za-z0-9._/-]*)`?\\s*\r?$");
             const std::string first = raw.substr(0, kMaxRegexChars);
             if (std::regex_search(first, m, described_model)) put("model", m[2], "description", line);
         }
@@ -803,24 +847,6 @@ private:
             static const std::regex capability("(Device|cuda|CUDA|compute) capability:? ([0-9]{1,2})\\.([0-9])");
             if (std::regex_search(line, m, capability)) log_.compute_capability = "sm_" + m[2].str() + m[3].str();
         }
-        // A Markdown table whose header has a "GPU" column ("| GPU  | 显存 | 驱动 | CUDA |", then
-        // "| 3090 | 24G  | 535  | 12.2 |"): that column's cells below the separator row name GPUs.
-        if (line.empty() || line[0] != '|') {
-            gpu_column_.reset(), table_rows_ = false;
-        } else if (!gpu_column_) {
-            for (std::size_t i = 0; i < 16; ++i) {
-                std::string cell = table_cell_at(line, i);
-                std::transform(cell.begin(), cell.end(), cell.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-                if (cell.empty() && table_cell_at(line, i + 1).empty()) break;
-                if (cell == "gpu" || cell == "gpus" || cell == "gpu model" || cell == "gpu type") {
-                    gpu_column_ = i;
-                    break;
-                }
-            }
-        } else if (!table_rows_) {
-            table_rows_ = line.find("---") != std::string::npos;
-            if (!table_rows_) gpu_column_.reset();
-        }
         // GPU names.
         if (log_.device_names.size() < 16) {
             std::string name;
@@ -832,7 +858,13 @@ private:
                 std::replace(name.begin(), name.end(), '_', ' ');
             } else if (std::regex_search(line, m, device_field)) name = m[2];
             else if (!line.empty() && line[0] == '|' && std::regex_search(line, m, table_cell)) name = m[1];
-            else if (gpu_column_ && table_rows_ && !line.empty() && line[0] == '|') name = table_cell_at(line, *gpu_column_);
+            else if (gpu_table_row_) {
+                // A cell that names a GPU model ("RTX 3090", "A100") or is a bare model number ("3090"),
+                // not a per-GPU table's index or a key-value table's next key.
+                const std::string cell = table_cell_at(raw, *gpu_column_);
+                static const std::regex model_number("^[0-9]{3,4}( ?Ti)?$");
+                if (std::regex_search(cell, gpu_model_word) || std::regex_search(cell, model_number)) name = cell;
+            }
             else if (contains(line, ":") && std::regex_search(line, m, spec_line) && std::regex_search(m[2].str(), gpu_model_word))
                 name = spec_gpu_name(m[2]);
             name = trim(name);
@@ -1100,6 +1132,7 @@ private:
     bool interleaved_ = false;  // a second startup began before the first's KV cache was sized
     std::optional<std::size_t> gpu_column_;  // a Markdown table's "GPU" column, from its header row
     bool table_rows_ = false;                // past that table's separator row
+    bool gpu_table_row_ = false;             // the line being read is one of that table's rows
     bool v0_wording_ = false;   // a line only V0 prints
     bool joined_to_end_ = false;
     std::string first_model_;
