@@ -328,6 +328,14 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     const engine::ServingTerms& host = setup.profile.serving;
     p.limits.frontend_latency_s = host.fitted ? host.frontend_latency_s : setup.profile.step.ttft_overhead_s;
     p.limits.frontend_serial_s = host.fitted ? host.frontend_serial_s : 0.0;
+    // vLLM's API server is one asyncio event loop whose request handler awaits between rendering a
+    // request (the chat template) and handing it to the engine: the prompt's tokenization runs off
+    // the loop (vllm/entrypoints/openai/serving_engine.py `_tokenize_prompt_input_async`: a thread
+    // pool from V0, AsyncMicrobatchTokenizer's batches later), so the loop renders every request
+    // ready at once before any of them goes on: rounds (simulator.h). SGLang's is left first come
+    // first served (its tokenizer manager's path was not read at each version; tried in rounds
+    // with the fit of 2026-12-05, its held-out GH200 closed loop went from TTFT +80% to +148%).
+    p.limits.frontend_rounds = setup.profile.engine == "vllm";
     const double fixed_s = setup.profile.step.fixed_step_s + static_cast<double>(model.num_layers) * setup.profile.step.per_layer_s;
     const double per_sequence_s = host.host_per_sequence_s, per_prefill_s = host.host_per_prefill_sequence_s;
     const bool overlap = setup.profile.defaults.host_overlaps_gpu;

@@ -54,9 +54,20 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     // From here on `requests[i].arrival_s` is when the engine sees the request; out.requests keeps
     // the client's send time.
     std::vector<double> sent_s(requests.size());
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        sent_s[i] = requests[i].arrival_s;
-        if (std::isfinite(sent_s[i])) requests[i].arrival_s = through_frontend(sent_s[i]);  // a closed loop's later requests wait for their user
+    for (std::size_t i = 0; i < requests.size(); ++i) sent_s[i] = requests[i].arrival_s;
+    if (limits.frontend_rounds && std::is_sorted(sent_s.begin(), sent_s.end())) {
+        // Rounds over the requests known now (a closed loop's later ones, sent one at a time as a
+        // user's request ends, pass first come first served below).
+        for (std::size_t i = 0; i < requests.size() && std::isfinite(sent_s[i]);) {
+            const double start = std::max(sent_s[i], frontend_free_s);
+            std::size_t j = i;
+            while (j < requests.size() && sent_s[j] <= start) ++j;
+            frontend_free_s = start + static_cast<double>(j - i) * limits.frontend_serial_s;
+            for (; i < j; ++i) requests[i].arrival_s = frontend_free_s + frontend;
+        }
+    } else {
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            if (std::isfinite(sent_s[i])) requests[i].arrival_s = through_frontend(sent_s[i]);  // a closed loop's later requests wait for their user
     }
     std::size_t released = std::min(requests.size(), static_cast<std::size_t>(std::max<std::int64_t>(closed_loop_users, 0)));
     if (limits.max_num_seqs < 1 || limits.max_num_batched_tokens < 1 || limits.block_size_tokens < 1 || limits.kv_cache_tokens < limits.block_size_tokens)
