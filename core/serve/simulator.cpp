@@ -55,15 +55,18 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     // the client's send time.
     std::vector<double> sent_s(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) sent_s[i] = requests[i].arrival_s;
-    if (limits.frontend_rounds && std::is_sorted(sent_s.begin(), sent_s.end())) {
-        // Rounds over the requests known now (a closed loop's later ones, sent one at a time as a
-        // user's request ends, pass first come first served below).
-        for (std::size_t i = 0; i < requests.size() && std::isfinite(sent_s[i]);) {
-            const double start = std::max(sent_s[i], frontend_free_s);
+    if (limits.frontend_rounds) {
+        // Rounds over the requests known now, in the order they were sent (a closed loop's later
+        // ones, sent one at a time as a user's request ends, pass first come first served below).
+        std::vector<std::size_t> order(requests.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sent_s[a] < sent_s[b]; });
+        for (std::size_t i = 0; i < order.size() && std::isfinite(sent_s[order[i]]);) {
+            const double start = std::max(sent_s[order[i]], frontend_free_s);
             std::size_t j = i;
-            while (j < requests.size() && sent_s[j] <= start) ++j;
+            while (j < order.size() && sent_s[order[j]] <= start) ++j;
             frontend_free_s = start + static_cast<double>(j - i) * limits.frontend_serial_s;
-            for (; i < j; ++i) requests[i].arrival_s = frontend_free_s + frontend;
+            for (; i < j; ++i) requests[order[i]].arrival_s = frontend_free_s + frontend;
         }
     } else {
         for (std::size_t i = 0; i < requests.size(); ++i)
