@@ -461,9 +461,6 @@ public:
     }
 
 private:
-    // An argument list wrapped over several lines (logs pasted or hard-wrapped at a width) and a
-    // command line continued with '\': the lines that follow are joined, as they are, until the
-    // brackets close or the continuation ends.
     // A Markdown table whose header row has a "GPU" column ("| GPU  | 显存 | 驱动 | CUDA |", then
     // "| ---- | ---- | ---- | ---- |" and "| 3090 | 24G  | 535  | 12.2 |"): each raw line in turn,
     // every line, blank ones included (any line that is not a row ends the table). gpu_table_row_
@@ -490,11 +487,15 @@ private:
             std::transform(cell.begin(), cell.end(), cell.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
             if (cell == "gpu" || cell == "gpus" || cell == "gpu model" || cell == "gpu type") {
                 gpu_column_ = i;
+                gpu_column_may_count_ = cell == "gpus";
                 return;
             }
         }
     }
 
+    // An argument list wrapped over several lines (logs pasted or hard-wrapped at a width) and a
+    // command line continued with '\': the lines that follow are joined, as they are, until the
+    // brackets close or the continuation ends.
     void join_continuations(std::string& line, LineSource& lines) {
         const bool list = contains(line, "non-default args:") || contains(line, "with config:") || contains(line, "ServerArgs(") ||
                           contains(line, "Namespace(");
@@ -859,11 +860,12 @@ private:
             } else if (std::regex_search(line, m, device_field)) name = m[2];
             else if (!line.empty() && line[0] == '|' && std::regex_search(line, m, table_cell)) name = m[1];
             else if (gpu_table_row_) {
-                // A cell that names a GPU model ("RTX 3090", "A100") or is a bare model number ("3090"),
-                // not a per-GPU table's index or a key-value table's next key.
+                // A cell that names a GPU model ("RTX 3090", "A100") or is a bare four-digit model
+                // number ("3090", "4090D") under a "GPU" header, not a per-GPU table's index, a
+                // "GPUs" column's count or a key-value table's next key.
                 const std::string cell = table_cell_at(raw, *gpu_column_);
-                static const std::regex model_number("^[0-9]{3,4}( ?Ti)?$");
-                if (std::regex_search(cell, gpu_model_word) || std::regex_search(cell, model_number)) name = cell;
+                static const std::regex model_number("^[0-9]{4}( ?(Ti|D))?$");
+                if (std::regex_search(cell, gpu_model_word) || (!gpu_column_may_count_ && std::regex_search(cell, model_number))) name = cell;
             }
             else if (contains(line, ":") && std::regex_search(line, m, spec_line) && std::regex_search(m[2].str(), gpu_model_word))
                 name = spec_gpu_name(m[2]);
@@ -1131,6 +1133,7 @@ private:
     bool second_noted_ = false;
     bool interleaved_ = false;  // a second startup began before the first's KV cache was sized
     std::optional<std::size_t> gpu_column_;  // a Markdown table's "GPU" column, from its header row
+    bool gpu_column_may_count_ = false;      // its header is "GPUs": a bare number there is a count
     bool table_rows_ = false;                // past that table's separator row
     bool gpu_table_row_ = false;             // the line being read is one of that table's rows
     bool v0_wording_ = false;   // a line only V0 prints

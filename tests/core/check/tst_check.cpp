@@ -302,6 +302,11 @@ BOOST_AUTO_TEST_CASE(a_gpu_named_in_a_pasted_system_description_or_table_is_read
     BOOST_TEST(gpu_of("| GPU | Util |\n|---|---|\n| 0 | 35% |").first == "rtx-4090");
     BOOST_TEST(read_startup_log("| GPU | Util |\n|---|---|\n| 0 | 35% |\n" + log, "x").device_names.empty());
     BOOST_TEST(read_startup_log("| GPU | RTX 3090 |\n| --- | --- |\n| CUDA | 12.4 |\n" + log, "x").device_names.empty());
+    // Nor a "GPUs" column's count, or a three-digit figure under "GPU"; a model number with a
+    // suffix is one ("4090D").
+    BOOST_TEST(read_startup_log("| Node | GPUs |\n|---|---|\n| a | 8 |\n| b | 1024 |\n" + log, "x").device_names.empty());
+    BOOST_TEST(read_startup_log("| GPU | Power |\n|---|---|\n| 128 | 300W |\n" + log, "x").device_names.empty());
+    BOOST_TEST(read_startup_log("| GPU | VRAM |\n|---|---|\n| 4090D | 24G |\n" + log, "x").device_names.size() == 1);
     // The brand word is optional: "A6000" is the RTX A6000 (the log's 23.58 GiB is then noted).
     BOOST_TEST(gpu_of("GPU: A6000").first == "a6000");
     // The fixture as quoted, with the comment's own "GPU: RTX 3090" line above the log.

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include <algorithm>
 #include <fstream>
@@ -384,8 +385,24 @@ BOOST_AUTO_TEST_CASE(an_event_loop_frontend_passes_a_burst_in_rounds) {
     const SimulationResult sparse_rounds = simulate(sparse, limits, synthetic_cost);
     for (std::size_t k = 0; k < sparse.size(); ++k)
         BOOST_TEST(std::abs(sparse_rounds.requests[k].ttft_s() - sparse_fifo.requests[k].ttft_s()) < 1e-9, "request " << k);
-    // Little's law counts the wait at the frontend.
+    // A closed loop of four users with equal requests: the later requests, sent as users' requests
+    // end, pass first come first served even when they end in the same step (1 s apart).
+    limits.frontend_serial_s = 1.0;
+    const std::vector<Request> eight(8, Request{0.0, 300, 5});
+    const SimulationResult loop = simulate(eight, limits, synthetic_cost, 1'000'000, 4);
+    for (std::size_t k = 5; k < 8; ++k)
+        BOOST_TEST(std::abs(loop.requests[k].ttft_s() - loop.requests[k - 1].ttft_s() - 1.0) < 1e-9, "request " << k);
+    limits.frontend_serial_s = 0.004;
+    // Little's law counts the wait at the frontend, on a burst and on Poisson arrivals.
     limits.frontend_latency_s = 0.02;
+    const SimulationResult burst_run = simulate(std::vector<Request>(200, Request{0.0, 300, 60}), limits, synthetic_cost);
+    const LittlesLaw lb = littles_law(burst_run);
+    BOOST_TEST(std::abs(lb.mean_in_system / lb.throughput_times_latency - 1) < kLittleTolerance);
+    // Arrivals that are not finite, negative or out of order are refused in one line.
+    for (const std::vector<Request>& bad : {std::vector<Request>{{std::nan(""), 300, 1}}, std::vector<Request>{{-1.0, 300, 1}},
+                                            std::vector<Request>{{2.0, 300, 1}, {0.0, 300, 1}},
+                                            std::vector<Request>{{-std::numeric_limits<double>::infinity(), 300, 1}}})
+        BOOST_CHECK_THROW(simulate(bad, limits, synthetic_cost), Error);
     const SimulationResult busy = simulate(poisson_requests(400, 40, 300, 60, 7), limits, synthetic_cost);
     const LittlesLaw l = littles_law(busy);
     BOOST_TEST(std::abs(l.mean_in_system / l.throughput_times_latency - 1) < kLittleTolerance);
