@@ -117,18 +117,18 @@ struct EngineLimits {
     double frontend_latency_s = 0;
     // The frontend's serial share of a request: the API server handles one request at a time (one
     // Python process: HTTP parsing, the chat template, tokenization, the request's validation), so
-    // requests sent together queue there, and the k-th of a burst reaches the engine k x this after
-    // the first. It adds to the frontend latency of a lone request.
+    // requests sent together queue there (in the order frontend_rounds gives). It adds to the
+    // frontend latency of a lone request.
     double frontend_serial_s = 0;
     // How that serial part orders the requests sent together. false: first come first served, the
     // k-th of a burst k x frontend_serial_s after the first. true: in rounds, as one asyncio event
-    // loop runs them (vLLM's API server): every request already sent
-    // when a round starts is rendered and tokenized in it, and none goes on to the engine before
-    // the round ends, so a burst of N reaches the engine together, N x frontend_serial_s after it
-    // was sent; a request sent during a round waits for the next. A closed loop's later requests
-    // (each sent when its user's last one ends) pass first come first served. One request at a
-    // time is the same either way, and so is the highest rate the frontend passes
-    // (1 / frontend_serial_s). capacity.cpp sets it for vLLM only.
+    // loop runs them (vLLM's API server): every request already sent when a round starts is
+    // rendered and tokenized in it, and none goes on to the engine before the round ends, so a
+    // burst of N reaches the engine together, N x frontend_serial_s after it was sent; requests sent
+    // during a round wait for the next. A closed loop's later requests (each sent when its user's
+    // last one ends) pass first come first served. One request at a time is the same either way,
+    // and so is the highest rate the frontend passes (1 / frontend_serial_s). capacity.cpp sets it
+    // for vLLM only.
     bool frontend_rounds = false;
     // Speculative decoding (core/engine/speculative.h): each decoding sequence verifies
     // speculative_tokens more tokens a step (fewer when the step's token budget runs out, as vLLM V1

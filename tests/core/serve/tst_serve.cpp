@@ -355,8 +355,9 @@ BOOST_AUTO_TEST_CASE(the_frontends_serial_part_queues_a_burst) {
 // In rounds (an asyncio frontend: EngineLimits::frontend_rounds) a burst reaches the engine
 // together, after all of it was rendered: with 1 s a request each of a burst of five has its TTFT
 // 5 s above a bare engine's at least, and the first request 4 s later than first come first served
-// gives it. A request sent while a round runs waits for the next (sent at 0.5 s, it is rendered
-// from 5 s to 6 s). A lone request pays the serial time once either way, and requests that never
+// gives it. Requests sent while a round runs wait for the next, together (two sent at 0.5 s and
+// 0.6 s are rendered from 5 s to 7 s and both go on at 7 s, where first come first served lets the
+// first through at 6 s). A lone request pays the serial time once either way, and requests that never
 // overlap at the frontend get the same times in both disciplines.
 BOOST_AUTO_TEST_CASE(an_event_loop_frontend_passes_a_burst_in_rounds) {
     EngineLimits limits;
@@ -368,13 +369,16 @@ BOOST_AUTO_TEST_CASE(an_event_loop_frontend_passes_a_burst_in_rounds) {
     BOOST_TEST(std::abs(simulate(one, limits, synthetic_cost).requests[0].ttft_s() - bare_ttft - 1.0) < 1e-12);
     std::vector<Request> burst(5, Request{0.0, 300, 1});
     burst.push_back(Request{0.5, 300, 1});
+    burst.push_back(Request{0.6, 300, 1});
     const SimulationResult r = simulate(burst, limits, synthetic_cost);
     for (std::size_t k = 0; k < 5; ++k) BOOST_TEST(r.requests[k].ttft_s() >= bare_ttft + 5.0 - 1e-9, "request " << k);
     BOOST_TEST(r.requests[0].ttft_s() < bare_ttft + 5.0 + 0.5);
     BOOST_TEST(r.requests[5].arrival_s == 0.5);
-    BOOST_TEST(r.requests[5].ttft_s() >= 6.0 - 0.5 + bare_ttft - 1e-9);
+    BOOST_TEST(r.requests[5].ttft_s() >= 7.0 - 0.5 + bare_ttft - 1e-9);
+    BOOST_TEST(r.requests[6].ttft_s() >= 7.0 - 0.6 + bare_ttft - 1e-9);
     limits.frontend_rounds = false;
     const SimulationResult fifo = simulate(burst, limits, synthetic_cost);
+    BOOST_TEST(fifo.requests[5].ttft_s() < 7.0 - 0.5 + bare_ttft - 0.5);
     BOOST_TEST(std::abs(r.requests[0].ttft_s() - fifo.requests[0].ttft_s() - 4.0) < 0.5);
     // Sparse arrivals (one every 10 s, a 4 ms serial time): the same either way.
     std::vector<Request> sparse;
