@@ -29,6 +29,32 @@ double to_double(const std::string& opt, const std::string& v) {
     }
 }
 
+// A byte count as vLLM's arguments take it (vllm/engine/arg_utils.py human_readable_int): digits,
+// optionally with k/m/g/t (x 1000^n, decimals allowed) or K/M/G/T (x 1024^n, whole numbers):
+// `--kv-cache-memory-bytes 500M` reserves 500 x 2^20 bytes.
+std::int64_t to_byte_count(const std::string& opt, const std::string& v) {
+    const auto bad = [&] { return Error(opt, "expects a byte count (digits, optionally with k, m, g, t or K, M, G, T), got '" + v + "'"); };
+    if (v.empty()) throw bad();
+    const char last = v.back();
+    const std::string decimal = "kmgt", binary = "KMGT";
+    const std::size_t d = decimal.find(last), b = binary.find(last);
+    if (d == std::string::npos && b == std::string::npos) {
+        if (v.find_first_not_of("0123456789") != std::string::npos) throw bad();
+        return to_int(opt, v);
+    }
+    const std::string digits = v.substr(0, v.size() - 1);
+    if (digits.empty() || digits.find_first_not_of("0123456789.") != std::string::npos) throw bad();
+    double x = 0;
+    if (b != std::string::npos) {
+        if (digits.find('.') != std::string::npos) throw Error(opt, "takes no decimals with a binary suffix (K, M, G, T), got '" + v + "'");
+        x = static_cast<double>(to_int(opt, digits)) * std::pow(1024.0, static_cast<double>(b + 1));
+    } else {
+        x = to_double(opt, digits) * std::pow(1000.0, static_cast<double>(d + 1));
+    }
+    if (!(x >= 0) || x > 9.0e18) throw bad();
+    return static_cast<std::int64_t>(x);
+}
+
 }  // namespace
 
 CliOptions parse_command_line(int argc, char** argv) {
@@ -74,6 +100,10 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--fidelity-out", [&](const std::string& v) { o.fidelity_out = v; }},
         {"--corpus", [&](const std::string& v) { o.corpus_files.push_back(v); }},
         {"--gpu-mem-util", [&](const std::string& v) { o.gpu_mem_util = to_double("--gpu-mem-util", v); o.gpu_mem_util_given = true; }},
+        {"--kv-cache-memory-bytes", [&](const std::string& v) {
+             o.kv_cache_memory_bytes = to_byte_count("--kv-cache-memory-bytes", v);
+             if (o.kv_cache_memory_bytes < 1) throw Error("--kv-cache-memory-bytes", "must be a positive byte count, got '" + v + "'");
+         }},
         {"--tp", [&](const std::string& v) { o.tp = to_int("--tp", v); }},
         {"--ep", [&](const std::string& v) { o.ep = to_int("--ep", v); }},
         {"--dp", [&](const std::string& v) { o.dp = to_int("--dp", v); }},
@@ -245,6 +275,9 @@ Workload:
                            host memory (GeForce cards, containers that hide P2P; docs/capacity.md)
                            [auto: the GPU profile's, off for the RTX 3090, 4090 and 5090]
   --gpu-mem-util U         engine's gpu_memory_utilization in (0, 1] [0.9]
+  --kv-cache-memory-bytes N  vLLM's --kv-cache-memory-bytes: the KV cache per GPU is N bytes (500M:
+                           500 x 2^20; 5g: 5 x 10^9), whatever the utilization leaves; it must still
+                           fit beside the weights [unset]
   --max-num-batched-tokens N  prefill chunk / profiling tokens [8192]
   --max-num-seqs N         sampler size [256]
   --enforce-eager          the engine runs without CUDA graphs (vLLM's --enforce-eager, SGLang's

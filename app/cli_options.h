@@ -48,6 +48,7 @@ struct CliOptions {
     std::vector<std::string> corpus_files;  // --corpus FILE (repeatable): a user corpus beside the bundled one
     std::optional<std::string> calibration;  // --calibration FILE : measured profile
     double gpu_mem_util = 0.9;
+    std::int64_t kv_cache_memory_bytes = 0;  // --kv-cache-memory-bytes N: vLLM's KV cache per GPU as given (0: the utilization decides)
     std::int64_t tp = 1;
     std::int64_t ep = 1;                    // --ep N: expert parallelism over every GPU, N = --dp x --tp (MoE)
     std::int64_t dp = 1;                    // --dp N: data-parallel attention engines sharing the experts

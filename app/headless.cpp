@@ -242,6 +242,7 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.kernel = parse_kernel_quality(o.kernel);
     r.workload.mxfp4_mxfp8 = o.mxfp4_mxfp8;
     r.workload.engine.gpu_memory_utilization = o.gpu_mem_util;
+    r.workload.engine.kv_cache_memory_bytes = static_cast<std::uint64_t>(o.kv_cache_memory_bytes);
     r.workload.engine.max_num_batched_tokens = o.max_num_batched_tokens;
     r.workload.engine.max_num_seqs = o.max_num_seqs;
     r.workload.gpu_p2p = o.gpu_p2p;
@@ -275,6 +276,9 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
         if (r.engine->profile.memory.rule == engine::BudgetRule::StaticFraction && o.gpu_mem_util_given)
             r.engine->profile.defaults.mem_fraction_static = o.gpu_mem_util;
         r.workload.engine.kv_block_tokens = d.block_size_tokens;
+        // SGLang sizes its pool by mem_fraction_static (or --max-total-tokens); it has no such setting.
+        if (o.kv_cache_memory_bytes > 0 && r.engine->profile.engine != "vllm")
+            throw Error("--kv-cache-memory-bytes", "is a vLLM setting; " + r.engine->profile.title + " sizes its KV cache by --gpu-mem-util");
         // A calibration file measured on this GPU replaces the fitted kernel curves it covers.
         if (const std::optional<Calibration> c = calibration_from_options(o); c && c->gpu_profile == r.gpu.id)
             r.engine->kernels = fidelity::calibrated_kernels(r.engine->kernels, *c, r.gpu);

@@ -269,11 +269,13 @@ void identify_gpu(const StartupLog& log, const CheckInputs& in, CheckResult& r, 
             if (usable >= free && (usable - free) / usable <= 0.06) fits.push_back(&g);
         }
         std::stable_sort(fits.begin(), fits.end(), [](const GpuProfile* a, const GpuProfile* b) { return a->memory_usable_bytes < b->memory_usable_bytes; });
-        if (pick(fits, "the free memory before the weights " + log.free_memory_at_start_bytes->as_logged + " (SGLang's 'Load weight begin')", "free memory at start"))
+        const std::string line = log.engine == "sglang" ? "SGLang's 'Load weight begin'" : "vLLM's 'Initial free memory'";
+        if (pick(fits, "the free memory before the weights " + log.free_memory_at_start_bytes->as_logged + " (" + line + ")", "free memory at start"))
             return;
     }
     const std::optional<LoggedQuantity> kv = log.kv_cache_bytes ? log.kv_cache_bytes : kv_estimate;
-    if (log.engine == "vllm" && log.weights_bytes && kv && default_utilization > 0) {
+    // (Not with kv_cache_memory_bytes: the KV cache is then the size set, whatever the utilization.)
+    if (log.engine == "vllm" && log.weights_bytes && kv && default_utilization > 0 && !log.kv_cache_memory_bytes) {
         const double utilization = log.gpu_memory_utilization.value_or(default_utilization);
         double inside = log.weights_bytes->value + kv->value;
         std::string parts = "weights " + log.weights_bytes->as_logged + " + KV cache " + kv->as_logged;
@@ -366,6 +368,7 @@ void report_settings(const StartupLog& log, const std::optional<engine::EngineSe
     put("enable_prefix_caching", "enable_prefix_caching", sglang || v1 ? "True" : "False",
         sglang ? parser + " (disable_radix_cache False)" : v1 ? parser + " (None; V1 turns it on)" : parser);
     put("cpu_offload_gb", "cpu_offload_gb", "0", parser);
+    if (!sglang) put("kv_cache_memory_bytes", "kv_cache_memory_bytes", "none (gpu_memory_utilization decides)", parser);
     put("speculative_config", "speculative_config", "none", parser);
     for (const RejectedSetting& x : log.rejected) {
         auto it = id.settings.find(x.key);
@@ -656,6 +659,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         w.kv = parse_kv_format(id.kv_cache_dtype);
         // The reader keeps only values inside their domains: (0, 1] for both fractions.
         w.engine.gpu_memory_utilization = log.gpu_memory_utilization.value_or(d.gpu_memory_utilization);
+        if (log.kv_cache_memory_bytes && s.profile.engine == "vllm") w.engine.kv_cache_memory_bytes = static_cast<std::uint64_t>(*log.kv_cache_memory_bytes);
         if (log.mem_fraction_static) s.profile.defaults.mem_fraction_static = *log.mem_fraction_static;
         w.engine.max_num_seqs = log.max_num_seqs.value_or(d.max_num_seqs);
         w.engine.max_num_batched_tokens = log.max_num_batched_tokens.value_or(d.max_num_batched_tokens);
@@ -706,7 +710,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     if (!options.gpu && !gpu && kv_logged && kv_logged->value > 0 && setup && model && scheme && priceable_tp && !log.total_memory_bytes &&
         log.device_names.empty()) {
         double at_least = log.free_memory_at_start_bytes ? log.free_memory_at_start_bytes->value : 0.0;
-        if (log.engine == "vllm" && log.weights_bytes && log.gpu_memory_utilization && *log.gpu_memory_utilization > 0)
+        if (log.engine == "vllm" && log.weights_bytes && log.gpu_memory_utilization && *log.gpu_memory_utilization > 0 && !log.kv_cache_memory_bytes)
             at_least = std::max(at_least, (log.weights_bytes->value + kv_logged->value) / *log.gpu_memory_utilization);
         struct Fit {
             double error;  // predicted / logged - 1
@@ -783,6 +787,10 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
                               "': not priced (a draft model, a draft tree, or no K in the log); the budget is the target's alone");
         }
         a = engine::engine_admission(c, *model, *gpu, *setup, w, id.max_model_len);
+        if (w.engine.kv_cache_memory_bytes > 0)
+            r.notes.push_back("kv_cache_memory_bytes " + std::to_string(w.engine.kv_cache_memory_bytes) + " (" + from_log(log, "kv_cache_memory_bytes") +
+                              "): the KV cache is that size per GPU; gpu_memory_utilization is not consulted" +
+                              (a->reason.empty() ? std::string() : " (" + a->reason + ")"));
         if (spec) spec_note(r, log, in, *spec, draft, c, *model, *gpu, *setup, w);
         // Concurrency as the engine computes it (sliding windows and Mamba state included), at the
         // length the log's line names.

@@ -160,7 +160,7 @@ int form_rank(const std::string& form) {
 std::string canonical_key(std::string key) {
     while (!key.empty() && key.front() == '-') key.erase(0, 1);
     std::replace(key.begin(), key.end(), '-', '_');
-    static const std::array<std::pair<const char*, const char*>, 43> aliases = {{
+    static const std::array<std::pair<const char*, const char*>, 44> aliases = {{
         {"model", "model"},
         {"model_path", "model"},
         {"gpu_memory_utilization", "gpu_memory_utilization"},
@@ -197,6 +197,7 @@ std::string canonical_key(std::string key) {
         {"no_enable_chunked_prefill", "!enable_chunked_prefill"},
         {"chunked_prefill_enabled", "enable_chunked_prefill"},
         {"cpu_offload_gb", "cpu_offload_gb"},
+        {"kv_cache_memory_bytes", "kv_cache_memory_bytes"},
         {"speculative_config", "speculative_config"},
         {"speculative_model", "speculative_config"},
         {"speculative_algorithm", "speculative_config"},
@@ -296,7 +297,7 @@ struct Domain {
     const char* text;     // how the note names the domain
 };
 
-constexpr std::array<Domain, 19> kDomains = {{
+constexpr std::array<Domain, 20> kDomains = {{
     {"gpu_memory_utilization", Domain::Real, 0, 1, "a fraction in (0, 1]"},
     {"mem_fraction_static", Domain::Real, 0, 1, "a fraction in (0, 1]"},
     {"max_model_len", Domain::Integer, 1, 1e8, "a token count from 1"},
@@ -309,6 +310,7 @@ constexpr std::array<Domain, 19> kDomains = {{
     {"max_prefill_tokens", Domain::Integer, 1, 1e9, "a token count from 1"},
     {"block_size", Domain::Integer, 1, 4096, "a token count from 1 to 4096"},
     {"cpu_offload_gb", Domain::Real, -1e-300, 1e6, "a size in GB from 0"},
+    {"kv_cache_memory_bytes", Domain::Integer, 1, 1e15, "a byte count from 1"},
     {"enforce_eager", Domain::Flag, 0, 0, "True or False"},
     {"enable_prefix_caching", Domain::Flag, 0, 0, "True or False"},
     {"enable_chunked_prefill", Domain::Flag, 0, 0, "True or False"},
@@ -715,6 +717,8 @@ private:
             "Free memory on device \\(([0-9.]+)/([0-9.]+) GiB\\) on startup.*Actual usage is ([0-9.]+) GiB for weight, ([0-9.]+) GiB for peak "
             "activation, ([0-9.]+) GiB for non-torch memory, and ([0-9.]+) GiB for CUDAGraph memory");
         static const std::regex free_memory_total("Free memory on device \\(([0-9.]+)/([0-9.]+) GiB\\)");
+        // vLLM with kv_cache_memory_bytes set skips the profile's budget and says so.
+        static const std::regex reserved_kv("Initial free memory (-?[0-9.]+) ?(GiB|GB), reserved (-?[0-9.]+) ?(GiB|GB) memory for KV Cache");
         static const std::regex too_long("larger than the maximum number of tokens that can be stored in KV cache \\(([0-9,]+)\\)");
         static const std::regex sglang_kv("KV Cache is allocated\\. #tokens: ([0-9,]+), K size: ([0-9.]+) (GB|GiB), V size: ([0-9.]+) (GB|GiB)");
         static const std::regex sglang_mla_kv("KV Cache is allocated\\. #tokens: ([0-9,]+), KV size: ([0-9.]+) (GB|GiB)");
@@ -916,6 +920,11 @@ private:
             if (const std::optional<double> n = number(m[1]); !log_.max_concurrency_tokens && n && *n >= 1 && *n <= 1e9)
                 log_.max_concurrency_tokens = static_cast<std::int64_t>(*n);
         }
+        if (contains(line, "Initial free memory") && std::regex_search(line, m, reserved_kv)) {
+            keep_first(free_at_start_, bytes_quantity(m[1], m[2], line, log_));
+            keep_first(log_.kv_cache_bytes, bytes_quantity(m[3], m[4], line, log_));
+            log_.engine = "vllm", recognised_ = true;
+        }
         if (contains(line, "Free memory on device")) {
             if (std::regex_search(line, m, free_memory)) {
                 recognised_ = true;
@@ -1050,6 +1059,7 @@ private:
         log_.block_size_tokens = integer("block_size");
         log_.enable_prefix_caching = flag("enable_prefix_caching");
         log_.cpu_offload_gb = real("cpu_offload_gb");
+        log_.kv_cache_memory_bytes = integer("kv_cache_memory_bytes");
         log_.speculative = text("speculative_config");
         if (log_.speculative == "none") log_.speculative.reset();
         if (log_.speculative) {

@@ -68,6 +68,8 @@ struct StartupLog {
     std::optional<std::int64_t> data_parallel;
     std::optional<bool> enable_prefix_caching;      // SGLang: not disable_radix_cache
     std::optional<double> cpu_offload_gb;
+    // vLLM's kv_cache_memory_bytes: the KV cache per GPU as set, the utilization not consulted.
+    std::optional<std::int64_t> kv_cache_memory_bytes;
     std::optional<std::string> speculative;         // the speculative config or algorithm as logged ("None" is absent)
     std::string speculative_method;                 // quantplan's name of it: eagle3, eagle, mtp, ngram, draft ("" unknown)
     std::optional<std::int64_t> speculative_tokens; // K (num_spec_tokens, num_speculative_tokens, SGLang's speculative_num_steps)

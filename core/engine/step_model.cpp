@@ -353,6 +353,26 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
         }
         budget = clamped_budget(d(a.engine_memory_bytes) - d(a.weight_bytes) -
                                 d(a.activation_workspace_bytes) - d(a.sampler_workspace_bytes) - d(a.runtime_overhead_bytes));
+        if (w.engine.kv_cache_memory_bytes > 0) {
+            // --kv-cache-memory-bytes: the cache is the size asked, whatever the utilization leaves;
+            // the engine allocates it beside the weights, so a size past the GPU's memory fails at
+            // start (a CUDA out-of-memory), which is what the admission says.
+            budget = clamped_budget(d(w.engine.kv_cache_memory_bytes));
+            const double need = d(a.weight_bytes) + d(a.activation_workspace_bytes) + d(a.sampler_workspace_bytes) + d(a.runtime_overhead_bytes) +
+                                d(w.engine.kv_cache_memory_bytes);
+            if (need > d(gpu.memory_usable_bytes)) {
+                const double gib = 1024.0 * 1024.0 * 1024.0;
+                char why[200];
+                std::snprintf(why, sizeof why, "kv_cache_memory_bytes %.2f GiB with %.2f GiB of weights and %.2f GiB of workspace is more than the GPU's %.2f GiB",
+                              d(w.engine.kv_cache_memory_bytes) / gib, d(a.weight_bytes) / gib,
+                              (d(a.activation_workspace_bytes) + d(a.sampler_workspace_bytes) + d(a.runtime_overhead_bytes)) / gib,
+                              d(gpu.memory_usable_bytes) / gib);
+                a.budget_bytes = budget;
+                a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp) + w.engine.draft_kv_bytes_per_token_per_gpu;
+                a.reason = why;
+                return a;
+            }
+        }
     } else {
         const double fraction = std::clamp(sglang_mem_fraction_static(p, gpu.memory_usable_bytes, tp), 0.0, 1.0);
         a.gpu_memory_utilization = fraction;

@@ -406,6 +406,8 @@ json plan_json(const PlanResult& p) {
             {"ridges", ridges},
             {"gemm_crossovers", gemm},
             {"decision", to_json(p.decision)}};
+    // Only when set: vLLM's --kv-cache-memory-bytes replaces the utilization's budget.
+    if (q.workload.engine.kv_cache_memory_bytes > 0) doc["workload"]["kv_cache_memory_bytes"] = q.workload.engine.kv_cache_memory_bytes;
     if (q.engine) doc["engine"] = engine_json(*q.engine, q.gpu, q.workload);
     if (q.spec) doc["speculation"] = speculation_json(p);
     return doc;

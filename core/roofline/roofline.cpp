@@ -702,6 +702,16 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
         std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / gib);
         return std::string(buf);
     };
+    if (w.engine.kv_cache_memory_bytes > 0) {
+        // vLLM's --kv-cache-memory-bytes: the cache as given, beside the weights and workspace.
+        a.budget_bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(w.engine.kv_cache_memory_bytes, std::uint64_t{1} << 62));
+        const double workspace = d(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes);
+        if (d(a.weight_bytes) + workspace + d(w.engine.kv_cache_memory_bytes) > d(a.usable_memory_bytes)) {
+            a.reason = "kv_cache_memory_bytes " + fmt(d(w.engine.kv_cache_memory_bytes)) + " with " + fmt(d(a.weight_bytes)) + " of weights and " +
+                       fmt(workspace) + " of workspace is more than the GPU's " + fmt(d(a.usable_memory_bytes));
+            return a;
+        }
+    }
     if (a.budget_bytes <= 0) {
         a.reason = "weights need " + fmt(d(a.weight_bytes)) + " per GPU but only " +
                    fmt(d(a.engine_memory_bytes) - d(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes)) +

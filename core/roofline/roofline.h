@@ -26,6 +26,10 @@ struct EngineSettings {
     std::int64_t max_num_seqs = 256;                 // sequences the sampler is sized for
     std::uint64_t runtime_overhead_bytes = 512ull << 20;  // CUDA context, cuBLAS workspaces, graphs (estimate)
     std::int64_t kv_block_tokens = 16;               // paged-attention block size
+    // vLLM's --kv-cache-memory-bytes: the KV cache per GPU as given, gpu_memory_utilization not
+    // consulted (v1/worker/gpu_worker.py determine_available_memory returns it after the profile
+    // run). 0: not set, the utilization decides. SGLang has no such setting.
+    std::uint64_t kv_cache_memory_bytes = 0;
     // Speculative decoding (core/engine/speculative.h): the draft's weights resident beside the
     // target's, the draft's own KV bytes per token (its layers share the engine's block pool), and
     // the slots each running sequence holds for its speculative tokens (vLLM V1's

@@ -147,6 +147,10 @@ BOOST_AUTO_TEST_CASE(bad_input_is_one_line_and_nonzero) {
         {"--headless --batch abc", "--batch"},
         {"--headless --context -1", "--context"},
         {"--headless --gpu-mem-util 1.5", "--gpu-mem-util"},
+        {"--headless --kv-cache-memory-bytes 0", "--kv-cache-memory-bytes"},
+        {"--headless --kv-cache-memory-bytes 1.5G", "no decimals"},
+        {"--headless --kv-cache-memory-bytes 4X", "byte count"},
+        {"--headless --kv-cache-memory-bytes 4G --engine sglang", "vLLM setting"},
         {"--headless --kv fp7", "--kv"},
         {"--headless --tp 2 --gpu-p2p maybe", "--gpu-p2p"},
         {"--headless --tp 2 --gpu-p2p", "needs a value"},
@@ -237,6 +241,16 @@ BOOST_AUTO_TEST_CASE(engine_profile_json_has_engine_and_bands) {
     BOOST_TEST(given["workload"]["gpu_memory_utilization"] == 0.9);
     const auto dflt = nlohmann::json::parse(run_headless({"--schemes", "bf16", "--profile", "engine", "--json", "-"}).out);
     BOOST_TEST(dflt["workload"]["gpu_memory_utilization"] == 0.92);  // vLLM 0.20 on
+    // vLLM's --kv-cache-memory-bytes: the cache is the size given (4G: 4 x 2^30 bytes), not what the
+    // utilization leaves; the JSON says so; a size past the GPU's memory does not fit, and says why.
+    const auto pinned = nlohmann::json::parse(run_headless({"--schemes", "bf16", "--kv-cache-memory-bytes", "4G", "--json", "-"}).out);
+    BOOST_TEST(pinned["workload"]["kv_cache_memory_bytes"] == 4294967296LL);
+    BOOST_TEST(pinned["schemes"][0]["admission"]["budget_bytes"] == 4294967296LL);
+    BOOST_TEST(!dflt["workload"].contains("kv_cache_memory_bytes"));
+    BOOST_TEST(dflt["schemes"][0]["admission"]["budget_bytes"].get<std::int64_t>() > 4 * 4294967296LL);
+    const auto huge = nlohmann::json::parse(run_headless({"--schemes", "bf16", "--kv-cache-memory-bytes", "200G", "--json", "-"}).out);
+    BOOST_TEST(huge["schemes"][0]["admission"]["fits"] == false);
+    BOOST_TEST(huge["schemes"][0]["admission"]["reason"].get<std::string>().find("more than the GPU's") != std::string::npos);
     // The default is the fitted engine profile (the load issue), with its bands; --profile realistic
     // is the seeds' roofline, naming the engine without pricing with it.
     const auto plain = nlohmann::json::parse(run_headless({"--schemes", "bf16", "--json", "-"}).out);

@@ -232,6 +232,52 @@ BOOST_AUTO_TEST_CASE(the_model_from_the_commands_users_paste) {
     BOOST_TEST(check_startup_log(local, o, inputs()).identified.model == "qwen2.5-32b-instruct");
 }
 
+// vLLM's kv_cache_memory_bytes sets the KV cache per GPU and skips the utilization's budget
+// (v1/worker/gpu_worker.py determine_available_memory: "Initial free memory X GiB, reserved Y GiB
+// memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory
+// profiling"). A synthetic log in that form: Llama-3-8B's 128 KiB a token in 4 GiB is 32,768
+// tokens, whatever gpu_memory_utilization says; the free memory at start names the GPU; the
+// setting is reported as the log's; a size the GPU cannot hold beside the weights is said so.
+BOOST_AUTO_TEST_CASE(kv_cache_memory_bytes_sets_the_cache_and_not_the_utilization) {
+    const auto log_with = [](const std::string& setting, const std::string& reserved) {
+        return "INFO 09-18 17:01:10 [api_server.py:1885] vLLM API server version 0.11.2\n"
+               "INFO 09-18 17:01:10 [utils.py:233] non-default args: {'model': 'meta-llama/Meta-Llama-3-8B', 'max_model_len': 8192, "
+               "'gpu_memory_utilization': 0.5" + setting + "}\n"
+               "(EngineCore_DP0 pid=1) INFO 09-18 17:01:20 [gpu_model_runner.py:2653] Model loading took 14.9889 GiB and 3.2 seconds\n"
+               "(EngineCore_DP0 pid=1) INFO 09-18 17:01:23 [gpu_worker.py:381] Initial free memory 139.20 GiB, reserved " + reserved +
+               " GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.\n"
+               "(EngineCore_DP0 pid=1) INFO 09-18 17:01:23 [kv_cache_utils.py:1087] GPU KV cache size: 32,768 tokens\n";
+    };
+    const StartupLog log = read_startup_log(log_with(", 'kv_cache_memory_bytes': 4294967296", "4.00"), "kvmem.log");
+    BOOST_REQUIRE(log.kv_cache_memory_bytes.has_value());
+    BOOST_TEST(*log.kv_cache_memory_bytes == 4294967296LL);
+    BOOST_REQUIRE(log.kv_cache_bytes.has_value());
+    BOOST_TEST(log.kv_cache_bytes->value == 4.0 * kGiB);
+    const CheckResult r = check_startup_log(log, {}, inputs());
+    BOOST_TEST(r.identified.gpu == "h200");
+    BOOST_TEST(r.identified.from.at("gpu") == "free memory at start");
+    const CheckRow* tokens = row(r, "kv_cache_tokens");
+    BOOST_REQUIRE((tokens && tokens->predicted));
+    BOOST_TEST(*tokens->predicted == 32768.0);
+    BOOST_TEST(r.identified.settings.at("kv_cache_memory_bytes").from.starts_with("log"));
+    BOOST_TEST(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("gpu_memory_utilization is not consulted") != std::string::npos; }));
+    // Without the setting the same log is priced by the utilization: 0.5 of an H200 is far more.
+    const CheckResult by_utilization = check_startup_log(read_startup_log(log_with("", "4.00"), "util.log"), CheckOptions{.gpu = "h200"}, inputs());
+    const CheckRow* more = row(by_utilization, "kv_cache_tokens");
+    BOOST_REQUIRE((more && more->predicted));
+    BOOST_TEST(*more->predicted > 10 * 32768.0);
+    // A command line in vLLM's human-readable form (500M is 500 x 2^20 bytes), and an impossible one.
+    const StartupLog pasted = read_startup_log("$ vllm serve meta-llama/Meta-Llama-3-8B --kv-cache-memory-bytes 500M\n" + log_with("", "0.49"), "pasted.log");
+    BOOST_REQUIRE(pasted.kv_cache_memory_bytes.has_value());
+    BOOST_TEST(*pasted.kv_cache_memory_bytes == 500LL * 1048576);
+    const CheckResult too_big = check_startup_log(read_startup_log(log_with(", 'kv_cache_memory_bytes': 214748364800", "200.00"), "big.log"),
+                                                  CheckOptions{.gpu = "h200"}, inputs());
+    BOOST_TEST(std::any_of(too_big.notes.begin(), too_big.notes.end(), [](const std::string& n) { return n.find("is more than the GPU's") != std::string::npos; }));
+    const StartupLog zero = read_startup_log(log_with(", 'kv_cache_memory_bytes': 0", "4.00"), "zero.log");
+    BOOST_TEST(!zero.kv_cache_memory_bytes.has_value());
+    BOOST_TEST(std::any_of(zero.notes.begin(), zero.notes.end(), [](const std::string& n) { return n.find("kv_cache_memory_bytes=0") != std::string::npos; }));
+}
+
 // vLLM 0.27.1 at TP 2 (souspilot/DiscoverPhysicsWIP): the total memory 79.25 GiB fits the A100
 // 80GB and the H100s alike; the "Device capability 8.0" of a warning keeps the A100.
 BOOST_AUTO_TEST_CASE(a_printed_compute_capability_keeps_its_architecture) {
