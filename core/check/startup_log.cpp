@@ -742,7 +742,7 @@ private:
         // A system description pasted with the log ("- Graphics: RTX 3090", "GPU: 2x RTX 4090 (24GB)"):
         // the value is kept only when it names a GPU model.
         static const std::regex spec_line("^[\\s>*#-]*(GPU|GPUs|Graphics|Graphics card|Video card)\\s*[:=]\\s*(.+)$");
-        static const std::regex gpu_model_word("\\b(RTX|GTX|Tesla|Quadro|A100|H100|H200|H20|GH200|B200|L40S?|L4|A10G?|A6000|T4|V100|MI[0-9]{3}X?)\\b");
+        static const std::regex gpu_model_word("\\b(RTX|GTX|Tesla|Quadro|A100|A800|H100|H800|H200|H20|GH200|B200|L40S?|L4|L20|A10G?|A6000|T4|V100|MI[0-9]{3}X?)\\b");
 
         const std::string line = full_line.substr(0, kMaxRegexChars);
         std::smatch m;

@@ -409,6 +409,49 @@ BOOST_AUTO_TEST_CASE(a_gpu_is_identified_by_its_predicted_kv_cache_when_nothing_
     BOOST_TEST(std::any_of(none.unresolved.begin(), none.unresolved.end(), [](const std::string& u) { return u.find("pass --gpu") != std::string::npos; }));
 }
 
+// The export variants and the L20 by the names collect_env prints (assets/gpu-device-names.json):
+// an H800 or A800 is priced as the H100 SXM or A100 80GB of its family, with a note that says so;
+// an L20 is named and left for --gpu (no bundled GPU stands in for it).
+BOOST_AUTO_TEST_CASE(export_variants_and_the_l20_are_named_by_their_device_names) {
+    CheckOptions o;
+    o.model = "llama-3.1-8b";
+    CheckInputs in = inputs();
+    in.device_names = parse_device_names(fixture("gpu-device-names.json", "../../assets"), "gpu-device-names.json");
+    const std::string rest = "INFO 06-02 14:46:01 [api_server.py:1289] vLLM API server version 0.9.0\nGPU KV cache size: 92,944 tokens\n";
+    const CheckResult h800 = check_startup_log(read_startup_log("GPU models and configuration:\nGPU 0: NVIDIA H800\n" + rest, "h800.log"), o, in);
+    BOOST_TEST(h800.identified.gpu == "h100-sxm");
+    BOOST_TEST(h800.identified.device_name == "NVIDIA H800");
+    BOOST_TEST(std::any_of(h800.notes.begin(), h800.notes.end(), [](const std::string& n) { return n.find("an H100 variant") != std::string::npos; }));
+    const CheckResult a800 = check_startup_log(read_startup_log("GPU 0: NVIDIA A800-SXM4-80GB\n" + rest, "a800.log"), o, in);
+    BOOST_TEST(a800.identified.gpu == "a100-80gb");
+    const CheckResult l20 = check_startup_log(read_startup_log("GPU 0: NVIDIA L20\n" + rest, "l20.log"), o, in);
+    BOOST_TEST(l20.identified.gpu.empty());
+    BOOST_TEST(std::any_of(l20.unresolved.begin(), l20.unresolved.end(), [](const std::string& u) { return u.find("'NVIDIA L20'") != std::string::npos; }));
+}
+
+// What the log proves still rules GPUs out of the predicted-KV fallback. A synthetic SGLang log of
+// Llama-3.1-8B (mem_fraction_static 0.85, 9.77 + 9.77 GB of KV cache): without a free-memory line
+// the A100 40GB's predicted cache is the nearest (-7.8%; the L40S and RTX 6000 Ada +13.9%); with
+// "Load weight begin. avail mem=41.10 GB" no bundled GPU is within 6% above 41.1 GiB (so the
+// free-memory rule picks none), but the fallback drops every GPU under it: the L40S is priced.
+BOOST_AUTO_TEST_CASE(the_free_memory_at_start_rules_gpus_out_of_the_kv_fallback) {
+    CheckOptions o;
+    o.model = "llama-3.1-8b";
+    const std::string head = "[2025-06-01 10:00:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', tp_size=1, mem_fraction_static=0.85)\n";
+    const std::string tail =
+        "[2025-06-01 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=26.00 GB, mem usage=14.99 GB.\n"
+        "[2025-06-01 10:00:10 TP0] KV Cache is allocated. #tokens: 160000, K size: 9.77 GB, V size: 9.77 GB\n";
+    const CheckResult nearest = check_startup_log(read_startup_log(head + tail, "sg.log"), o, inputs());
+    BOOST_TEST(nearest.identified.gpu == "a100-40gb");
+    BOOST_TEST(nearest.identified.from.at("gpu") == "predicted KV cache");
+    const std::string begin = "[2025-06-01 10:00:05 TP0] Load weight begin. avail mem=41.10 GB\n";
+    const CheckResult bounded = check_startup_log(read_startup_log(head + begin + tail, "sg-free.log"), o, inputs());
+    BOOST_TEST(bounded.identified.gpu == "l40s");
+    BOOST_TEST(bounded.identified.from.at("gpu") == "predicted KV cache");
+    const std::vector<std::string>& c = bounded.identified.gpu_candidates;
+    BOOST_TEST((std::find(c.begin(), c.end(), "a100-40gb") == c.end()));
+}
+
 // Several bundled GPUs within 20%: the nearest is priced and the others are named with what they
 // would change. The Gemma 3 QAT log ran on two RTX 4090s (the project's later documents), but its
 // KV cache is predicted 16% high there and 5.6% high on the L4 (docs/check.md): the L4 is picked,
