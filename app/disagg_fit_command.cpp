@@ -89,10 +89,56 @@ double predicted_figure(const serve::ServeStats& s, const std::string& metric, c
 
 // The error class a figure counts in.
 std::string figure_class(const std::string& metric) {
+    if (metric == "kv_transfer_s") return "KV transfer";
     if (metric == "ttft_s") return "TTFT";
     if (metric == "tpot_s" || metric == "itl_s") return "TPOT / ITL";
     if (metric == "e2e_s") return "E2E";
     return "rate";
+}
+
+// A run's published KV-transfer times (Mooncake's pages: the time to move one request's KV cache,
+// a request at a time): the prompt's bytes as the decode ranks receive them
+// (serve::kv_transfer_bytes_per_token at the decode TP) over the links between the pools (the
+// stated count, else one a rank of the smaller pool, as the simulator sends) plus the link's
+// latency. Needs the model, its scheme, the pools' TPs and a bundled link, not the GPU: the KV
+// bytes a token are the model's and the KV dtype's. Returns false when it cannot price them.
+bool price_transfers(CorpusRun& run, const nlohmann::json& setup) {
+    const bool any = std::any_of(run.figures.begin(), run.figures.end(), [](const Figure& f) { return f.skip.empty() && f.metric == "kv_transfer_s"; });
+    if (!any) return false;
+    const nlohmann::json disagg = setup.contains("disagg") && setup["disagg"].is_object() ? setup["disagg"] : nlohmann::json();
+    const std::string model_name = text_at(setup, "model");
+    const std::optional<std::int64_t> isl = int_at(setup, "input_tokens");
+    if (model_name.empty() || disagg.is_null() || !isl) return false;
+    const auto ptp = int_at(disagg, "prefill_tp"), dtp = int_at(disagg, "decode_tp");
+    const std::optional<std::string> link_id = stated_link(text_at(disagg, "interconnect"));
+    if (!ptp || !dtp || !link_id) return false;
+    std::string scheme = text_at(setup, "scheme");
+    std::string assumed;
+    if (scheme.empty() && text_at(setup, "quantization_as_stated").empty()) {
+        scheme = "bf16";
+        assumed = "scheme not stated: the checkpoint's own dtype (bf16; the engines' --dtype auto)";
+    }
+    if (scheme.empty()) return false;
+    try {
+        const ModelConfig model = resolve_model(model_name, models_dir());
+        // The KV bytes a token do not depend on the GPU; any bundled profile prices them.
+        const GpuProfile any_gpu = resolve_gpu("h100-sxm", gpus_dir());
+        const KvFormat kv = parse_kv_format(text_at(setup, "kv_cache_dtype").find("fp8") != std::string::npos ? "fp8" : "bf16");
+        const SchemeCosts costs = scheme_costs(model, tensor_inventory(model), parse_scheme(scheme), kv, any_gpu);
+        const serve::Interconnect link = serve::resolve_interconnect(*link_id, interconnects_dir());
+        const std::int64_t links = int_at(disagg, "links").value_or(std::min(*ptp, *dtp));
+        const double bytes = static_cast<double>(*isl) * serve::kv_transfer_bytes_per_token(costs, *dtp);
+        const double time = bytes / (link.bandwidth_bytes_per_s * static_cast<double>(std::max<std::int64_t>(links, 1))) + link.latency_s;
+        for (Figure& f : run.figures)
+            if (f.skip.empty() && f.metric == "kv_transfer_s") f.predicted = time, f.priced = true;
+        std::ostringstream what;
+        what << *ptp << " TP -> " << *dtp << " TP, " << *link_id << " x " << links << ", " << model_name << " " << scheme << ", " << *isl << " tokens";
+        run.setup_text = what.str();
+        if (!assumed.empty()) run.note = assumed;
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
 }
 
 // Prices one run: its options from the record's setup, then the disaggregated layout (through
@@ -100,7 +146,13 @@ std::string figure_class(const std::string& metric) {
 void price_run(CorpusRun& run, const nlohmann::json& setup) {
     const std::string model = text_at(setup, "model"), gpu = text_at(setup, "gpu");
     if (model.empty()) return void(run.skip = "model not stated");
-    if (gpu.empty()) return void(run.skip = "GPU not stated, or not one quantplan bundles");
+    const bool transfers = price_transfers(run, setup);
+    if (gpu.empty()) {
+        if (!transfers) return void(run.skip = "GPU not stated, or not one quantplan bundles");
+        for (Figure& f : run.figures)
+            if (f.skip.empty() && !f.priced) f.skip = "GPU not stated (the KV transfer priced alone)";
+        return;
+    }
     const std::optional<std::int64_t> isl = int_at(setup, "input_tokens"), osl = int_at(setup, "output_tokens");
     if (!isl || !osl) return void(run.skip = "input or output length not stated as a fixed length");
     const std::optional<double> rate = num_at(setup, "request_rate");
@@ -221,10 +273,10 @@ int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err
             // optional's value may be read uninitialized (-Wmaybe-uninitialized, a false positive).
             std::optional<double> si;
             if (v) si = si_value(*v, text_at(r, "unit"));
-            static const std::vector<std::string> metrics = {"ttft_s", "tpot_s", "itl_s", "e2e_s", "requests_per_s", "output_tokens_per_s"};
+            static const std::vector<std::string> metrics = {"ttft_s", "tpot_s", "itl_s", "e2e_s", "requests_per_s", "output_tokens_per_s", "kv_transfer_s"};
             if (std::find(metrics.begin(), metrics.end(), f.metric) == metrics.end()) f.skip = "figure not predicted (" + f.metric + ")";
             else if (!si || !(*si > 0)) f.skip = "unit not predicted (" + text_at(r, "unit") + ")";
-            else if (f.metric.find("per_s") == std::string::npos && f.stat != "mean" && f.stat != "p50" && f.stat != "p90" && f.stat != "p99")
+            else if (f.metric.find("per_s") == std::string::npos && f.metric != "kv_transfer_s" && f.stat != "mean" && f.stat != "p50" && f.stat != "p90" && f.stat != "p99")
                 f.skip = "statistic not computed (" + f.stat + ")";
             f.measured = si.value_or(0.0);
             runs[index[key]].figures.push_back(f);
@@ -254,10 +306,10 @@ int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err
         md << "Runs in the corpus: " << runs.size() << "; priced: " << priced_runs << " from " << sources.size() << " source" << (sources.size() == 1 ? "" : "s")
            << ", " << priced_figures << " figures. Nothing of the disaggregation model is fitted to this corpus, so every figure is held out "
               "(its leave-one-out error).\n\n";
-        md << "Median |predicted / measured - 1| (figures):\n\n| layout | TTFT | TPOT / ITL | rate | E2E |\n|---|---|---|---|---|\n";
+        md << "Median |predicted / measured - 1| (figures):\n\n| layout | TTFT | TPOT / ITL | rate | E2E | KV transfer |\n|---|---|---|---|---|---|\n";
         for (const char* layout : {"disaggregated", "aggregated", "all"}) {
             md << "| " << layout;
-            for (const char* cls : {"TTFT", "TPOT / ITL", "rate", "E2E"}) {
+            for (const char* cls : {"TTFT", "TPOT / ITL", "rate", "E2E", "KV transfer"}) {
                 const auto l = sum.errors.find(layout);
                 const std::vector<double>* v = l != sum.errors.end() && l->second.count(cls) ? &l->second.at(cls) : nullptr;
                 md << " | " << (v && !v->empty() ? pct(median(*v)) + " (" + std::to_string(v->size()) + ")" : std::string("-"));

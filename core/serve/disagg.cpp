@@ -84,6 +84,11 @@ std::vector<Interconnect> load_interconnects(const std::filesystem::path& dir) {
     return out;
 }
 
+double kv_transfer_bytes_per_token(const SchemeCosts& costs, std::int64_t decode_tp) {
+    const std::int64_t ranks = std::max<std::int64_t>(decode_tp, 1);
+    return static_cast<double>(kv_bytes_per_token_per_gpu(costs, ranks)) * static_cast<double>(ranks);
+}
+
 KvConnector resolve_connector(std::string_view id, std::string_view engine) {
     const std::string name = !id.empty() ? std::string(id) : engine.find("sglang") != std::string_view::npos ? "sglang" : "nixl";
     if (name == "nixl")

@@ -72,6 +72,16 @@ struct KvConnector {
 // naming the ones there are.
 KvConnector resolve_connector(std::string_view id, std::string_view engine);
 
+// The KV bytes a prompt token moves from the prefill to the decode pool: what the decode
+// instance's ranks hold of it, every rank its own heads. Each decode rank reads the blocks of its
+// heads from the prefill rank(s) that hold them (vLLM's NixlConnector `_read_blocks_for_req`: one
+// read per source rank, a single one for MLA's latent, which every rank holds whole; SGLang's
+// Mooncake backend likewise sends each decode rank its slice), so a KV head that TP replicates
+// (TP above the KV heads) moves once per rank that holds it, and MLA's latent once per rank:
+// kv_bytes_per_token_per_gpu(costs, decode_tp) x decode_tp. Mooncake's SGLang page measures it:
+// Qwen3-235B-A22B (4 KV heads) at TP 8 moves 49 MB for 128 tokens, twice the model's 24.6 MB.
+double kv_transfer_bytes_per_token(const SchemeCosts& costs, std::int64_t decode_tp);
+
 // One pool: its instances, each an engine priced by `pricing`.
 struct DisaggPool {
     EnginePricing pricing;
@@ -84,7 +94,7 @@ struct DisaggPool {
 struct DisaggSpec {
     DisaggPool prefill, decode;
     Interconnect link;
-    double kv_bytes_per_token = 0;   // the prefill side's KV bytes per prompt token, whole model (every layer and head)
+    double kv_bytes_per_token = 0;   // KV bytes moved per prompt token (kv_transfer_bytes_per_token)
     std::int64_t layers = 1;         // the model's layers (the layer-wise overlap's unit)
     bool layerwise = true;           // the connector sends layer by layer as the prefill computes them
     bool decode_frontend = false;    // the decode request passes the decode server's frontend too (KvConnector)

@@ -97,7 +97,7 @@ DisaggComparison compare_disagg(const DisaggAsk& ask) {
     spec.prefill = {pp.pricing, ask.prefill_instances, ask.prefill.tp, scheme_name(ask.prefill.scheme), ask.prefill.request.gpu.id};
     spec.decode = {dp.pricing, ask.decode_instances, ask.decode.tp, scheme_name(ask.decode.scheme), ask.decode.request.gpu.id};
     spec.link = ask.link;
-    spec.kv_bytes_per_token = d(pp.costs.kv_bytes_per_token);
+    spec.kv_bytes_per_token = kv_transfer_bytes_per_token(pp.costs, ask.decode.tp);
     spec.layers = std::max<std::int64_t>(ask.prefill.request.model.num_layers, 1);
     spec.layerwise = ask.connector.layerwise;
     spec.decode_frontend = ask.connector.decode_frontend;
@@ -303,7 +303,7 @@ DisaggSearch search_disagg(const DisaggSearchAsk& ask) {
         spec.prefill = {start.p->pricing.pricing, 1, start.p->choice->tp, scheme_name(start.p->choice->scheme), start.p->choice->request.gpu.id};
         spec.decode = {start.q->pricing.pricing, 1, start.q->choice->tp, scheme_name(start.q->choice->scheme), start.q->choice->request.gpu.id};
         spec.link = ask.link;
-        spec.kv_bytes_per_token = d(start.p->pricing.costs.kv_bytes_per_token);
+        spec.kv_bytes_per_token = kv_transfer_bytes_per_token(start.p->pricing.costs, start.q->choice->tp);
         spec.layers = std::max<std::int64_t>(start.p->choice->request.model.num_layers, 1);
         spec.layerwise = ask.connector.layerwise;
         spec.decode_frontend = ask.connector.decode_frontend;

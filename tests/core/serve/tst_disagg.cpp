@@ -157,6 +157,27 @@ BOOST_AUTO_TEST_CASE(replicas_share_a_rate_a_closed_loop_and_a_trace) {
     BOOST_TEST(make_requests(share, *share.rate_per_s).back().arrival_s == 4.0, boost::test_tools::tolerance(1e-12));
 }
 
+// What a prompt moves is what the decode ranks hold, every rank its own heads. Mooncake's two
+// PD pages (kvcache-ai/Mooncake docs/source/performance/, commit 59a76230, in
+// assets/measurements/disaggregated/) print each transfer's size: SGLang, Qwen3-235B-A22B at TP 8
+// (4 KV heads, so each head on two ranks): 49 MB for 128 tokens, 12.62 GB for 32,768 (decimal), twice
+// the model's own 192,512 bytes a token; vLLM, Qwen3-8B at TP 8 (8 KV heads, one a rank): 4.50 GB
+// for 32,768 tokens, the model's 147,456 bytes a token (its table's GB are GiB: 4.83e9 bytes).
+BOOST_AUTO_TEST_CASE(replicated_kv_heads_move_once_per_decode_rank) {
+    const ModelConfig big = test::bundled_model("qwen3-235b-a22b");
+    const GpuProfile gpu = test::bundled_gpu("h100-sxm");
+    const SchemeCosts b = scheme_costs(big, tensor_inventory(big), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    BOOST_TEST(b.kv_bytes_per_token == 192512u);
+    BOOST_TEST(kv_transfer_bytes_per_token(b, 8) == 2.0 * 192512);
+    BOOST_TEST(kv_transfer_bytes_per_token(b, 4) == 192512.0);
+    BOOST_TEST(std::round(128 * kv_transfer_bytes_per_token(b, 8) / 1e6) == 49.0);
+    BOOST_TEST(std::round(32768 * kv_transfer_bytes_per_token(b, 8) / 1e7) / 100 == 12.62);
+    const ModelConfig small = test::bundled_model("qwen3-8b");
+    const SchemeCosts q = scheme_costs(small, tensor_inventory(small), parse_scheme("bf16"), parse_kv_format("bf16"), gpu);
+    BOOST_TEST(kv_transfer_bytes_per_token(q, 8) == 147456.0);
+    BOOST_TEST(std::round(32768 * kv_transfer_bytes_per_token(q, 8) / 1073741824.0 * 100) / 100 == 4.5);
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_names_the_option) {
     BOOST_TEST(test::throws_naming([] { parse_disagg("0:2"); }, "--disagg: P and D must each be at least 1"));
     BOOST_TEST(test::throws_naming([] { parse_disagg("2"); }, "--disagg: '2' is not P:D"));
