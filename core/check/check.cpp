@@ -983,6 +983,29 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu), *model, setup.profile);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
+        // Every prompt sent at once: the first tokens of 99% of them need at least their prompts'
+        // block linears (2 x the active block parameters a token; attention and the LM head left
+        // out, so this is a floor) at the GPUs' peak. A 99th-percentile TTFT below that floor means
+        // those prompts did not all run their prefill.
+        const auto p99 = b.metrics.find("ttft_s_p99");
+        if (concurrency >= prompts && p99 != b.metrics.end() && p99->second > 0) {
+            double tokens = 0;
+            for (const serve::Request& q : own) tokens += static_cast<double>(q.input_tokens);
+            if (own.empty()) tokens = static_cast<double>(prompts) * static_cast<double>(in_tokens);
+            const double per_token = 2.0 * static_cast<double>(count_parameters(*model, inventory).active_block_linears);
+            const double peak = matmul_peak_flop_per_s(*gpu, c.matmul) * static_cast<double>(id.tp);
+            const double floor_s = peak > 0 ? 0.99 * tokens * per_token / peak : 0.0;
+            if (p99->second < floor_s) {
+                char buf[360];
+                std::snprintf(buf, sizeof buf,
+                              "the 99th-percentile TTFT %.2f s is under %.2f s, what 99%% of the prompts' %.0f tokens take at the %d GPU(s)' "
+                              "peak (%.0f TFLOP/s) for their block linears alone: those prompts did not all run their prefill here. ",
+                              p99->second, floor_s, tokens, static_cast<int>(id.tp), peak / 1e12);
+                r.notes.push_back(std::string(buf) +
+                                  "A prefix cache that already held them would explain it (vLLM V1 and SGLang cache prefixes by default, and a "
+                                  "rerun with the benchmark's default seed sends the same random prompts), or a setup other than the one priced");
+            }
+        }
         if (a.fits) {
             Admission room = a;
             room.kv_cache_tokens = std::max<std::int64_t>(a.kv_cache_tokens, w.context_tokens + w.engine.kv_block_tokens);

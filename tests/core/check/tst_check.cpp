@@ -711,6 +711,40 @@ BOOST_AUTO_TEST_CASE(guidellm_and_genai_perf_results_field_by_field) {
 
 // vLLM 0.11.2 on an H200 at concurrency 8 (faradawn/bench3, written by TensorRT-LLM's copy of
 // vLLM's benchmark_serving.py): read field by field, then priced at its concurrency.
+// A burst whose first tokens come sooner than the GPUs' peak can prefill its prompts is said to be
+// so. dennislee22/vllm-benchmarking (assets/serving-runs/dennislee22-vllm-benchmarking.json):
+// 75 prompts of 1,021 tokens at once to Qwen2-7B-Instruct on one A100 80GB (vLLM 0.10.1.1), twice on
+// two servers. Test 4's TTFT p99 of 2.676 s is under the 3.1 s the prompts' block linears alone take
+// at the A100's 312 TFLOP/s; test 5's 5.064 s is not.
+BOOST_AUTO_TEST_CASE(a_burst_faster_than_the_gpus_peak_is_named) {
+    const auto result = [](double ttft_p99) {
+        BenchResult b;
+        b.format = "vllm";
+        b.engine = "vllm";
+        b.backend = "vllm";
+        b.model = "Qwen2-7B-Instruct";
+        b.num_prompts = 75;
+        b.completed = 75;
+        b.mean_input_tokens = 76558.0 / 75;
+        b.mean_output_tokens = 76710.0 / 75;
+        b.metrics["ttft_s_p99"] = ttft_p99;
+        return b;
+    };
+    CheckOptions o;
+    o.gpu = "a100-80gb";
+    o.engine = "vllm@0.10.1.1";
+    o.model = "qwen2-7b-instruct";
+    const auto named = [](const CheckResult& r) {
+        return std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("did not all run their prefill") != std::string::npos; });
+    };
+    BOOST_TEST(named(check_bench_result(result(2.67582), o, inputs())));
+    BOOST_TEST(!named(check_bench_result(result(5.06367), o, inputs())));
+    // A closed loop below the prompt count is not a burst: no floor is claimed.
+    BenchResult loop = result(0.5);
+    loop.max_concurrency = 8;
+    BOOST_TEST(!named(check_bench_result(loop, o, inputs())));
+}
+
 BOOST_AUTO_TEST_CASE(vllm_benchmark_result_field_by_field_and_priced) {
     constexpr double kMs = 1e-3;
     const BenchResult b = read_bench_result(fixture("vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json", "bench"), "c8.json");
