@@ -39,14 +39,20 @@ std::int64_t to_byte_count(const std::string& opt, const std::string& v) {
     const std::string decimal = "kmgt", binary = "KMGT";
     const std::size_t d = decimal.find(last), b = binary.find(last);
     if (d == std::string::npos && b == std::string::npos) {
-        if (v.find_first_not_of("0123456789") != std::string::npos) throw bad();
+        if (v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18) throw bad();
         return to_int(opt, v);
     }
     const std::string digits = v.substr(0, v.size() - 1);
-    if (digits.empty() || digits.find_first_not_of("0123456789.") != std::string::npos) throw bad();
+    // vLLM's pattern: \d+(\.\d+)? before the suffix.
+    const std::size_t dot = digits.find('.');
+    const std::string whole = digits.substr(0, dot), part = dot == std::string::npos ? "1" : digits.substr(dot + 1);
+    if (whole.empty() || part.empty() || whole.find_first_not_of("0123456789") != std::string::npos ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+        throw bad();
     double x = 0;
     if (b != std::string::npos) {
         if (digits.find('.') != std::string::npos) throw Error(opt, "takes no decimals with a binary suffix (K, M, G, T), got '" + v + "'");
+        if (digits.size() > 15) throw bad();
         x = static_cast<double>(to_int(opt, digits)) * std::pow(1024.0, static_cast<double>(b + 1));
     } else {
         x = to_double(opt, digits) * std::pow(1000.0, static_cast<double>(d + 1));

@@ -147,21 +147,22 @@ void price_run(CorpusRun& run, const nlohmann::json& setup) {
     const std::string model = text_at(setup, "model"), gpu = text_at(setup, "gpu");
     if (model.empty()) return void(run.skip = "model not stated");
     const bool transfers = price_transfers(run, setup);
-    if (gpu.empty()) {
-        if (!transfers) return void(run.skip = "GPU not stated, or not one quantplan bundles");
+    // A run whose KV transfers were priced stays priced for them when the rest cannot be.
+    const auto give_up = [&](const std::string& why) {
+        if (!transfers) return void(run.skip = why);
         for (Figure& f : run.figures)
-            if (f.skip.empty() && !f.priced) f.skip = "GPU not stated (the KV transfer priced alone)";
-        return;
-    }
+            if (f.skip.empty() && !f.priced) f.skip = why + " (the KV transfer priced alone)";
+    };
+    if (gpu.empty()) return give_up("GPU not stated, or not one quantplan bundles");
     const std::optional<std::int64_t> isl = int_at(setup, "input_tokens"), osl = int_at(setup, "output_tokens");
-    if (!isl || !osl) return void(run.skip = "input or output length not stated as a fixed length");
+    if (!isl || !osl) return give_up("input or output length not stated as a fixed length");
     const std::optional<double> rate = num_at(setup, "request_rate");
     const std::optional<std::int64_t> users = int_at(setup, "concurrency");
-    if (!rate && !users) return void(run.skip = "load not stated (neither a rate nor a concurrency)");
+    if (!rate && !users) return give_up("load not stated (neither a rate nor a concurrency)");
     std::string scheme = text_at(setup, "scheme");
     const std::string quant = text_at(setup, "quantization_as_stated");
     if (scheme.empty() && quant.rfind("FP8", 0) == 0) scheme = "w8a8-fp8";
-    if (scheme.empty()) return void(run.skip = "scheme not stated");
+    if (scheme.empty()) return give_up("scheme not stated");
     CliOptions o;
     o.headless = true;
     o.serve = true;
@@ -188,7 +189,7 @@ void price_run(CorpusRun& run, const nlohmann::json& setup) {
         if (!disagg.is_null()) {
             const auto p = int_at(disagg, "prefill_instances"), dd = int_at(disagg, "decode_instances");
             const auto ptp = int_at(disagg, "prefill_tp"), dtp = int_at(disagg, "decode_tp");
-            if (!p || !dd || !ptp || !dtp) return void(run.skip = "pool sizes or TPs not stated");
+            if (!p || !dd || !ptp || !dtp) return give_up("pool sizes or TPs not stated");
             o.disagg = std::to_string(*p) + ":" + std::to_string(*dd);
             o.prefill_tp = *ptp;
             o.decode_tp = *dtp;
@@ -200,7 +201,7 @@ void price_run(CorpusRun& run, const nlohmann::json& setup) {
             stats = compute_disagg(o).comparison.stats.end_to_end;
         } else {
             const auto tp = int_at(setup, "tp"), instances = int_at(setup, "instances");
-            if (!tp || !instances) return void(run.skip = "TP or replicas not stated");
+            if (!tp || !instances) return give_up("TP or replicas not stated");
             o.tp = *tp;
             replicas = static_cast<double>(*instances);
             serve::Traffic traffic;
@@ -216,13 +217,13 @@ void price_run(CorpusRun& run, const nlohmann::json& setup) {
             what << *instances << " x TP " << *tp;
         }
     } catch (const Error& e) {
-        return void(run.skip = std::string("not priced: ") + e.what());
+        return give_up(std::string("not priced: ") + e.what());
     }
     what << ", " << gpu << ", " << scheme << (o.kv == "fp8" ? " (fp8 KV)" : "") << ", " << (rate ? "rate " + fixed(*rate, 1) : "concurrency " + std::to_string(*users))
          << ", " << *isl << "/" << *osl;
     run.setup_text = what.str();
     for (Figure& f : run.figures) {
-        if (!f.skip.empty()) continue;
+        if (!f.skip.empty() || f.priced) continue;  // a KV transfer is priced by price_transfers
         f.predicted = predicted_figure(*stats, f.metric, f.stat, replicas);
         f.priced = true;
     }

@@ -264,6 +264,9 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.engine->profile.defaults = engine::defaults_for_run(r.engine->profile, r.gpu.id, r.gpu.memory_usable_bytes, r.engine->choice.version_asked,
                                                           r.workload.context_tokens);
     if (o.enforce_eager) r.engine->profile.defaults.cuda_graphs = false;
+    // SGLang sizes its pool by mem_fraction_static (or --max-total-tokens); it has no such setting.
+    if (o.kv_cache_memory_bytes > 0 && r.engine->profile.engine != "vllm")
+        throw Error("--kv-cache-memory-bytes", "is a vLLM setting; " + r.engine->profile.title + " sizes its KV cache by --gpu-mem-util");
     if (engine_priced) {
         if (!r.engine->profile.fitted)
             throw Error("--profile", "'engine' needs a fitted parameter file (" + engine_fit_file().string() + "; run quantplan --fit-engines)");
@@ -276,9 +279,6 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
         if (r.engine->profile.memory.rule == engine::BudgetRule::StaticFraction && o.gpu_mem_util_given)
             r.engine->profile.defaults.mem_fraction_static = o.gpu_mem_util;
         r.workload.engine.kv_block_tokens = d.block_size_tokens;
-        // SGLang sizes its pool by mem_fraction_static (or --max-total-tokens); it has no such setting.
-        if (o.kv_cache_memory_bytes > 0 && r.engine->profile.engine != "vllm")
-            throw Error("--kv-cache-memory-bytes", "is a vLLM setting; " + r.engine->profile.title + " sizes its KV cache by --gpu-mem-util");
         // A calibration file measured on this GPU replaces the fitted kernel curves it covers.
         if (const std::optional<Calibration> c = calibration_from_options(o); c && c->gpu_profile == r.gpu.id)
             r.engine->kernels = fidelity::calibrated_kernels(r.engine->kernels, *c, r.gpu);

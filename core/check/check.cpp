@@ -368,7 +368,9 @@ void report_settings(const StartupLog& log, const std::optional<engine::EngineSe
     put("enable_prefix_caching", "enable_prefix_caching", sglang || v1 ? "True" : "False",
         sglang ? parser + " (disable_radix_cache False)" : v1 ? parser + " (None; V1 turns it on)" : parser);
     put("cpu_offload_gb", "cpu_offload_gb", "0", parser);
-    if (!sglang) put("kv_cache_memory_bytes", "kv_cache_memory_bytes", "none (gpu_memory_utilization decides)", parser);
+    // A V1 worker's setting (v1/worker/gpu_worker.py): listed for V1 logs, or where the log sets it.
+    if (!sglang && (v1 || log.settings.count("kv_cache_memory_bytes")))
+        put("kv_cache_memory_bytes", "kv_cache_memory_bytes", "none (gpu_memory_utilization decides)", parser);
     put("speculative_config", "speculative_config", "none", parser);
     for (const RejectedSetting& x : log.rejected) {
         auto it = id.settings.find(x.key);
@@ -682,8 +684,10 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
         const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, g), *model, s.profile);
         return static_cast<double>(engine::engine_admission(c, *model, g, s, w, id.max_model_len).budget_bytes);
     };
+    // (Not with kv_cache_memory_bytes: the cache is then the size set on every GPU, and says nothing
+    // of which one ran.)
     if (!options.gpu && gpu && id.gpu_candidates.size() > 1 && kv_logged && setup && model && scheme && priceable_tp &&
-        !log.total_memory_bytes) {
+        !log.total_memory_bytes && !log.kv_cache_memory_bytes) {
         double nearest = std::numeric_limits<double>::infinity();
         std::string picked;
         for (const std::string& candidate : id.gpu_candidates) {
@@ -708,7 +712,7 @@ CheckResult check_startup_log(const StartupLog& log, const CheckOptions& options
     // KV cache the log prints are at most gpu_memory_utilization of it. (The prediction holds no
     // speculative draft: a log that ran one and names no GPU is priced without it here.)
     if (!options.gpu && !gpu && kv_logged && kv_logged->value > 0 && setup && model && scheme && priceable_tp && !log.total_memory_bytes &&
-        log.device_names.empty()) {
+        log.device_names.empty() && !log.kv_cache_memory_bytes) {
         double at_least = log.free_memory_at_start_bytes ? log.free_memory_at_start_bytes->value : 0.0;
         if (log.engine == "vllm" && log.weights_bytes && log.gpu_memory_utilization && *log.gpu_memory_utilization > 0 && !log.kv_cache_memory_bytes)
             at_least = std::max(at_least, (log.weights_bytes->value + kv_logged->value) / *log.gpu_memory_utilization);
@@ -983,24 +987,31 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu), *model, setup.profile);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
-        // Every prompt sent at once: the first tokens of 99% of them need at least their prompts'
-        // block linears (2 x the active block parameters a token; attention and the LM head left
-        // out, so this is a floor) at the GPUs' peak. A 99th-percentile TTFT below that floor means
-        // those prompts did not all run their prefill.
+        // Every prompt sent at once: the k-th first token needs at least the block linears (2 x the
+        // active block parameters a token; attention and the LM head left out) of k prompts, the k
+        // shortest at best, at the GPUs' peak. The 99th percentile as the clients compute it
+        // (numpy's, interpolated at 0.99 x (n - 1) between order statistics) is then at least the
+        // same interpolation of those prefix sums: below it, those prompts did not all run their prefill.
         const auto p99 = b.metrics.find("ttft_s_p99");
-        if (concurrency >= prompts && p99 != b.metrics.end() && p99->second > 0) {
-            double tokens = 0;
-            for (const serve::Request& q : own) tokens += static_cast<double>(q.input_tokens);
-            if (own.empty()) tokens = static_cast<double>(prompts) * static_cast<double>(in_tokens);
+        if (!b.request_rate && concurrency >= prompts && p99 != b.metrics.end() && p99->second > 0) {
+            std::vector<double> lens;
+            for (const serve::Request& q : own) lens.push_back(static_cast<double>(q.input_tokens));
+            if (own.empty()) lens.assign(static_cast<std::size_t>(prompts), static_cast<double>(in_tokens));
+            std::sort(lens.begin(), lens.end());
             const double per_token = 2.0 * static_cast<double>(count_parameters(*model, inventory).active_block_linears);
             const double peak = matmul_peak_flop_per_s(*gpu, c.matmul) * static_cast<double>(id.tp);
-            const double floor_s = peak > 0 ? 0.99 * tokens * per_token / peak : 0.0;
+            std::vector<double> done(lens.size(), 0.0);  // done[k]: the k + 1 shortest prompts' time at the peak
+            double sum = 0;
+            for (std::size_t k = 0; k < lens.size(); ++k) sum += lens[k], done[k] = peak > 0 ? sum * per_token / peak : 0.0;
+            const double at = 0.99 * static_cast<double>(lens.size() - 1);
+            const auto lo = static_cast<std::size_t>(at);
+            const double floor_s = lo + 1 < done.size() ? done[lo] + (at - static_cast<double>(lo)) * (done[lo + 1] - done[lo]) : done.back();
             if (p99->second < floor_s) {
                 char buf[360];
                 std::snprintf(buf, sizeof buf,
-                              "the 99th-percentile TTFT %.2f s is under %.2f s, what 99%% of the prompts' %.0f tokens take at the %d GPU(s)' "
-                              "peak (%.0f TFLOP/s) for their block linears alone: those prompts did not all run their prefill here. ",
-                              p99->second, floor_s, tokens, static_cast<int>(id.tp), peak / 1e12);
+                              "the 99th-percentile TTFT %.2f s is under %.2f s, what the first 99%% of its %zu prompts (%.0f tokens in all) take "
+                              "at the %d GPU(s)' peak (%.0f TFLOP/s) for their block linears alone: those prompts did not all run their prefill here. ",
+                              p99->second, floor_s, lens.size(), sum, static_cast<int>(id.tp), peak / 1e12);
                 r.notes.push_back(std::string(buf) +
                                   "A prefix cache that already held them would explain it (vLLM V1 and SGLang cache prefixes by default, and a "
                                   "rerun with the benchmark's default seed sends the same random prompts), or a setup other than the one priced");

@@ -97,8 +97,10 @@ std::optional<double> number(std::string text) {
     }
 }
 
-// An integer setting as vLLM's parser takes it: digits, or (vLLM 0.10 on, human_readable_int) a
-// number with k/m/g (powers of 1000) or K/M/G (powers of 1024): "32k" = 32000, "128K" = 131072.
+// An integer setting: a whole number, or with vLLM's human_readable_int suffixes (vLLM 0.10 on)
+// k/m/g/t (powers of 1000) or K/M/G/T (powers of 1024): "32k" = 32000, "128K" = 131072. Looser
+// than vLLM's parser where a log could not hold what it refuses (a value vLLM rejects never reaches
+// a running engine's log): a whole-valued "4.0" or "1e9" is taken, a fractional result is not.
 std::optional<double> integer_value(std::string text) {
     if (text.empty()) return std::nullopt;
     double scale = 1;
@@ -106,9 +108,11 @@ std::optional<double> integer_value(std::string text) {
         case 'k': scale = 1e3; break;
         case 'm': scale = 1e6; break;
         case 'g': scale = 1e9; break;
+        case 't': scale = 1e12; break;
         case 'K': scale = 1024.0; break;
         case 'M': scale = 1048576.0; break;
         case 'G': scale = 1073741824.0; break;
+        case 'T': scale = 1099511627776.0; break;
         default: break;
     }
     if (scale != 1) text.pop_back();
@@ -923,6 +927,7 @@ private:
         if (contains(line, "Initial free memory") && std::regex_search(line, m, reserved_kv)) {
             keep_first(free_at_start_, bytes_quantity(m[1], m[2], line, log_));
             keep_first(log_.kv_cache_bytes, bytes_quantity(m[3], m[4], line, log_));
+            keep_first(reserved_kv_, bytes_quantity(m[3], m[4], line, log_));
             log_.engine = "vllm", recognised_ = true;
         }
         if (contains(line, "Free memory on device")) {
@@ -1060,6 +1065,13 @@ private:
         log_.enable_prefix_caching = flag("enable_prefix_caching");
         log_.cpu_offload_gb = real("cpu_offload_gb");
         log_.kv_cache_memory_bytes = integer("kv_cache_memory_bytes");
+        // vLLM prints its "reserved ... as specified by kv_cache_memory_bytes" line only when the
+        // setting is on: where no form of the setting was read, the line's size (two decimals of
+        // GiB) stands for it.
+        if (!log_.kv_cache_memory_bytes && reserved_kv_ && reserved_kv_->value >= 1 && reserved_kv_->value <= 1e15) {
+            log_.kv_cache_memory_bytes = std::llround(reserved_kv_->value);
+            log_.settings["kv_cache_memory_bytes"] = LoggedSetting{std::to_string(*log_.kv_cache_memory_bytes), "reserved-KV line", reserved_kv_->line};
+        }
         log_.speculative = text("speculative_config");
         if (log_.speculative == "none") log_.speculative.reset();
         if (log_.speculative) {
@@ -1154,6 +1166,7 @@ private:
     std::string package_version_, package_version_basis_;
     std::map<std::string, std::string> packages_;
     std::optional<LoggedQuantity> free_at_start_;
+    std::optional<LoggedQuantity> reserved_kv_;  // vLLM's "reserved Y GiB memory for KV Cache as specified by kv_cache_memory_bytes"
     std::set<std::string> kv_ranks_;
     std::size_t line_number_ = 0;
 };

@@ -333,6 +333,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
     a.runtime_overhead_bytes = p.memory.non_torch_bytes + static_cast<std::uint64_t>(tp - 1) * p.memory.non_torch_bytes_per_extra_rank;
     if (p.memory.cuda_graph_counted && p.defaults.cuda_graphs) a.runtime_overhead_bytes += p.memory.cuda_graph_bytes;
     std::int64_t budget = 0;
+    std::string too_big;  // kv_cache_memory_bytes past the GPU's memory: priced as asked, then refused
     if (p.memory.rule == BudgetRule::UtilizationOfTotal) {
         a.gpu_memory_utilization = std::clamp(w.engine.gpu_memory_utilization, 0.0, 1.0);
         a.engine_memory_bytes = static_cast<std::uint64_t>(a.gpu_memory_utilization * d(gpu.memory_usable_bytes));
@@ -367,10 +368,7 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
                               d(w.engine.kv_cache_memory_bytes) / gib, d(a.weight_bytes) / gib,
                               (d(a.activation_workspace_bytes) + d(a.sampler_workspace_bytes) + d(a.runtime_overhead_bytes)) / gib,
                               d(gpu.memory_usable_bytes) / gib);
-                a.budget_bytes = budget;
-                a.kv_bytes_per_token = kv_bytes_per_token_per_gpu(c, tp) + w.engine.draft_kv_bytes_per_token_per_gpu;
-                a.reason = why;
-                return a;
+                too_big = why;
             }
         }
     } else {
@@ -395,8 +393,10 @@ Admission engine_admission(const SchemeCosts& c, const ModelConfig& m, const Gpu
                                                   : std::max<std::int64_t>(p.defaults.block_size_tokens, 1);
     divide_kv_budget(a, c, block, w.context_tokens + w.engine.lookahead_tokens, w.engine.max_num_batched_tokens,
                      kv_groups_priced(c, p, setup.choice.version_asked), tp);
-    a.fits = a.max_sequences >= 1;
-    if (!a.fits) {
+    a.fits = a.max_sequences >= 1 && too_big.empty();
+    if (!too_big.empty()) {
+        a.reason = too_big;  // the blocks and tokens above are what the size asked would hold
+    } else if (!a.fits) {
         std::snprintf(buf, sizeof buf, "one sequence of %lld tokens needs %.2f GiB of KV cache but the budget is %.2f GiB",
                       static_cast<long long>(w.context_tokens), d(a.kv_bytes_per_token) * d(w.context_tokens) / gib, d(budget) / gib);
         a.reason = buf;

@@ -702,15 +702,14 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
         std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / gib);
         return std::string(buf);
     };
+    std::string too_big;  // kv_cache_memory_bytes past the GPU's memory: divided as asked, then refused
     if (w.engine.kv_cache_memory_bytes > 0) {
         // vLLM's --kv-cache-memory-bytes: the cache as given, beside the weights and workspace.
         a.budget_bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(w.engine.kv_cache_memory_bytes, std::uint64_t{1} << 62));
         const double workspace = d(a.activation_workspace_bytes + a.sampler_workspace_bytes + a.runtime_overhead_bytes);
-        if (d(a.weight_bytes) + workspace + d(w.engine.kv_cache_memory_bytes) > d(a.usable_memory_bytes)) {
-            a.reason = "kv_cache_memory_bytes " + fmt(d(w.engine.kv_cache_memory_bytes)) + " with " + fmt(d(a.weight_bytes)) + " of weights and " +
-                       fmt(workspace) + " of workspace is more than the GPU's " + fmt(d(a.usable_memory_bytes));
-            return a;
-        }
+        if (d(a.weight_bytes) + workspace + d(w.engine.kv_cache_memory_bytes) > d(a.usable_memory_bytes))
+            too_big = "kv_cache_memory_bytes " + fmt(d(w.engine.kv_cache_memory_bytes)) + " with " + fmt(d(a.weight_bytes)) + " of weights and " +
+                      fmt(workspace) + " of workspace is more than the GPU's " + fmt(d(a.usable_memory_bytes));
     }
     if (a.budget_bytes <= 0) {
         a.reason = "weights need " + fmt(d(a.weight_bytes)) + " per GPU but only " +
@@ -721,8 +720,10 @@ Admission admission(const SchemeCosts& c, const ModelConfig& m, const GpuProfile
     }
     divide_kv_budget(a, c, kv_block_tokens_for(c, w.engine.kv_block_tokens), w.context_tokens + w.engine.lookahead_tokens,
                      w.engine.max_num_batched_tokens, true, tp);
-    a.fits = a.max_sequences >= 1;
-    if (!a.fits)
+    a.fits = a.max_sequences >= 1 && too_big.empty();
+    if (!too_big.empty())
+        a.reason = too_big;
+    else if (!a.fits)
         a.reason = "one sequence of " + std::to_string(w.context_tokens + w.engine.lookahead_tokens) + " tokens needs " +
                    fmt(d(a.kv_bytes_per_token) * d(w.context_tokens)) + " of KV cache but the budget is " + fmt(d(a.budget_bytes));
     return a;

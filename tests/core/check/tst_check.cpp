@@ -239,13 +239,15 @@ BOOST_AUTO_TEST_CASE(the_model_from_the_commands_users_paste) {
 // tokens, whatever gpu_memory_utilization says; the free memory at start names the GPU; the
 // setting is reported as the log's; a size the GPU cannot hold beside the weights is said so.
 BOOST_AUTO_TEST_CASE(kv_cache_memory_bytes_sets_the_cache_and_not_the_utilization) {
+    // `reserved` empty: the log has no reserved-KV line (vLLM prints it only with the setting).
     const auto log_with = [](const std::string& setting, const std::string& reserved) {
         return "INFO 09-18 17:01:10 [api_server.py:1885] vLLM API server version 0.11.2\n"
                "INFO 09-18 17:01:10 [utils.py:233] non-default args: {'model': 'meta-llama/Meta-Llama-3-8B', 'max_model_len': 8192, "
                "'gpu_memory_utilization': 0.5" + setting + "}\n"
-               "(EngineCore_DP0 pid=1) INFO 09-18 17:01:20 [gpu_model_runner.py:2653] Model loading took 14.9889 GiB and 3.2 seconds\n"
-               "(EngineCore_DP0 pid=1) INFO 09-18 17:01:23 [gpu_worker.py:381] Initial free memory 139.20 GiB, reserved " + reserved +
-               " GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.\n"
+               "(EngineCore_DP0 pid=1) INFO 09-18 17:01:20 [gpu_model_runner.py:2653] Model loading took 14.9889 GiB and 3.2 seconds\n" +
+               (reserved.empty() ? std::string()
+                                 : "(EngineCore_DP0 pid=1) INFO 09-18 17:01:23 [gpu_worker.py:381] Initial free memory 139.20 GiB, reserved " + reserved +
+                                       " GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.\n") +
                "(EngineCore_DP0 pid=1) INFO 09-18 17:01:23 [kv_cache_utils.py:1087] GPU KV cache size: 32,768 tokens\n";
     };
     const StartupLog log = read_startup_log(log_with(", 'kv_cache_memory_bytes': 4294967296", "4.00"), "kvmem.log");
@@ -261,21 +263,37 @@ BOOST_AUTO_TEST_CASE(kv_cache_memory_bytes_sets_the_cache_and_not_the_utilizatio
     BOOST_TEST(*tokens->predicted == 32768.0);
     BOOST_TEST(r.identified.settings.at("kv_cache_memory_bytes").from.starts_with("log"));
     BOOST_TEST(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("gpu_memory_utilization is not consulted") != std::string::npos; }));
-    // Without the setting the same log is priced by the utilization: 0.5 of an H200 is far more.
-    const CheckResult by_utilization = check_startup_log(read_startup_log(log_with("", "4.00"), "util.log"), CheckOptions{.gpu = "h200"}, inputs());
+    // Without the setting (and so without its line) the same log is priced by the utilization: 0.5
+    // of an H200 is far more.
+    const CheckResult by_utilization = check_startup_log(read_startup_log(log_with("", ""), "util.log"), CheckOptions{.gpu = "h200"}, inputs());
     const CheckRow* more = row(by_utilization, "kv_cache_tokens");
     BOOST_REQUIRE((more && more->predicted));
     BOOST_TEST(*more->predicted > 10 * 32768.0);
-    // A command line in vLLM's human-readable form (500M is 500 x 2^20 bytes), and an impossible one.
+    // The reserved-KV line alone is the setting (its two decimals of GiB).
+    const StartupLog line_only = read_startup_log(log_with("", "4.00"), "line.log");
+    BOOST_REQUIRE(line_only.kv_cache_memory_bytes.has_value());
+    BOOST_TEST(*line_only.kv_cache_memory_bytes == 4294967296LL);
+    BOOST_TEST(line_only.settings.at("kv_cache_memory_bytes").form == "reserved-KV line");
+    // The cache is then the size set on every GPU: it does not name one. Without the free-memory
+    // line and a GPU name, none is picked by the KV cache.
+    const CheckResult unnamed = check_startup_log(read_startup_log(log_with(", 'kv_cache_memory_bytes': 4294967296", ""), "unnamed.log"), {}, inputs());
+    BOOST_TEST(unnamed.identified.gpu.empty());
+    // A command line in vLLM's human-readable form (500M is 500 x 2^20 bytes), and an impossible one:
+    // said so, and priced as asked (the blocks it would hold), not left at zero.
     const StartupLog pasted = read_startup_log("$ vllm serve meta-llama/Meta-Llama-3-8B --kv-cache-memory-bytes 500M\n" + log_with("", "0.49"), "pasted.log");
     BOOST_REQUIRE(pasted.kv_cache_memory_bytes.has_value());
     BOOST_TEST(*pasted.kv_cache_memory_bytes == 500LL * 1048576);
     const CheckResult too_big = check_startup_log(read_startup_log(log_with(", 'kv_cache_memory_bytes': 214748364800", "200.00"), "big.log"),
                                                   CheckOptions{.gpu = "h200"}, inputs());
     BOOST_TEST(std::any_of(too_big.notes.begin(), too_big.notes.end(), [](const std::string& n) { return n.find("is more than the GPU's") != std::string::npos; }));
+    const CheckRow* asked = row(too_big, "kv_cache_tokens");
+    BOOST_REQUIRE((asked && asked->predicted));
+    BOOST_TEST(*asked->predicted == 200.0 * 8192);  // 200 GiB at Llama-3-8B's 128 KiB a token
+    // A value outside the domain is named and not used; the reserved-KV line then stands for it.
     const StartupLog zero = read_startup_log(log_with(", 'kv_cache_memory_bytes': 0", "4.00"), "zero.log");
-    BOOST_TEST(!zero.kv_cache_memory_bytes.has_value());
     BOOST_TEST(std::any_of(zero.notes.begin(), zero.notes.end(), [](const std::string& n) { return n.find("kv_cache_memory_bytes=0") != std::string::npos; }));
+    BOOST_REQUIRE(zero.kv_cache_memory_bytes.has_value());
+    BOOST_TEST(zero.settings.at("kv_cache_memory_bytes").form == "reserved-KV line");
 }
 
 // vLLM 0.27.1 at TP 2 (souspilot/DiscoverPhysicsWIP): the total memory 79.25 GiB fits the A100
@@ -709,13 +727,11 @@ BOOST_AUTO_TEST_CASE(guidellm_and_genai_perf_results_field_by_field) {
     BOOST_TEST(row(r, "tpot_s_mean")->predicted.has_value());
 }
 
-// vLLM 0.11.2 on an H200 at concurrency 8 (faradawn/bench3, written by TensorRT-LLM's copy of
-// vLLM's benchmark_serving.py): read field by field, then priced at its concurrency.
 // A burst whose first tokens come sooner than the GPUs' peak can prefill its prompts is said to be
 // so. dennislee22/vllm-benchmarking (assets/serving-runs/dennislee22-vllm-benchmarking.json):
 // 75 prompts of 1,021 tokens at once to Qwen2-7B-Instruct on one A100 80GB (vLLM 0.10.1.1), twice on
-// two servers. Test 4's TTFT p99 of 2.676 s is under the 3.1 s the prompts' block linears alone take
-// at the A100's 312 TFLOP/s; test 5's 5.064 s is not.
+// two servers. Test 4's TTFT p99 of 2.676 s is under the 3.17 s the first 99% of the prompts' block
+// linears alone take at the A100's 312 TFLOP/s; test 5's 5.064 s is not.
 BOOST_AUTO_TEST_CASE(a_burst_faster_than_the_gpus_peak_is_named) {
     const auto result = [](double ttft_p99) {
         BenchResult b;
@@ -743,8 +759,26 @@ BOOST_AUTO_TEST_CASE(a_burst_faster_than_the_gpus_peak_is_named) {
     BenchResult loop = result(0.5);
     loop.max_concurrency = 8;
     BOOST_TEST(!named(check_bench_result(loop, o, inputs())));
+    // Nor a run at a request rate, whatever its concurrency cap.
+    BenchResult paced = result(0.15);
+    paced.request_rate = 1.0;
+    paced.max_concurrency = 100;
+    BOOST_TEST(!named(check_bench_result(paced, o, inputs())));
+    // The floor is the shortest prompts' first: 74 prompts of 100 tokens and one of 60,000 can reach
+    // a p99 of 1 s (the 74 short ones take 0.03 s), which is not named.
+    BenchResult mixed = result(1.0);
+    mixed.input_lens.assign(74, 100);
+    mixed.input_lens.push_back(60000);
+    mixed.output_lens.assign(75, 100);
+    mixed.mean_input_tokens = (74.0 * 100 + 60000) / 75;
+    mixed.mean_output_tokens = 100;
+    BOOST_TEST(!named(check_bench_result(mixed, o, inputs())));
+    mixed.metrics["ttft_s_p99"] = 0.01;
+    BOOST_TEST(named(check_bench_result(mixed, o, inputs())));
 }
 
+// vLLM 0.11.2 on an H200 at concurrency 8 (faradawn/bench3, written by TensorRT-LLM's copy of
+// vLLM's benchmark_serving.py): read field by field, then priced at its concurrency.
 BOOST_AUTO_TEST_CASE(vllm_benchmark_result_field_by_field_and_priced) {
     constexpr double kMs = 1e-3;
     const BenchResult b = read_bench_result(fixture("vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json", "bench"), "c8.json");
