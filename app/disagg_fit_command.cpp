@@ -106,7 +106,9 @@ bool price_transfers(CorpusRun& run, const nlohmann::json& setup) {
     const bool any = std::any_of(run.figures.begin(), run.figures.end(), [](const Figure& f) { return f.skip.empty() && f.metric == "kv_transfer_s"; });
     if (!any) return false;
     const nlohmann::json disagg = setup.contains("disagg") && setup["disagg"].is_object() ? setup["disagg"] : nlohmann::json();
-    const std::string model_name = text_at(setup, "model");
+    // The model, or for the KV bytes alone the bundled architecture the record says it shares
+    // (base_architecture, with its basis in the record).
+    const std::string model_name = !text_at(setup, "model").empty() ? text_at(setup, "model") : text_at(setup, "base_architecture");
     const std::optional<std::int64_t> isl = int_at(setup, "input_tokens");
     if (model_name.empty() || disagg.is_null() || !isl) return false;
     const auto ptp = int_at(disagg, "prefill_tp"), dtp = int_at(disagg, "decode_tp");
@@ -145,7 +147,6 @@ bool price_transfers(CorpusRun& run, const nlohmann::json& setup) {
 // --serve --disagg's own path) or the aggregated replicas.
 void price_run(CorpusRun& run, const nlohmann::json& setup) {
     const std::string model = text_at(setup, "model"), gpu = text_at(setup, "gpu");
-    if (model.empty()) return void(run.skip = "model not stated");
     const bool transfers = price_transfers(run, setup);
     // A run whose KV transfers were priced stays priced for them when the rest cannot be.
     const auto give_up = [&](const std::string& why) {
@@ -153,6 +154,7 @@ void price_run(CorpusRun& run, const nlohmann::json& setup) {
         for (Figure& f : run.figures)
             if (f.skip.empty() && !f.priced) f.skip = why + " (the KV transfer priced alone)";
     };
+    if (model.empty()) return give_up("model not stated");
     if (gpu.empty()) return give_up("GPU not stated, or not one quantplan bundles");
     const std::optional<std::int64_t> isl = int_at(setup, "input_tokens"), osl = int_at(setup, "output_tokens");
     if (!isl || !osl) return give_up("input or output length not stated as a fixed length");

@@ -1271,9 +1271,12 @@ BOOST_AUTO_TEST_CASE(disagg_fidelity_table_is_current) {
     };
     const std::string now = slurp(out), committed = slurp(std::filesystem::path(QUANTPLAN_SOURCE_DIR) / "docs" / "disagg-fidelity.md");
     std::filesystem::remove(out);
-    BOOST_TEST(now.find("priced: 19 from 3 sources") != std::string::npos, now.substr(0, 400));
+    BOOST_TEST(now.find("priced: 28 from 4 sources") != std::string::npos, now.substr(0, 400));
     // Mooncake's vLLM transfers (Qwen3-8B, TP 8 over 8 RoCE links) are priced alone, without a GPU.
     BOOST_TEST(now.find("| mooncake-vllm-h800/qwen3-8b/1p1d-tp8/in32768 | 8 TP -> 8 TP, roce-200g x 8, qwen3-8b bf16, 32768 tokens | kv_transfer_s |") !=
+               std::string::npos);
+    // and SGLang's on H20 (4 x 400GbE a node), on the bundled architecture whose KV bytes its page prints.
+    BOOST_TEST(now.find("| mooncake-sglang-h20/qwen3-235b-bf16/1p1d-tp8/in32768 | 8 TP -> 8 TP, roce-400g x 4, qwen3-235b-a22b bf16, 32768 tokens |") !=
                std::string::npos);
     BOOST_TEST(now == committed, "regenerate with: quantplan --fit-disagg --fidelity-out docs/disagg-fidelity.md");
 }
