@@ -721,6 +721,11 @@ private:
             "Free memory on device \\(([0-9.]+)/([0-9.]+) GiB\\) on startup.*Actual usage is ([0-9.]+) GiB for weight, ([0-9.]+) GiB for peak "
             "activation, ([0-9.]+) GiB for non-torch memory, and ([0-9.]+) GiB for CUDAGraph memory");
         static const std::regex free_memory_total("Free memory on device \\(([0-9.]+)/([0-9.]+) GiB\\)");
+        // The same line from vLLM 0.2x, weights and non-torch memory as one figure:
+        static const std::regex free_memory_consumed(
+            "Actual usage is ([0-9.]+) GiB for consumed memory \\(weights \\+ non-torch\\), ([0-9.]+) GiB for peak activation, and ([0-9.]+) GiB for "
+            "CUDAGraph memory");
+        static const std::regex kv_in_use("Current kv cache memory in use is ([0-9.]+) ?(GiB|bytes)");
         // vLLM with kv_cache_memory_bytes set skips the profile's budget and says so.
         static const std::regex reserved_kv("Initial free memory (-?[0-9.]+) ?(GiB|GB), reserved (-?[0-9.]+) ?(GiB|GB) memory for KV Cache");
         static const std::regex too_long("larger than the maximum number of tokens that can be stored in KV cache \\(([0-9,]+)\\)");
@@ -940,6 +945,19 @@ private:
                 keep_first(log_.cuda_graph_bytes, bytes_quantity(m[6], "GiB", line, log_));
             } else if (std::regex_search(line, m, free_memory_total)) {
                 keep_first(log_.total_memory_bytes, bytes_quantity(m[2], "GiB", line, log_));
+                if (std::regex_search(line, m, free_memory_consumed)) {
+                    recognised_ = true;
+                    keep_first(log_.activation_peak_bytes, bytes_quantity(m[2], "GiB", line, log_));
+                    keep_first(log_.cuda_graph_bytes, bytes_quantity(m[3], "GiB", line, log_));
+                }
+            }
+            if (std::regex_search(line, m, kv_in_use)) {
+                if (m[2] == "bytes") {
+                    if (const std::optional<double> v = number(m[1].str()); v && *v >= 0 && *v < 1e16)
+                        keep_first(log_.kv_cache_bytes, LoggedQuantity{*v, m[1].str() + " bytes", line.substr(0, kMaxLineChars)});
+                } else {
+                    keep_first(log_.kv_cache_bytes, bytes_quantity(m[1], m[2], line, log_));
+                }
             }
         }
         if (contains(line, "stored in KV cache") && std::regex_search(line, m, too_long)) {
