@@ -987,25 +987,24 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         const std::vector<TensorInfo> inventory = compress_inventory(tensor_inventory(*model));
         const SchemeCosts c = engine::costs_as_served(scheme_costs(*model, inventory, parse_scheme(*scheme), w.kv, *gpu), *model, setup.profile);
         const Admission a = engine::engine_admission(c, *model, *gpu, setup, w);
-        // Every prompt sent at once: the k-th first token needs at least the block linears (2 x the
-        // active block parameters a token; attention and the LM head left out) of k prompts, the k
-        // shortest at best, at the GPUs' peak. The 99th percentile as the clients compute it
-        // (numpy's, interpolated at 0.99 x (n - 1) between order statistics) is then at least the
-        // same interpolation of those prefix sums: below it, those prompts did not all run their prefill.
+        // Every prompt sent at once: the 99th percentile as the clients compute it (numpy's,
+        // interpolated at 0.99 x (n - 1) between order statistics) is at least the same
+        // interpolation of the first tokens' floors (serve::first_token_floors_s).
         const auto p99 = b.metrics.find("ttft_s_p99");
         if (!b.request_rate && concurrency >= prompts && p99 != b.metrics.end() && p99->second > 0) {
             std::vector<double> lens;
             for (const serve::Request& q : own) lens.push_back(static_cast<double>(q.input_tokens));
             if (own.empty()) lens.assign(static_cast<std::size_t>(prompts), static_cast<double>(in_tokens));
-            std::sort(lens.begin(), lens.end());
-            const double per_token = 2.0 * static_cast<double>(count_parameters(*model, inventory).active_block_linears);
-            const double peak = matmul_peak_flop_per_s(*gpu, c.matmul) * static_cast<double>(id.tp);
-            std::vector<double> done(lens.size(), 0.0);  // done[k]: the k + 1 shortest prompts' time at the peak
             double sum = 0;
-            for (std::size_t k = 0; k < lens.size(); ++k) sum += lens[k], done[k] = peak > 0 ? sum * per_token / peak : 0.0;
-            const double at = 0.99 * static_cast<double>(lens.size() - 1);
-            const auto lo = static_cast<std::size_t>(at);
-            const double floor_s = lo + 1 < done.size() ? done[lo] + (at - static_cast<double>(lo)) * (done[lo + 1] - done[lo]) : done.back();
+            for (const double l : lens) sum += l;
+            const std::vector<double> done = serve::first_token_floors_s(lens, *model, c, *gpu, id.tp);
+            const double peak = matmul_peak_flop_per_s(*gpu, c.matmul) * static_cast<double>(id.tp);
+            double floor_s = 0;
+            if (!done.empty()) {
+                const double at = 0.99 * static_cast<double>(done.size() - 1);
+                const auto lo = static_cast<std::size_t>(at);
+                floor_s = lo + 1 < done.size() ? done[lo] + (at - static_cast<double>(lo)) * (done[lo + 1] - done[lo]) : done.back();
+            }
             if (p99->second < floor_s) {
                 char buf[360];
                 std::snprintf(buf, sizeof buf,

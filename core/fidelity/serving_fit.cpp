@@ -527,15 +527,13 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
         const auto mean = std::find_if(p.rec->figures.begin(), p.rec->figures.end(),
                                        [](const ServingFigure& f) { return f.figure == "ttft_s" && f.stat == "mean"; });
         if (mean == p.rec->figures.end() || p.closed_loop_users < static_cast<std::int64_t>(p.requests.size()) || p.rec->request_rate) continue;
-        const double per_token = 2.0 * static_cast<double>(count_parameters(p.model).active_block_linears);
-        const double peak = matmul_peak_flop_per_s(p.gpu, p.costs.matmul) * static_cast<double>(p.w.tensor_parallel);
-        if (!(peak > 0)) continue;
         std::vector<double> lens;
         for (const serve::Request& q : p.requests) lens.push_back(static_cast<double>(q.input_tokens));
-        std::sort(lens.begin(), lens.end());
-        double done = 0, sum = 0;
-        for (const double l : lens) done += l * per_token / peak, sum += done;
-        const double floor_s = sum / static_cast<double>(lens.size());
+        const std::vector<double> floors = serve::first_token_floors_s(lens, p.model, p.costs, p.gpu, p.w.tensor_parallel);
+        if (floors.empty()) continue;
+        double sum = 0;
+        for (const double f : floors) sum += f;
+        const double floor_s = sum / static_cast<double>(floors.size());
         if (mean->measured < floor_s) rep.beats_peak.push_back({p.rec->run, p.rec->file, mean->measured, floor_s});
     }
     // The runs each group's terms are fitted on: at most max_fit_runs_per_source of each source.

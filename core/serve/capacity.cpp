@@ -280,6 +280,17 @@ std::optional<SloTarget> parse_slo(const std::optional<std::string>& text, const
     return s;
 }
 
+std::vector<double> first_token_floors_s(std::vector<double> prompt_tokens, const ModelConfig& model, const SchemeCosts& costs,
+                                         const GpuProfile& gpu, std::int64_t tp) {
+    const double peak = matmul_peak_flop_per_s(gpu, costs.matmul) * static_cast<double>(std::max<std::int64_t>(tp, 1));
+    if (!(peak > 0)) return {};
+    const double per_token = 2.0 * static_cast<double>(count_parameters(model).active_block_linears);
+    std::sort(prompt_tokens.begin(), prompt_tokens.end());
+    double sum = 0;
+    for (double& t : prompt_tokens) sum += t, t = sum * per_token / peak;
+    return prompt_tokens;
+}
+
 EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model, const GpuProfile& gpu, const engine::EngineSetup& setup,
                              const Workload& w, const Admission& admission, const SpecPricing* spec) {
     EnginePricing p;

@@ -96,6 +96,14 @@ struct Slo {
     bool any() const { return ttft || tpot || e2e; }
 };
 
+// The earliest each first token of prompts sent together can come, ascending: the k-th needs at
+// least the block linears of k prompts (2 x the active block parameters a token; attention and the
+// LM head left out), the k shortest at best, at the `tp` GPUs' peak matmul rate for the scheme. A
+// floor any schedule meets: a published TTFT below it says those prompts did not all run their
+// prefill (a warm prefix cache, or another setup). Empty when the GPU has no peak for the scheme.
+std::vector<double> first_token_floors_s(std::vector<double> prompt_tokens, const ModelConfig& model, const SchemeCosts& costs,
+                                         const GpuProfile& gpu, std::int64_t tp);
+
 // What the simulator needs from a scheme on an engine: limits (the per-request frontend latency
 // among them, EngineLimits::frontend_latency_s) and the mixed-step cost.
 struct EnginePricing {
