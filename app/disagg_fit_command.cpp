@@ -123,8 +123,10 @@ bool price_transfers(CorpusRun& run, const nlohmann::json& setup) {
     if (scheme.empty()) return false;
     try {
         const ModelConfig model = resolve_model(model_name, models_dir());
-        // The KV bytes a token do not depend on the GPU; any bundled profile prices them.
-        const GpuProfile any_gpu = resolve_gpu("h100-sxm", gpus_dir());
+        // The KV bytes a token do not depend on the GPU: the run's where it is bundled, else any
+        // bundled profile prices them.
+        const std::string stated = text_at(setup, "gpu");
+        const GpuProfile any_gpu = resolve_gpu(stated.empty() ? "h100-sxm" : stated, gpus_dir());
         const KvFormat kv = parse_kv_format(text_at(setup, "kv_cache_dtype").find("fp8") != std::string::npos ? "fp8" : "bf16");
         const SchemeCosts costs = scheme_costs(model, tensor_inventory(model), parse_scheme(scheme), kv, any_gpu);
         const serve::Interconnect link = serve::resolve_interconnect(*link_id, interconnects_dir());
