@@ -957,19 +957,19 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
     };
     const std::vector<Case> cases = {
         {"vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json --model llama-3-8b --gpu h200 --engine vllm@0.11.2",
-         {{"tpot_s_mean", 0.009}, {"e2e_s_mean", 0.010}, {"output_tokens_per_s", -0.009}, {"ttft_s_mean", 0.048}}},
+         {{"tpot_s_mean", 0.003}, {"e2e_s_mean", 0.005}, {"output_tokens_per_s", -0.003}, {"ttft_s_mean", 0.080}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np10.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.815}, {"tpot_s_mean", -0.071}, {"itl_s_mean", 0.034}, {"output_tokens_per_s", -0.047}}},
+         {{"ttft_s_mean", 0.696}, {"tpot_s_mean", -0.064}, {"itl_s_mean", 0.042}, {"output_tokens_per_s", -0.049}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np20.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.465}, {"tpot_s_mean", 0.137}, {"itl_s_mean", 0.003}, {"output_tokens_per_s", -0.033}}},
+         {{"ttft_s_mean", 0.405}, {"tpot_s_mean", 0.099}, {"itl_s_mean", 0.006}, {"output_tokens_per_s", -0.036}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np40.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.157}, {"tpot_s_mean", 0.095}, {"itl_s_mean", 0.025}, {"output_tokens_per_s", -0.027}}},
+         {{"ttft_s_mean", 0.142}, {"tpot_s_mean", 0.037}, {"itl_s_mean", 0.024}, {"output_tokens_per_s", -0.030}}},
         {"sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json --gpu gh200",
-         {{"ttft_s_mean", 0.803}, {"tpot_s_mean", -0.035}, {"e2e_s_mean", 0.039}, {"output_tokens_per_s", -0.064}}},
+         {{"ttft_s_mean", 0.829}, {"tpot_s_mean", -0.038}, {"e2e_s_mean", 0.038}, {"output_tokens_per_s", -0.066}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", 0.184}, {"tpot_s_p50", 0.119}, {"tpot_s_mean", -0.253}, {"output_tokens_per_s", -0.119}}},
+         {{"ttft_s_mean", 0.137}, {"tpot_s_p50", 0.121}, {"tpot_s_mean", -0.249}, {"output_tokens_per_s", -0.119}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", -0.142}, {"tpot_s_p50", 0.222}, {"tpot_s_mean", 0.305}, {"output_tokens_per_s", -0.130}}},
+         {{"ttft_s_mean", -0.148}, {"tpot_s_p50", 0.222}, {"tpot_s_mean", 0.265}, {"output_tokens_per_s", -0.134}}},
     };
     for (const Case& c : cases) {
         const auto [rc, out] = run_binary("--headless --check " + bench + c.args + " --json -");
