@@ -112,6 +112,9 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
         json defaults = json::object();
         if (doc.contains("defaults") && doc["defaults"].is_object() && doc["defaults"].contains("setup") && doc["defaults"]["setup"].is_object())
             defaults = doc["defaults"]["setup"];
+        std::string source = name;
+        if (doc.contains("source") && doc["source"].is_object())
+            if (const std::string repo = text_at(doc["source"], "repository"); !repo.empty()) source = repo;
         if (!doc.contains("records") || !doc["records"].is_array()) throw Error(name + ".records", "must be an array");
         std::map<std::string, std::size_t> by_run;
         for (std::size_t i = 0; i < doc["records"].size(); ++i) {
@@ -128,6 +131,7 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
                 ServingRunRecord x;
                 x.run = run;
                 x.file = name;
+                x.source = source;
                 x.engine = text_at(s, "engine");
                 x.engine_version = text_at(s, "engine_version");
                 if (!x.engine_version.empty() && (x.engine_version[0] == 'v' || x.engine_version[0] == 'V')) x.engine_version.erase(0, 1);
@@ -157,6 +161,13 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
                 x.cuda_graphs = flag_at(s, "cuda_graphs");
                 x.dataset = text_at(s, "dataset");
                 x.gpu_p2p = flag_at(s, "gpu_p2p");
+                x.pipeline_parallel = count_at(s, "pipeline_parallel", where);
+                x.data_parallel = count_at(s, "data_parallel", where);
+                x.num_scheduler_steps = count_at(s, "num_scheduler_steps", where);
+                x.dp_attention = flag_at(s, "dp_attention");
+                x.expert_parallel = flag_at(s, "expert_parallel");
+                x.speculative_decoding = flag_at(s, "speculative_decoding");
+                x.not_replayed_because = text_at(s, "not_replayed_because");
                 if (const std::string lengths = text_at(s, "lengths_file"); !lengths.empty()) {
                     if (lengths.find("..") != std::string::npos) throw Error(where + ".setup.lengths_file", "must stay inside the folder");
                     read_lengths(lengths, where + ".setup.lengths_file", x.input_lens, x.output_lens);
@@ -237,6 +248,15 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
     if (r.gpu.empty()) return why = "GPU not stated", std::nullopt;
     if (r.scheme.empty()) return why = "scheme not stated", std::nullopt;
     if (r.figures.empty()) return why = "no figure to compare", std::nullopt;
+    if (!r.not_replayed_because.empty()) return why = "set apart by the corpus (setup.not_replayed_because)", std::nullopt;
+    // Set-ups the replay does not model are not priced as if they were plain tensor parallelism
+    // (GPUStack's gpt-oss-120b at PP 2 on two H100s, replayed on one, came out at TTFT +400%).
+    if (r.pipeline_parallel.value_or(1) > 1) return why = "pipeline parallelism (not modelled by the replay)", std::nullopt;
+    if (r.data_parallel.value_or(1) > 1 || r.dp_attention.value_or(false))
+        return why = "data parallelism or DP attention (not modelled by the replay)", std::nullopt;
+    if (r.expert_parallel.value_or(false)) return why = "expert parallelism (not modelled by the replay)", std::nullopt;
+    if (r.speculative_decoding.value_or(false)) return why = "speculative decoding (not modelled by the replay)", std::nullopt;
+    if (r.num_scheduler_steps.value_or(1) > 1) return why = "vLLM multi-step scheduling (not modelled by the replay)", std::nullopt;
     if (r.requests < 1) return why = "request count not stated", std::nullopt;
     if (r.requests > in.max_requests) return why = "more than " + std::to_string(in.max_requests) + " requests (not replayed)", std::nullopt;
     if (r.total_output_tokens && *r.total_output_tokens > in.max_output_tokens)
@@ -536,7 +556,9 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
         const double floor_s = sum / static_cast<double>(floors.size());
         if (mean->measured < floor_s) rep.beats_peak.push_back({p.rec->run, p.rec->file, mean->measured, floor_s});
     }
-    // The runs each group's terms are fitted on: at most max_fit_runs_per_source of each source.
+    // The runs each group's terms are fitted on: at most max_fit_runs_per_source of each file (a
+    // page of a lab or one repository's result files: a model and a GPU), the first in file order.
+    // Leave-one-source-out holds out a whole source (its repository) below.
     std::map<std::string, std::vector<const Prepared*>> by_group;
     std::set<const Prepared*> in_fit;
     {
@@ -568,7 +590,7 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
     }
     rep.fit.runs = rep.runs_used;
     // Predictions: fitted, leave-one-out (the run's group refitted without it, warm-started from the
-    // full fit, one sweep), leave-one-source-out (without its file's runs).
+    // full fit, one sweep), leave-one-source-out (without its source's runs).
     std::map<const Prepared*, std::map<std::string, double>> fitted, loo, loso, unfitted;
     for (const Prepared& p : prepared) {
         fitted[&p] = predict(p, terms_of(full[p.group]));
@@ -589,14 +611,14 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
                 if (q != &p) rest.push_back(q);
             loo[&p] = predict(p, terms_of(fit_terms(rest, full[p.group], 1, 5, cache)));
         }
-        std::set<std::pair<std::string, std::string>> folds;  // (file, group)
-        for (const Prepared& p : prepared) folds.insert({p.rec->file, p.group});
-        for (const auto& [file, group] : folds) {
+        std::set<std::pair<std::string, std::string>> folds;  // (source, group)
+        for (const Prepared& p : prepared) folds.insert({p.rec->source, p.group});
+        for (const auto& [source, group] : folds) {
             std::vector<const Prepared*> rest, held;
             for (const Prepared* q : by_group[group])
-                if (q->rec->file != file) rest.push_back(q);
+                if (q->rec->source != source) rest.push_back(q);
             for (const Prepared& q : prepared)
-                if (q.group == group && q.rec->file == file) held.push_back(&q);
+                if (q.group == group && q.rec->source == source) held.push_back(&q);
             // A source that is all of its group's runs leaves nothing to fit: the terms are off.
             Theta t;
             if (rest.empty()) t.v[2] = std::min(held.front()->setup.profile.step.ttft_overhead_s, kUpper[2]);
@@ -610,6 +632,7 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
             pt.run = p.rec->run, pt.file = p.rec->file, pt.engine = p.rec->engine, pt.group = p.group, pt.figure = f.figure, pt.stat = f.stat;
             pt.record_id = f.record_id, pt.gpu = p.rec->gpu, pt.model = p.rec->model, pt.scheme = p.rec->scheme, pt.engine_version = p.rec->engine_version;
             pt.load = p.load;
+            pt.in_fit = in_fit.count(&p) > 0;
             const std::string key = f.figure + ":" + f.stat;
             pt.measured = f.measured;
             pt.fitted = fitted[&p].at(key);

@@ -4,7 +4,7 @@
 // `setup.run`) are replayed through the capacity simulator (core/serve) with the engine profile's
 // fitted step model, and the serving terms the step fit cannot see (engine::ServingTerms: the
 // host's time per running and per prefilling sequence, the frontend latency) are fitted to them,
-// per engine generation. Leave-one-out (per run) and leave-one-source-out (per file) refit those
+// per engine generation. Leave-one-out (per run) and leave-one-source-out (per source repository) refit those
 // terms without the runs held out; the bands are p10-p90 of the leave-one-source-out residuals.
 //
 // In: the runs' JSON texts, the engine catalog with the step fit applied, the bundled models and
@@ -34,7 +34,10 @@ struct ServingFigure {
 // One run as read (the reader at the edge: nothing past it sees JSON).
 struct ServingRunRecord {
     std::string run;                 // setup.run
-    std::string file;                // the corpus file (the source, for leave-one-source-out)
+    std::string file;                // the corpus file
+    // The source, for leave-one-source-out: the file's source.repository (one lab's pages, one
+    // repository's result files, are one source and are held out together), else the file.
+    std::string source;
     std::string engine, engine_version;
     bool vllm_v0 = false;            // vLLM run with VLLM_USE_V1=0 (its V0 engine at a V1-era version)
     std::string gpu, model, scheme;
@@ -56,6 +59,15 @@ struct ServingRunRecord {
     std::optional<std::int64_t> max_model_len, max_num_seqs, max_num_batched_tokens;
     std::optional<bool> chunked_prefill, cuda_graphs;
     std::string kv_cache_dtype;                                    // setup.kv_cache_dtype ("" or "auto": the model's dtype)
+    // What the replay does not model, so a run that states it is not replayed: pipeline parallelism
+    // (setup.pipeline_parallel), data parallelism or SGLang's DP attention (data_parallel,
+    // dp_attention), experts spread over the ranks (expert_parallel), speculative decoding
+    // (speculative_decoding) and vLLM V0's multi-step scheduling (num_scheduler_steps > 1).
+    std::optional<std::int64_t> pipeline_parallel, data_parallel, num_scheduler_steps;
+    std::optional<bool> dp_attention, expert_parallel, speculative_decoding;
+    // setup.not_replayed_because: the corpus keeps the run as published and sets it apart, with the
+    // reason (a client whose figures the replay cannot reproduce by its definitions, e.g.).
+    std::string not_replayed_because;
     std::vector<ServingFigure> figures;
 };
 
@@ -70,8 +82,8 @@ struct ServingFitInputs {
     const engine::EngineCatalog* catalog = nullptr;  // with the step fit applied
     std::int64_t max_requests = 6000;                // runs with more are not replayed (time)
     std::int64_t max_output_tokens = 400'000;        // nor runs that generate more in all (time)
-    // A source fits its group's terms with at most this many runs (the first in file order), so a
-    // source of a hundred near-twins does not outweigh the others; its other runs are predicted
+    // A file fits its group's terms with at most this many runs (the first in file order), so a
+    // file of a hundred near-twins does not outweigh the others; its other runs are predicted
     // (and count in the errors) with terms they were not fitted on.
     std::int64_t max_fit_runs_per_source = 8;
 };
@@ -81,6 +93,7 @@ struct ServingPoint {
     std::string run, file, engine, group, figure, stat, record_id, gpu, model, scheme, engine_version;
     std::string load;           // "rate 4", "concurrency 32", "1000 at once"
     double measured = 0, fitted = 0, loo = 0, loso = 0;
+    bool in_fit = false;        // its run is one the terms were fitted on (the per-source cap)
     // predicted / measured - 1
     double error_fitted() const { return fitted / measured - 1; }
     double error_loo() const { return loo / measured - 1; }

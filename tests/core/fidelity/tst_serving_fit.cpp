@@ -49,6 +49,8 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
     const std::vector<fidelity::ServingRunRecord> runs = fidelity::load_serving_runs(root / "assets" / "serving-runs", &checksum);
     BOOST_TEST(checksum == committed.corpus_checksum);  // else: run quantplan --fit-serving
     const fidelity::ServingFitReport r = fidelity::fit_serving(runs, bundled_inputs(), true);
+    std::map<std::string, std::string> source_of;  // file -> source
+    for (const fidelity::ServingRunRecord& x : runs) source_of[x.file] = x.source;
     BOOST_TEST(r.runs_used == committed.runs);
     BOOST_TEST(r.runs_used >= 40);
     for (const auto& [id, t] : committed.terms) {
@@ -82,18 +84,20 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
         if (b.run == "dl-test4-a100x1-qwen2-7b-gmu0.25-in1024-out1024-np75-burst")
             BOOST_TEST(std::abs(b.floor_s / by_hand - 1) < 0.01, b.floor_s << " vs " << by_hand);
     // Each group's serial frontend time lets through the highest rate its fitted runs measured (the
-    // runs a source fits with: its first max_fit_runs_per_source in file order).
+    // runs a file fits with: its first max_fit_runs_per_source).
     std::map<std::string, double> fastest;  // group -> requests/s
-    {
-        std::map<std::pair<std::string, std::string>, std::set<std::string>> taken;  // (group, file) -> runs
-        const std::int64_t per_source = fidelity::ServingFitInputs{}.max_fit_runs_per_source;
-        for (const fidelity::ServingPoint& pt : r.points) {
-            std::set<std::string>& runs_of = taken[{pt.group, pt.file}];
-            if (!runs_of.count(pt.run) && static_cast<std::int64_t>(runs_of.size()) >= per_source) continue;
-            runs_of.insert(pt.run);
-            if (pt.figure == "requests_per_s") fastest[pt.group] = std::max(fastest[pt.group], pt.measured);
-        }
+    std::map<std::pair<std::string, std::string>, std::set<std::string>> fitted_runs;  // (group, file) -> runs
+    for (const fidelity::ServingPoint& pt : r.points) {
+        if (!pt.in_fit) continue;
+        fitted_runs[{pt.group, pt.file}].insert(pt.run);
+        if (pt.figure == "requests_per_s") fastest[pt.group] = std::max(fastest[pt.group], pt.measured);
     }
+    const std::int64_t per_source = fidelity::ServingFitInputs{}.max_fit_runs_per_source;
+    for (const auto& [key, runs_of] : fitted_runs) BOOST_TEST(static_cast<std::int64_t>(runs_of.size()) <= per_source, key.first << " " << key.second);
+    // A source is its repository: GPUStack's lab pages are one source, held out together
+    // (leave-one-source-out), so a lab's pages on the same machines do not vouch for each other.
+    BOOST_TEST(source_of.at("mixed-gpustack-qwen3-32b-h100.json") == "gpustack/gpustack");
+    BOOST_TEST(source_of.at("mixed-gpustack-qwen3-32b-a100.json") == "gpustack/gpustack");
     BOOST_TEST_REQUIRE(fastest.count("vllm-v1") == 1u);
     for (const auto& [group, rate] : fastest) BOOST_TEST_MESSAGE(group << ": fastest fitted run " << rate << " requests/s");
     for (const engine::EngineProfile& prof : bundled_inputs().catalog->profiles) {
@@ -155,6 +159,40 @@ BOOST_AUTO_TEST_CASE(runs_replay_what_ran) {
     BOOST_TEST_REQUIRE(predicted.count("asked-200") == 1u);
     BOOST_TEST(predicted.at("asked-200") == predicted.at("asked-134"));
     BOOST_TEST(predicted.at("sharegpt") > 0);
+    std::filesystem::remove_all(dir);
+}
+
+// Set-ups the replay does not model are not replayed, each with its reason, instead of being priced
+// as plain tensor parallelism (a PP 2 run on two GPUs replayed on one); a run the corpus sets apart
+// (setup.not_replayed_because) is not replayed either; a file's source is its repository.
+BOOST_AUTO_TEST_CASE(set_ups_the_replay_does_not_model_are_not_replayed) {
+    const auto dir = std::filesystem::temp_directory_path() / "quantplan-serving-runs-refused";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto run = [](const std::string& name, const std::string& extra) {
+        return R"({"metric": "requests_per_s", "value": 10, "unit": "req/s", "setup": {"run": ")" + name +
+               R"(", "engine": "vllm", "engine_version": "0.11.0", "gpu": "h100-sxm", "model": "qwen3-8b", "scheme": "bf16", "num_prompts": 40, "input_tokens": 200, "output_tokens": 20)" +
+               extra + "}}";
+    };
+    std::ofstream(dir / "a.json") << R"({"format": "quantplan-measurements/1", "source": {"repository": "lab/pages"}, "records": [)"
+                                  << run("plain", "") << ", " << run("pp2", R"(, "pipeline_parallel": 2)") << ", "
+                                  << run("dp2", R"(, "data_parallel": 2)") << ", " << run("dpa", R"(, "dp_attention": true)") << ", "
+                                  << run("ep", R"(, "expert_parallel": true)") << ", " << run("mtp", R"(, "speculative_decoding": true)") << ", "
+                                  << run("multistep", R"(, "num_scheduler_steps": 10)") << ", " << run("steps1", R"(, "num_scheduler_steps": 1, "pipeline_parallel": 1)") << ", "
+                                  << run("apart", R"(, "not_replayed_because": "figures the client defines otherwise")") << "]}";
+    std::ofstream(dir / "b.json") << R"({"format": "quantplan-measurements/1", "records": [)" << run("other", "") << "]}";
+    const std::vector<fidelity::ServingRunRecord> runs = fidelity::load_serving_runs(dir);
+    BOOST_TEST_REQUIRE(runs.size() == 10u);
+    BOOST_TEST(runs[0].source == "lab/pages");
+    BOOST_TEST(runs[9].source == "b.json");  // no repository: the file is the source
+    const fidelity::ServingFitReport r = fidelity::fit_serving(runs, bundled_inputs(), false);
+    BOOST_TEST(r.runs_used == 3);  // plain, steps1 and other
+    BOOST_TEST(r.skipped.at("pipeline parallelism (not modelled by the replay)") == 1);
+    BOOST_TEST(r.skipped.at("data parallelism or DP attention (not modelled by the replay)") == 2);
+    BOOST_TEST(r.skipped.at("expert parallelism (not modelled by the replay)") == 1);
+    BOOST_TEST(r.skipped.at("speculative decoding (not modelled by the replay)") == 1);
+    BOOST_TEST(r.skipped.at("vLLM multi-step scheduling (not modelled by the replay)") == 1);
+    BOOST_TEST(r.skipped.at("set apart by the corpus (setup.not_replayed_because)") == 1);
     std::filesystem::remove_all(dir);
 }
 
