@@ -957,19 +957,19 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
     };
     const std::vector<Case> cases = {
         {"vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json --model llama-3-8b --gpu h200 --engine vllm@0.11.2",
-         {{"tpot_s_mean", 0.006}, {"e2e_s_mean", 0.007}, {"output_tokens_per_s", -0.005}, {"ttft_s_mean", 0.056}}},
+         {{"tpot_s_mean", 0.008}, {"e2e_s_mean", 0.012}, {"output_tokens_per_s", -0.011}, {"ttft_s_mean", 0.217}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np10.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.696}, {"tpot_s_mean", -0.064}, {"itl_s_mean", 0.042}, {"output_tokens_per_s", -0.049}}},
+         {{"ttft_s_mean", 0.890}, {"tpot_s_mean", -0.066}, {"itl_s_mean", 0.042}, {"output_tokens_per_s", -0.052}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np20.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.405}, {"tpot_s_mean", 0.099}, {"itl_s_mean", 0.006}, {"output_tokens_per_s", -0.036}}},
+         {{"ttft_s_mean", 0.551}, {"tpot_s_mean", 0.136}, {"itl_s_mean", 0.005}, {"output_tokens_per_s", -0.038}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np40.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.142}, {"tpot_s_mean", 0.037}, {"itl_s_mean", 0.024}, {"output_tokens_per_s", -0.030}}},
+         {{"ttft_s_mean", 0.242}, {"tpot_s_mean", 0.094}, {"itl_s_mean", 0.026}, {"output_tokens_per_s", -0.031}}},
         {"sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json --gpu gh200",
          {{"ttft_s_mean", 0.921}, {"tpot_s_mean", -0.237}, {"e2e_s_mean", -0.141}, {"output_tokens_per_s", 0.081}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", 0.137}, {"tpot_s_p50", 0.121}, {"tpot_s_mean", -0.249}, {"output_tokens_per_s", -0.119}}},
+         {{"ttft_s_mean", 0.214}, {"tpot_s_p50", 0.120}, {"tpot_s_mean", -0.250}, {"output_tokens_per_s", -0.121}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", -0.148}, {"tpot_s_p50", 0.222}, {"tpot_s_mean", 0.265}, {"output_tokens_per_s", -0.134}}},
+         {{"ttft_s_mean", -0.110}, {"tpot_s_p50", 0.225}, {"tpot_s_mean", 0.304}, {"output_tokens_per_s", -0.135}}},
     };
     for (const Case& c : cases) {
         const auto [rc, out] = run_binary("--headless --check " + bench + c.args + " --json -");
