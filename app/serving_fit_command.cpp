@@ -69,9 +69,9 @@ std::string serving_fit_markdown(const fidelity::ServingFitReport& r) {
            << pct(s.median_signed_unfitted, true) << " | " << pct(s.median_abs_fitted, false) << " | " << pct(s.median_abs_loo, false) << " / "
            << pct(s.median_signed_loo, true) << " / " << pct(s.p90_abs_loo, false) << " | " << pct(s.median_abs_loso, false) << " / "
            << pct(s.median_signed_loso, true) << " / " << pct(s.p90_abs_loso, false) << " |\n";
-    // Every run: its means measured and predicted with its source left out.
-    md << "\nEvery run replayed (means; measured / predicted with its source left out):\n\n"
-          "| source | run | engine | GPU, TP | model | scheme | load | TTFT | TPOT | requests/s |\n|---|---|---|---|---|---|---|---|---|---|\n";
+    // Every run: its means measured and predicted with its source (the file's repository) left out.
+    md << "\nEvery run replayed (means; measured / predicted with its source, the file's repository, left out):\n\n"
+          "| file | run | engine | GPU, TP | model | scheme | load | TTFT | TPOT | requests/s |\n|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::map<std::string, const fidelity::ServingPoint*>> by_run;
     std::vector<std::string> order;
     for (const fidelity::ServingPoint& p : r.points) {

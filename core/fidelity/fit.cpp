@@ -634,9 +634,6 @@ std::string release_of(const std::string& version) {
 // Step terms of one group of points with the host term held (each point's eager_host_extra_s
 // under `held` taken as known): kernel scale per kernel_scale_key, fixed and per-layer costs,
 // fitted on the relative residual (scale_f x base + fixed x a + per_layer x b + host) / measured - 1.
-// Models a MoE kernel scale apart from the dense one needs (fit_linear_step).
-constexpr std::size_t kMinModelsForMoeScale = 2;
-
 engine::StepTerms fit_linear_step(const std::vector<const Point*>& v, const std::string& basis, const engine::StepTerms* held) {
     // One scale per kernel key at decode and one at prefill ("<key>/prefill"): a kernel reaches a
     // different share of its roofline at M = batch than at M = a prefill chunk.
@@ -647,35 +644,13 @@ engine::StepTerms fit_linear_step(const std::vector<const Point*>& v, const std:
         keys.push_back(key);
         return keys.size() - 1;
     };
-    // A MoE scale apart from its dense family's ("bf16-moe" beside "bf16") stands on the points of
-    // two models or more; with one model's points it would carry that model's own costs to every
-    // MoE of the engine (vLLM's bf16-moe, fitted on Qwen2-57B-A14B's four speed rows alone, came out
-    // at 2.6 at decode and 18.7 at prefill and priced Mixtral-8x7B and Qwen3-235B-A22B under load
-    // 2 to 7 times slow: docs/fidelity.md). Such points are left out of this fit (nor do they move
-    // the dense scales: one model's MoE costs are not the dense models'); the profile, holding no
-    // MoE key, prices them and every MoE of that family with the dense scales.
-    std::map<std::string, std::set<std::string>> moe_models;  // decode key -> models
-    for (const Point* p : v)
-        if (p->kernel_key.find("-moe") != std::string::npos) moe_models[p->kernel_key].insert(p->out.model);
-    const auto fits = [&](const Point* p) {
-        return p->kernel_key.find("-moe") == std::string::npos || moe_models[p->kernel_key].size() >= kMinModelsForMoeScale;
-    };
-    std::vector<const Point*> used;
-    for (const Point* p : v)
-        if (fits(p)) used.push_back(p);
-    if (used.empty()) {
-        engine::StepTerms none;
-        none.basis = "no end-to-end point " + basis;
-        if (held) none.eager_host = held->eager_host, none.eager_blend_exponent = held->eager_blend_exponent;
-        return none;
-    }
-    for (const Point* p : used) {
+    for (const Point* p : v) {
         if (p->decode_s > 0) column(p->kernel_key);
         if (p->prefill_s > 0) column(p->prefill_kernel_key);
     }
     std::vector<std::vector<double>> rows;
     std::vector<double> c;
-    for (const Point* p : used) {
+    for (const Point* p : v) {
         std::vector<double> row(keys.size() + 5, 0.0);
         if (p->decode_s > 0) row[column(p->kernel_key)] = p->decode_s / p->measured_s;
         if (p->prefill_s > 0) row[column(p->prefill_kernel_key)] = p->prefill_s / p->measured_s;
@@ -695,8 +670,8 @@ engine::StepTerms fit_linear_step(const std::vector<const Point*>& v, const std:
     s.eager_per_layer_s = std::min(x[keys.size() + 2], 1.0);
     s.ttft_overhead_s = std::min(x[keys.size() + 3], 100.0);
     s.ttft_overhead_in_process_s = std::min(x[keys.size() + 4], 100.0);
-    s.fitted_points = static_cast<std::int64_t>(used.size());
-    s.basis = std::to_string(used.size()) + " end-to-end points " + basis;
+    s.fitted_points = static_cast<std::int64_t>(v.size());
+    s.basis = std::to_string(v.size()) + " end-to-end points " + basis;
     if (held) s.eager_host = held->eager_host, s.eager_blend_exponent = held->eager_blend_exponent;
     return s;
 }
@@ -832,6 +807,9 @@ bool fitted_by_terms(const Point& p) {
     return p.out.usable && (p.out.figure == FigureClass::KvTokens || p.out.figure == FigureClass::Ttft || p.out.figure == FigureClass::Step);
 }
 
+// Models a MoE kernel scale apart from the dense one needs (fit_terms).
+constexpr std::size_t kMinModelsForMoeScale = 2;
+
 Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& include, const ProfileList& profiles) {
     // Step points (decode speed, TPOT/ITL, E2E) and TTFT points. The engine's terms are fitted on
     // both at once: a TTFT point prices its prefill chunks alone, so it pins the prefill scales the
@@ -840,9 +818,37 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
     std::map<std::string, std::vector<const Point*>> step_by_profile, kv_by_profile;
     std::map<std::string, std::vector<const Point*>> step_by_engine, kv_by_engine;
     std::vector<const Point*> step_all;
+    // A MoE kernel scale apart from its dense family's ("bf16-moe" beside "bf16", at decode or at
+    // prefill) stands on the points of kMinModelsForMoeScale models or more of the engine; with
+    // fewer, that one model's points are left out of every step fit (the engine's, its profiles'
+    // own costs and host terms, the pool over every engine): they would carry that model's own
+    // costs to every MoE of the engine, or move the dense scales (vLLM's bf16-moe, fitted on
+    // Qwen2-57B-A14B's four V0 speed rows alone, came out at 2.6 at decode and 18.7 at prefill and
+    // priced Mixtral-8x7B and Qwen3-235B-A22B under load 2 to 7 times slow: docs/fidelity.md). The
+    // profile then holds no such key, and prices those points and every MoE of the family with
+    // the dense scales.
+    std::map<std::pair<std::string, std::string>, std::set<std::string>> moe_models;  // (engine, column) -> models
+    const auto moe_columns = [](const Point& p) {
+        std::vector<std::string> c;
+        if (p.kernel_key.find("-moe") == std::string::npos) return c;
+        if (p.decode_s > 0) c.push_back(p.kernel_key);
+        if (p.prefill_s > 0) c.push_back(p.prefill_kernel_key);
+        return c;
+    };
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const Point& p = points[i];
+        if (!include[i] || !fitted_by_terms(p) || p.out.figure == FigureClass::KvTokens) continue;
+        for (const std::string& c : moe_columns(p)) moe_models[{p.out.engine, c}].insert(p.out.model);
+    }
+    const auto moe_unsupported = [&](const Point& p) {
+        for (const std::string& c : moe_columns(p))
+            if (moe_models[{p.out.engine, c}].size() < kMinModelsForMoeScale) return true;
+        return false;
+    };
     for (std::size_t i = 0; i < points.size(); ++i) {
         const Point& p = points[i];
         if (!include[i] || !fitted_by_terms(p)) continue;
+        if (p.out.figure != FigureClass::KvTokens && moe_unsupported(p)) continue;
         if (p.out.figure == FigureClass::KvTokens) {
             kv_by_profile[p.out.profile].push_back(&p);
             kv_by_engine[p.out.engine].push_back(&p);

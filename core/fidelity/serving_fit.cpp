@@ -161,6 +161,15 @@ std::vector<ServingRunRecord> load_serving_runs(const std::filesystem::path& dir
                 x.cuda_graphs = flag_at(s, "cuda_graphs");
                 x.dataset = text_at(s, "dataset");
                 x.gpu_p2p = flag_at(s, "gpu_p2p");
+                // The settings that keep a run out of the replay are read strictly: a value of
+                // another type would otherwise read as absent and the run replay as plain TP.
+                for (const char* key : {"pipeline_parallel", "data_parallel", "num_scheduler_steps"})
+                    if (s.contains(key) && !s[key].is_null() && !s[key].is_number())
+                        throw Error(where + ".setup." + key, "must be a whole number or null");
+                for (const char* key : {"dp_attention", "expert_parallel", "speculative_decoding"})
+                    if (s.contains(key) && !s[key].is_null() && !s[key].is_boolean()) throw Error(where + ".setup." + key, "must be true, false or null");
+                if (s.contains("not_replayed_because") && !s["not_replayed_because"].is_null() && !s["not_replayed_because"].is_string())
+                    throw Error(where + ".setup.not_replayed_because", "must be text or null");
                 x.pipeline_parallel = count_at(s, "pipeline_parallel", where);
                 x.data_parallel = count_at(s, "data_parallel", where);
                 x.num_scheduler_steps = count_at(s, "num_scheduler_steps", where);
@@ -556,8 +565,8 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
         const double floor_s = sum / static_cast<double>(floors.size());
         if (mean->measured < floor_s) rep.beats_peak.push_back({p.rec->run, p.rec->file, mean->measured, floor_s});
     }
-    // The runs each group's terms are fitted on: at most max_fit_runs_per_source of each file (a
-    // page of a lab or one repository's result files: a model and a GPU), the first in file order.
+    // The runs each group's terms are fitted on: at most max_fit_runs_per_source of each file, the
+    // first in file order (the cap is per file; a source, a repository, may hold many files).
     // Leave-one-source-out holds out a whole source (its repository) below.
     std::map<std::string, std::vector<const Prepared*>> by_group;
     std::set<const Prepared*> in_fit;

@@ -93,7 +93,7 @@ struct ServingPoint {
     std::string run, file, engine, group, figure, stat, record_id, gpu, model, scheme, engine_version;
     std::string load;           // "rate 4", "concurrency 32", "1000 at once"
     double measured = 0, fitted = 0, loo = 0, loso = 0;
-    bool in_fit = false;        // its run is one the terms were fitted on (the per-source cap)
+    bool in_fit = false;        // its run is one the terms were fitted on (at most max_fit_runs_per_source of its file)
     // predicted / measured - 1
     double error_fitted() const { return fitted / measured - 1; }
     double error_loo() const { return loo / measured - 1; }

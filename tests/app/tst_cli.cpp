@@ -959,17 +959,17 @@ BOOST_AUTO_TEST_CASE(published_serving_benchmarks_within_the_recorded_errors) {
         {"vllm-0.11.2-llama-3-8b-h200-c8-trtllm-client.json --model llama-3-8b --gpu h200 --engine vllm@0.11.2",
          {{"tpot_s_mean", 0.008}, {"e2e_s_mean", 0.012}, {"output_tokens_per_s", -0.011}, {"ttft_s_mean", 0.217}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np10.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.890}, {"tpot_s_mean", -0.066}, {"itl_s_mean", 0.042}, {"output_tokens_per_s", -0.052}}},
+         {{"ttft_s_mean", 0.887}, {"tpot_s_mean", -0.068}, {"itl_s_mean", 0.040}, {"output_tokens_per_s", -0.049}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np20.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.551}, {"tpot_s_mean", 0.136}, {"itl_s_mean", 0.005}, {"output_tokens_per_s", -0.038}}},
+         {{"ttft_s_mean", 0.551}, {"tpot_s_mean", 0.133}, {"itl_s_mean", 0.003}, {"output_tokens_per_s", -0.036}}},
         {"vllm-0.5.4-llama-3-8b-instruct-h100-sxm-burst-np40.json --model llama-3-8b --gpu h100-sxm --engine vllm@0.5.4",
-         {{"ttft_s_mean", 0.242}, {"tpot_s_mean", 0.094}, {"itl_s_mean", 0.026}, {"output_tokens_per_s", -0.031}}},
+         {{"ttft_s_mean", 0.243}, {"tpot_s_mean", 0.090}, {"itl_s_mean", 0.023}, {"output_tokens_per_s", -0.029}}},
         {"sglang-0.5.5.post3-qwen2.5-3b-gh200-c32.json --gpu gh200",
          {{"ttft_s_mean", 0.921}, {"tpot_s_mean", -0.237}, {"e2e_s_mean", -0.141}, {"output_tokens_per_s", 0.081}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np10.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", 0.214}, {"tpot_s_p50", 0.120}, {"tpot_s_mean", -0.250}, {"output_tokens_per_s", -0.121}}},
+         {{"ttft_s_mean", 0.212}, {"tpot_s_p50", 0.118}, {"tpot_s_mean", -0.251}, {"output_tokens_per_s", -0.119}}},
         {"vllm-unstated-llama-3-8b-instruct-a100-80gb-burst-np40.json --model llama-3-8b --gpu a100-80gb --engine vllm@0.6.0",
-         {{"ttft_s_mean", -0.110}, {"tpot_s_p50", 0.225}, {"tpot_s_mean", 0.304}, {"output_tokens_per_s", -0.135}}},
+         {{"ttft_s_mean", -0.109}, {"tpot_s_p50", 0.223}, {"tpot_s_mean", 0.302}, {"output_tokens_per_s", -0.134}}},
     };
     for (const Case& c : cases) {
         const auto [rc, out] = run_binary("--headless --check " + bench + c.args + " --json -");

@@ -198,6 +198,26 @@ BOOST_AUTO_TEST_CASE(the_committed_fit_file_is_the_fit_of_the_committed_corpus) 
                "assets/engines/fit/engine-fit.json is stale (at " << where << "): rerun scripts/update-fidelity-doc");
 }
 
+// A MoE kernel scale apart from the dense one stands on two models' points (kMinModelsForMoeScale):
+// SGLang's bf16-moe, fitted on Qwen3-30B-A3B and Qwen3-235B-A22B, stays; vLLM's bf16 MoE points are
+// Qwen2-57B-A14B's alone, so no vLLM profile holds a -moe scale, and those points are left out of
+// every step fit (the pooled vLLM basis counts every vLLM step point but those four).
+BOOST_AUTO_TEST_CASE(a_moe_scale_needs_the_points_of_two_models) {
+    const FidelityReport& r = bundled_report();
+    for (const auto& [id, st] : r.parameters.step) {
+        const bool has_moe = std::any_of(st.kernel_scale_by_family.begin(), st.kernel_scale_by_family.end(),
+                                         [](const auto& kv) { return kv.first.find("-moe") != std::string::npos; });
+        if (id.rfind("vllm", 0) == 0) BOOST_TEST(!has_moe, id);
+        if (id.rfind("sglang", 0) == 0) BOOST_TEST(st.kernel_scale_by_family.count("bf16-moe") == 1u, id);
+    }
+    std::size_t qwen2_moe_points = 0;
+    for (const PricedPoint& p : r.points)
+        if (p.usable && p.model == "qwen2-57b-a14b-instruct" && p.engine == "vllm") ++qwen2_moe_points;
+    BOOST_TEST(qwen2_moe_points == 4u);  // still priced and in the tables, with the dense scales
+    // vllm-v0's own costs are refitted on its points without them.
+    BOOST_TEST(r.parameters.step.at("vllm-v0").basis.find("(15 models)") != std::string::npos, r.parameters.step.at("vllm-v0").basis);
+}
+
 // Which single-request records the fit prices, and how: one request in flight at a request rate is
 // timed alone; a tail statistic is not a step; a stated median input length stands for the input;
 // an in-process TTFT carries no API-server overhead, a served one carries the fitted overhead.

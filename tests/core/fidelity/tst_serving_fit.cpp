@@ -94,6 +94,20 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
     }
     const std::int64_t per_source = fidelity::ServingFitInputs{}.max_fit_runs_per_source;
     for (const auto& [key, runs_of] : fitted_runs) BOOST_TEST(static_cast<std::int64_t>(runs_of.size()) <= per_source, key.first << " " << key.second);
+    {
+        // The fitted runs are each file's first max_fit_runs_per_source of its group, in file order,
+        // recomputed here apart from the fit's own flag.
+        std::map<std::pair<std::string, std::string>, std::vector<std::string>> first;  // (group, file) -> runs in order
+        for (const fidelity::ServingPoint& pt : r.points) {
+            std::vector<std::string>& v = first[{pt.group, pt.file}];
+            if (std::find(v.begin(), v.end(), pt.run) == v.end()) v.push_back(pt.run);
+        }
+        for (const fidelity::ServingPoint& pt : r.points) {
+            const std::vector<std::string>& v = first.at({pt.group, pt.file});
+            const bool expected = std::find(v.begin(), v.end(), pt.run) - v.begin() < per_source;
+            BOOST_TEST(pt.in_fit == expected, pt.file << " " << pt.run);
+        }
+    }
     // A source is its repository: GPUStack's lab pages are one source, held out together
     // (leave-one-source-out), so a lab's pages on the same machines do not vouch for each other.
     BOOST_TEST(source_of.at("mixed-gpustack-qwen3-32b-h100.json") == "gpustack/gpustack");
@@ -193,6 +207,38 @@ BOOST_AUTO_TEST_CASE(set_ups_the_replay_does_not_model_are_not_replayed) {
     BOOST_TEST(r.skipped.at("speculative decoding (not modelled by the replay)") == 1);
     BOOST_TEST(r.skipped.at("vLLM multi-step scheduling (not modelled by the replay)") == 1);
     BOOST_TEST(r.skipped.at("set apart by the corpus (setup.not_replayed_because)") == 1);
+    // A value of another type is an error naming the key, not a run replayed as plain TP.
+    for (const auto& [extra, key] : {std::pair{R"(, "pipeline_parallel": "2")", "pipeline_parallel"}, {R"(, "dp_attention": 1)", "dp_attention"},
+                                     {R"(, "speculative_decoding": "true")", "speculative_decoding"}, {R"(, "not_replayed_because": true)", "not_replayed_because"}}) {
+        std::ofstream(dir / "b.json") << R"({"format": "quantplan-measurements/1", "records": [)" << run("typed", extra) << "]}";
+        BOOST_TEST(quantplan::test::throws_naming([&] { fidelity::load_serving_runs(dir); }, key), key);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// Leave-one-source-out holds a repository's files out together: two files of one repository are
+// one fold, so each is predicted with terms fitted without the other (their shared host terms
+// then come from the third file alone), where a fold per file would fit each on its sibling.
+BOOST_AUTO_TEST_CASE(a_repository_is_held_out_as_one_source) {
+    const auto dir = std::filesystem::temp_directory_path() / "quantplan-serving-runs-folds";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto run = [](const std::string& name, int prompts, double rate) {
+        return R"({"metric": "requests_per_s", "value": )" + std::to_string(rate) + R"(, "unit": "req/s", "setup": {"run": ")" + name +
+               R"(", "engine": "vllm", "engine_version": "0.11.0", "gpu": "h100-sxm", "model": "qwen3-8b", "scheme": "bf16", "num_prompts": )" +
+               std::to_string(prompts) + R"(, "input_tokens": 200, "output_tokens": 20}})";
+    };
+    std::ofstream(dir / "a.json") << R"({"format": "quantplan-measurements/1", "source": {"repository": "lab/pages"}, "records": [)" << run("a", 400, 30) << "]}";
+    std::ofstream(dir / "b.json") << R"({"format": "quantplan-measurements/1", "source": {"repository": "lab/pages"}, "records": [)" << run("b", 400, 30) << "]}";
+    std::ofstream(dir / "c.json") << R"({"format": "quantplan-measurements/1", "source": {"repository": "other/repo"}, "records": [)" << run("c", 400, 90) << "]}";
+    const fidelity::ServingFitReport r = fidelity::fit_serving(fidelity::load_serving_runs(dir), bundled_inputs(), true);
+    BOOST_TEST_REQUIRE(r.points.size() == 3u);
+    std::map<std::string, const fidelity::ServingPoint*> by_run;
+    for (const fidelity::ServingPoint& pt : r.points) by_run[pt.run] = &pt;
+    // a and b, held out together, are predicted alike (terms fitted on c alone), and differently
+    // from leave-one-out, where each is fitted with its twin.
+    BOOST_TEST(by_run.at("a")->loso == by_run.at("b")->loso);
+    BOOST_TEST(std::abs(by_run.at("a")->loso / by_run.at("a")->loo - 1) > 1e-6);
     std::filesystem::remove_all(dir);
 }
 
