@@ -565,7 +565,7 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
         const double floor_s = sum / static_cast<double>(floors.size());
         if (mean->measured < floor_s) rep.beats_peak.push_back({p.rec->run, p.rec->file, mean->measured, floor_s});
     }
-    // The runs each group's terms are fitted on: at most max_fit_runs_per_source of each file, the
+    // The runs each group's terms are fitted on: at most max_fit_runs_per_file of each file, the
     // first in file order (the cap is per file; a source, a repository, may hold many files).
     // Leave-one-source-out holds out a whole source (its repository) below.
     std::map<std::string, std::vector<const Prepared*>> by_group;
@@ -573,7 +573,7 @@ ServingFitReport fit_serving(const std::vector<ServingRunRecord>& runs, const Se
     {
         std::map<std::pair<std::string, std::string>, std::int64_t> taken;  // (group, file) -> runs
         for (const Prepared& p : prepared)
-            if (taken[{p.group, p.rec->file}]++ < in.max_fit_runs_per_source) {
+            if (taken[{p.group, p.rec->file}]++ < in.max_fit_runs_per_file) {
                 by_group[p.group].push_back(&p);
                 in_fit.insert(&p);
             }

@@ -85,7 +85,7 @@ struct ServingFitInputs {
     // A file fits its group's terms with at most this many runs (the first in file order), so a
     // file of a hundred near-twins does not outweigh the others; its other runs are predicted
     // (and count in the errors) with terms they were not fitted on.
-    std::int64_t max_fit_runs_per_source = 8;
+    std::int64_t max_fit_runs_per_file = 8;
 };
 
 // One figure predicted: with every run fitted, with its run left out, and with its source left out.
@@ -93,7 +93,7 @@ struct ServingPoint {
     std::string run, file, engine, group, figure, stat, record_id, gpu, model, scheme, engine_version;
     std::string load;           // "rate 4", "concurrency 32", "1000 at once"
     double measured = 0, fitted = 0, loo = 0, loso = 0;
-    bool in_fit = false;        // its run is one the terms were fitted on (at most max_fit_runs_per_source of its file)
+    bool in_fit = false;        // its run is one the terms were fitted on (at most max_fit_runs_per_file of its file)
     // predicted / measured - 1
     double error_fitted() const { return fitted / measured - 1; }
     double error_loo() const { return loo / measured - 1; }

@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
         if (b.run == "dl-test4-a100x1-qwen2-7b-gmu0.25-in1024-out1024-np75-burst")
             BOOST_TEST(std::abs(b.floor_s / by_hand - 1) < 0.01, b.floor_s << " vs " << by_hand);
     // Each group's serial frontend time lets through the highest rate its fitted runs measured (the
-    // runs a file fits with: its first max_fit_runs_per_source).
+    // runs a file fits with: its first max_fit_runs_per_file).
     std::map<std::string, double> fastest;  // group -> requests/s
     std::map<std::pair<std::string, std::string>, std::set<std::string>> fitted_runs;  // (group, file) -> runs
     for (const fidelity::ServingPoint& pt : r.points) {
@@ -92,10 +92,10 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
         fitted_runs[{pt.group, pt.file}].insert(pt.run);
         if (pt.figure == "requests_per_s") fastest[pt.group] = std::max(fastest[pt.group], pt.measured);
     }
-    const std::int64_t per_source = fidelity::ServingFitInputs{}.max_fit_runs_per_source;
-    for (const auto& [key, runs_of] : fitted_runs) BOOST_TEST(static_cast<std::int64_t>(runs_of.size()) <= per_source, key.first << " " << key.second);
+    const std::int64_t per_file = fidelity::ServingFitInputs{}.max_fit_runs_per_file;
+    for (const auto& [key, runs_of] : fitted_runs) BOOST_TEST(static_cast<std::int64_t>(runs_of.size()) <= per_file, key.first << " " << key.second);
     {
-        // The fitted runs are each file's first max_fit_runs_per_source of its group, in file order,
+        // The fitted runs are each file's first max_fit_runs_per_file of its group, in file order,
         // recomputed here apart from the fit's own flag.
         std::map<std::pair<std::string, std::string>, std::vector<std::string>> first;  // (group, file) -> runs in order
         for (const fidelity::ServingPoint& pt : r.points) {
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
         }
         for (const fidelity::ServingPoint& pt : r.points) {
             const std::vector<std::string>& v = first.at({pt.group, pt.file});
-            const bool expected = std::find(v.begin(), v.end(), pt.run) - v.begin() < per_source;
+            const bool expected = std::find(v.begin(), v.end(), pt.run) - v.begin() < per_file;
             BOOST_TEST(pt.in_fit == expected, pt.file << " " << pt.run);
         }
     }
