@@ -240,9 +240,11 @@ Usage:
   quantplan --fit-spec [--fit-out FILE] [--fidelity-out FILE]
                                            fit speculative decoding's draft-forward and host terms
                                            to the published speed-ups (assets/measurements/speculative/)
-  quantplan --fit-disagg [--fidelity-out FILE]
+  quantplan --fit-disagg [--fit-out FILE] [--fidelity-out FILE]
                                            predict the published disaggregated and aggregated runs
-                                           (assets/measurements/disaggregated/) at their setups
+                                           (assets/measurements/disaggregated/) at their setups, and
+                                           fit each KV connector's transfer terms to the published
+                                           transfer times [assets/engines/fit/kv-transfer-fit.json]
   quantplan --headless --emit vllm|sglang [--engine E@V] [--emit-out DIR] [plan or --serve options]
                                            the launch command, environment, docker run, Kubernetes
                                            Deployment and Service, and the checkpoint (published or
@@ -324,7 +326,10 @@ Disaggregated prefill and decode (with --serve and --rate or --concurrency; docs
                            [infiniband-ndr]
   --kv-connector C         how the KV moves: nixl (vLLM's NixlConnector behind its proxy: pulled
                            whole after the prefill, the decode server's frontend paid too),
-                           p2p-nccl (layer by layer), dynamo, sglang [nixl for vLLM, sglang for SGLang]
+                           p2p-nccl (layer by layer), dynamo, mooncake (vLLM's MooncakeConnector),
+                           sglang [nixl for vLLM, sglang for SGLang]; a connector with published
+                           transfer times sends at its fitted cost a transfer and share of the
+                           line rate (assets/engines/fit/kv-transfer-fit.json, --fit-disagg)
 Speculative decoding (docs/speculative.md):
   --spec METHOD:K          eagle3:K, eagle:K, mtp:K, ngram:K or draft:MODEL:K (K speculative tokens
                            per step): TPOT and throughput with and without it per batch, the batch

@@ -16,6 +16,7 @@ inline std::filesystem::path serving_fit_file() { return data_dir() / "assets" /
 inline std::filesystem::path serving_runs_dir() { return data_dir() / "assets" / "serving-runs"; }
 inline std::filesystem::path measurements_dir() { return data_dir() / "assets" / "measurements"; }
 inline std::filesystem::path scenarios_dir() { return data_dir() / "assets" / "scenarios"; }
+inline std::filesystem::path kv_transfer_fit_file() { return data_dir() / "assets" / "engines" / "fit" / "kv-transfer-fit.json"; }
 inline std::filesystem::path spec_fit_file() { return data_dir() / "assets" / "engines" / "fit" / "spec-fit.json"; }
 inline std::filesystem::path spec_engines_file() { return data_dir() / "assets" / "engines" / "speculative" / "speculative.json"; }
 inline std::filesystem::path disagg_measurements_file() { return data_dir() / "assets" / "measurements" / "disaggregated" / "disaggregated-serving.json"; }

@@ -70,6 +70,7 @@ DisaggRun compute_disagg(const CliOptions& given) {
     ask.aggregated = serve::PoolChoice{base, ask.decode.scheme, o.tp};
     ask.link = serve::resolve_interconnect(o.interconnect.value_or("infiniband-ndr"), interconnects_dir());
     ask.connector = serve::resolve_connector(o.kv_connector.value_or(""), base.engine ? base.engine->profile.engine : std::string("vllm"));
+    serve::apply_transfer_fit(ask.connector, serve::load_transfer_fit(kv_transfer_fit_file()));
     ask.traffic = traffic;
     ask.slo = slo;
     ask.prefill_instances = p_count;
@@ -188,6 +189,12 @@ int run_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
             << " decode x TP " << dtp << " (" << spec.decode.scheme << ", " << spec.decode.gpu << "), KV over " << spec.link.name
             << (o.interconnect ? "" : " (the default; --interconnect)") << ", connector " << c.connector.id << (o.kv_connector ? "" : " (the engine's default; --kv-connector)")
             << ", " << gpus << " GPUs\n";
+        const serve::TransferTerms& tt = c.connector.transfer;
+        if (tt.points > 0)
+            out << "transfer: " << fixed(tt.per_transfer_s * 1e3, 2) << " ms a transfer, " << fixed(tt.line_rate_fraction * 100, 0) << "% of the line rate (the "
+                << c.connector.id << " connector, " << tt.basis << ")\n";
+        else
+            out << "transfer: at the line rate (" << tt.basis << ")\n";
         out << "traffic: " << traffic.requests << " requests "
             << (o.concurrency && !o.rate ? "from " + std::to_string(*o.concurrency) + " users (closed loop)" : "at " + fixed(offered, 2) + " requests/s") << ", input "
             << o.isl << ", output " << o.osl << "\n\n";

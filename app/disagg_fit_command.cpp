@@ -1,16 +1,20 @@
 // quantplan --fit-disagg: the disaggregation model (core/serve/disagg.h) and the aggregated
 // simulator beside it, each run's published figures predicted at its own setup
 // (assets/measurements/disaggregated/disaggregated-serving.json), and the errors per figure.
-// Nothing of the disaggregation model is fitted to this corpus (the step model and the serving
-// terms come from the engine and serving fits, whose corpora hold none of these runs), so every
-// figure is held out: these are its leave-one-out errors. --fidelity-out FILE writes the table
-// docs/disaggregation.md quotes (docs/disagg-fidelity.md).
+// Of the disaggregation model only the connectors' transfer terms (serve::TransferTerms: a cost per
+// transfer and a share of the line rate) are fitted to this corpus, to its published transfer
+// times; --fit-out FILE writes them [assets/engines/fit/kv-transfer-fit.json], and each transfer
+// time is predicted from the fit of the others (leave-one-out). The rest (the step model and the
+// serving terms come from the engine and serving fits, whose corpora hold none of these runs) is
+// held out whole. --fidelity-out FILE writes the table docs/disaggregation.md quotes
+// (docs/disagg-fidelity.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +39,9 @@ struct Figure {
     double predicted = 0;
     bool priced = false;
     std::string skip;         // why not priced
+    // A published transfer time: the connector it measures and the transfer it times.
+    std::string connector;
+    std::optional<serve::TransferPoint> transfer;
     double error() const { return predicted / measured - 1; }
 };
 
@@ -132,11 +139,23 @@ bool price_transfers(CorpusRun& run, const nlohmann::json& setup) {
         const serve::Interconnect link = serve::resolve_interconnect(*link_id, interconnects_dir());
         const std::int64_t links = int_at(disagg, "links").value_or(std::min(*ptp, *dtp));
         const double bytes = static_cast<double>(*isl) * serve::kv_transfer_bytes_per_token(costs, *dtp);
-        const double time = bytes / (link.bandwidth_bytes_per_s * static_cast<double>(std::max<std::int64_t>(links, 1))) + link.latency_s;
+        // The connector that moved it: the record's kv_connector, else the engine's default.
+        const std::string connector = serve::resolve_connector(text_at(disagg, "kv_connector"), text_at(setup, "engine")).id;
+        serve::TransferPoint point;
+        point.bytes_per_link = bytes / static_cast<double>(std::max<std::int64_t>(links, 1));
+        point.bandwidth_bytes_per_s = link.bandwidth_bytes_per_s;
+        point.latency_s = link.latency_s;
         for (Figure& f : run.figures)
-            if (f.skip.empty() && f.metric == "kv_transfer_s") f.predicted = time, f.priced = true;
+            if (f.skip.empty() && f.metric == "kv_transfer_s") {
+                // At the line rate until the fit (run_fit_disagg) prices it from the other transfers.
+                f.predicted = serve::transfer_time_s(serve::TransferTerms{}, point.bytes_per_link, point.bandwidth_bytes_per_s, point.latency_s);
+                f.priced = true;
+                f.connector = connector;
+                f.transfer = point;
+                f.transfer->measured_s = f.measured;
+            }
         std::ostringstream what;
-        what << *ptp << " TP -> " << *dtp << " TP, " << *link_id << " x " << links << ", " << model_name << " " << scheme << ", " << *isl << " tokens";
+        what << *ptp << " TP -> " << *dtp << " TP, " << *link_id << " x " << links << ", " << model_name << " " << scheme << ", " << *isl << " tokens, " << connector;
         run.setup_text = what.str();
         if (!assumed.empty()) run.note = assumed;
         return true;
@@ -291,6 +310,45 @@ int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err
             if (!any) run.skip = "no figure quantplan predicts (per node, per GPU, speed-ups or p95 only)";
             else price_run(run, setups[run.key]);
         }
+        // The connectors' transfer terms: fitted to every published transfer time of each connector
+        // (the file), and each time predicted from the fit of the connector's others (leave-one-out).
+        std::map<std::string, std::vector<serve::TransferPoint>> by_connector;
+        std::map<std::string, std::set<std::string>> connector_sources;
+        for (const CorpusRun& run : runs)
+            for (const Figure& f : run.figures)
+                if (f.priced && f.transfer) by_connector[f.connector].push_back(*f.transfer), connector_sources[f.connector].insert(run.source);
+        std::map<std::string, serve::TransferTerms> fit;
+        for (const auto& [id, points] : by_connector) {
+            serve::TransferTerms t = serve::fit_transfer_terms(points);
+            if (t.points == 0) continue;
+            t.basis = "fitted to " + std::to_string(t.points) + " published transfer times (";
+            bool first = true;
+            for (const std::string& src : connector_sources[id]) t.basis += (first ? "" : ", ") + src, first = false;
+            t.basis += "; quantplan --fit-disagg)";
+            fit[id] = t;
+        }
+        std::map<std::string, std::vector<double>> line_rate_errors, loo_errors;
+        for (CorpusRun& run : runs)
+            for (Figure& f : run.figures) {
+                if (!f.priced || !f.transfer) continue;
+                line_rate_errors[f.connector].push_back(std::abs(f.error()));
+                std::vector<serve::TransferPoint> others;
+                bool skipped_self = false;
+                for (const serve::TransferPoint& q : by_connector[f.connector]) {
+                    if (!skipped_self && q.bytes_per_link == f.transfer->bytes_per_link && q.measured_s == f.transfer->measured_s) {
+                        skipped_self = true;
+                        continue;
+                    }
+                    others.push_back(q);
+                }
+                const serve::TransferTerms t = serve::fit_transfer_terms(others);
+                f.predicted = serve::transfer_time_s(t, f.transfer->bytes_per_link, f.transfer->bandwidth_bytes_per_s, f.transfer->latency_s);
+                loo_errors[f.connector].push_back(std::abs(f.error()));
+            }
+        {
+            const std::filesystem::path path = given.fit_out ? std::filesystem::path(*given.fit_out) : kv_transfer_fit_file();
+            write_file_atomically(path.string(), serve::transfer_fit_json(fit).dump(1) + "\n");
+        }
         // Errors per layout and class.
         Summary sum;
         std::size_t priced_runs = 0, priced_figures = 0;
@@ -309,8 +367,19 @@ int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err
         std::ostringstream md;
         md << "<!-- generated by quantplan --fit-disagg --fidelity-out; do not edit by hand -->\n\n";
         md << "Runs in the corpus: " << runs.size() << "; priced: " << priced_runs << " from " << sources.size() << " source" << (sources.size() == 1 ? "" : "s")
-           << ", " << priced_figures << " figures. Nothing of the disaggregation model is fitted to this corpus, so every figure is held out "
+           << ", " << priced_figures << " figures. Of the disaggregation model only the connectors' transfer terms are fitted to this corpus, "
+              "and each KV-transfer time below is predicted from the fit of its connector's other times; every other figure is held out whole "
               "(its leave-one-out error).\n\n";
+        md << "Transfer terms per connector (quantplan --fit-disagg --fit-out, assets/engines/fit/kv-transfer-fit.json), and the median "
+              "|error| of its transfer times at the line rate and leave-one-out:\n\n"
+              "| connector | per transfer | share of the line rate | times | at the line rate | leave-one-out |\n|---|---|---|---|---|---|\n";
+        for (const auto& [id, errors] : line_rate_errors) {
+            const auto t = fit.find(id);
+            md << "| " << id << " | " << (t != fit.end() ? fixed(t->second.per_transfer_s * 1e3, 3) + " ms" : std::string("-")) << " | "
+               << (t != fit.end() ? pct(t->second.line_rate_fraction) : std::string("-")) << " | " << errors.size() << " | " << pct(median(errors)) << " | "
+               << pct(median(loo_errors[id])) << " |\n";
+        }
+        md << "\n";
         md << "Median |predicted / measured - 1| (figures):\n\n| layout | TTFT | TPOT / ITL | rate | E2E | KV transfer |\n|---|---|---|---|---|---|\n";
         for (const char* layout : {"disaggregated", "aggregated", "all"}) {
             md << "| " << layout;

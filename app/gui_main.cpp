@@ -120,6 +120,7 @@ int run_gui(int argc, char** argv, const CliOptions& options) {
             window_options.data.spec_measurements_file = spec_measurements_file();
             window_options.data.spec_fit_file = spec_fit_file();
             window_options.data.interconnects_dir = interconnects_dir();
+            window_options.data.kv_transfer_fit_file = kv_transfer_fit_file();
         } catch (const Error& e) {
             QMessageBox::critical(nullptr, QStringLiteral("quantplan"), QString::fromUtf8(e.what()));
             return 1;

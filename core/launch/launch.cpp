@@ -451,6 +451,12 @@ Launch make_launch(const LaunchRequest& r, const EngineArgs& args, const EngineD
             } else if (r.pd_connector == "p2p-nccl") {
                 since("0.9.2", "P2pNcclConnector");
                 json = std::string(R"({"kv_connector":"P2pNcclConnector","kv_role":")") + (r.pd_role == "prefill" ? "kv_producer" : "kv_consumer") + R"("})";
+            } else if (r.pd_connector == "mooncake") {
+                // Not emitted: the release that first ships the in-tree MooncakeConnector (vLLM PR
+                // 24718) is not pinned here, and before it the connector came from Mooncake's wheel.
+                throw Error("--emit", "vLLM servers are emitted for the nixl and p2p-nccl connectors, not 'mooncake' (its first vLLM release is not "
+                                      "pinned here: set --kv-transfer-config '{\"kv_connector\":\"MooncakeConnector\",\"kv_role\":\"kv_producer\"}' "
+                                      "(kv_consumer on the decode pool) by hand)");
             } else {
                 throw Error("--emit", "vLLM servers are emitted for the nixl and p2p-nccl connectors, not '" + r.pd_connector +
                                           "' (NVIDIA Dynamo and SGLang launch their own workers)");

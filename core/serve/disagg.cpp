@@ -99,11 +99,101 @@ KvConnector resolve_connector(std::string_view id, std::string_view engine) {
         return {name, true, true, "vLLM P2pNcclConnector: each layer's KV sent as the prefill computes it (save_kv_layer)"};
     if (name == "dynamo")
         return {name, false, false, "NVIDIA Dynamo (vLLM workers): one frontend; the prefill worker writes the whole KV over NIXL after its prefill"};
+    if (name == "mooncake")
+        return {name, false, true,
+                "vLLM MooncakeConnector: the prefill server keeps the blocks, the decode server asks for them and Mooncake's transfer engine writes "
+                "the whole KV after the prefill; the request passes the decode server's frontend too "
+                "(vllm/distributed/kv_transfer/kv_connector/v1/mooncake_connector.py)"};
     if (name == "sglang")
         return {name, false, false,
                 "SGLang PD (Mooncake or NIXL backend): the router sends the request to both servers at once; the KV is sent after the prefill "
                 "(python/sglang/srt/disaggregation/prefill.py)"};
-    throw Error("--kv-connector", "'" + clip_text(name, 40) + "' is not a connector quantplan models (nixl, p2p-nccl, dynamo, sglang)");
+    throw Error("--kv-connector", "'" + clip_text(name, 40) + "' is not a connector quantplan models (nixl, p2p-nccl, dynamo, mooncake, sglang)");
+}
+
+TransferTerms fit_transfer_terms(const std::vector<TransferPoint>& points) {
+    TransferTerms t;
+    t.basis = "line rate (no measured transfer times)";
+    // Relative residual of point i: c a_i + s b_i - r_i, with a = 1 / y, b = (bytes / bandwidth) / y
+    // (the send at the line rate, over the measured time), r = 1 - latency / y, and s = 1 / fraction.
+    double aa = 0, ab = 0, bb = 0, ar = 0, br = 0;
+    double smallest = std::numeric_limits<double>::infinity(), largest = 0;
+    std::int64_t n = 0;
+    for (const TransferPoint& p : points) {
+        if (!(p.measured_s > 0) || !(p.bandwidth_bytes_per_s > 0) || !(p.bytes_per_link > 0) || !std::isfinite(p.measured_s)) continue;
+        const double a = 1.0 / p.measured_s, b = p.bytes_per_link / p.bandwidth_bytes_per_s / p.measured_s, r = 1.0 - p.latency_s / p.measured_s;
+        aa += a * a, ab += a * b, bb += b * b, ar += a * r, br += b * r;
+        smallest = std::min(smallest, p.bytes_per_link);
+        largest = std::max(largest, p.bytes_per_link);
+        ++n;
+    }
+    const double det = aa * bb - ab * ab;
+    if (n < 2 || !(largest > smallest * 1.01) || !(det > 1e-12 * aa * bb)) return t;
+    double c = (ar * bb - br * ab) / det, slope = (br * aa - ar * ab) / det;
+    if (c < 0) c = 0, slope = br / bb;                       // no negative cost per transfer
+    if (slope < 1) slope = 1, c = std::max(0.0, (ar - ab) / aa);  // never above the line rate
+    t.per_transfer_s = c;
+    t.line_rate_fraction = 1.0 / slope;
+    t.points = n;
+    t.basis = "fitted to " + std::to_string(n) + " published transfer times";
+    return t;
+}
+
+double transfer_time_s(const TransferTerms& terms, double bytes_per_link, double bandwidth_bytes_per_s, double latency_s) {
+    return terms.per_transfer_s + bytes_per_link / (bandwidth_bytes_per_s * terms.line_rate_fraction) + latency_s;
+}
+
+std::map<std::string, TransferTerms> parse_transfer_fit(std::string_view text, const std::string& source) {
+    const nlohmann::json j = parse_untrusted_json(text, source);
+    if (!j.is_object()) throw Error(source, "a KV-transfer fit is a JSON object");
+    if (j.value("format", std::string()) != "quantplan-kv-transfer-fit/1") throw Error(source + ": format", "expected \"quantplan-kv-transfer-fit/1\"");
+    const auto cs = j.find("connectors");
+    if (cs == j.end() || !cs->is_object()) throw Error(source + ": connectors", "must be an object of connector ids");
+    if (cs->size() > 64) throw Error(source + ": connectors", "at most 64 connectors");
+    std::map<std::string, TransferTerms> out;
+    for (auto it = cs->begin(); it != cs->end(); ++it) {
+        const std::string at = source + ": connectors." + clip_text(it.key(), 40);
+        if (!it->is_object()) throw Error(at, "must be an object");
+        TransferTerms t;
+        const auto number = [&](const char* key, double lo, double hi, bool lo_open) {
+            const auto v = it->find(key);
+            if (v == it->end() || !v->is_number()) throw Error(at + "." + key, "must be a number");
+            const double x = v->get<double>();
+            if (!std::isfinite(x) || (lo_open ? !(x > lo) : !(x >= lo)) || x > hi) throw Error(at + "." + key, "out of its range");
+            return x;
+        };
+        t.per_transfer_s = number("per_transfer_s", 0, 1, false);
+        t.line_rate_fraction = number("line_rate_fraction", 0, 1, true);
+        t.points = static_cast<std::int64_t>(number("points", 0, 1e6, false));
+        if (const auto b = it->find("basis"); b != it->end()) {
+            if (!b->is_string()) throw Error(at + ".basis", "must be text");
+            t.basis = b->get<std::string>();
+        }
+        out[it.key()] = t;
+    }
+    return out;
+}
+
+nlohmann::json transfer_fit_json(const std::map<std::string, TransferTerms>& fit) {
+    nlohmann::json cs = nlohmann::json::object();
+    for (const auto& [id, t] : fit)
+        cs[id] = {{"per_transfer_s", t.per_transfer_s}, {"line_rate_fraction", t.line_rate_fraction}, {"points", t.points}, {"basis", t.basis}};
+    return {{"format", "quantplan-kv-transfer-fit/1"}, {"connectors", cs}};
+}
+
+void apply_transfer_fit(KvConnector& connector, const std::map<std::string, TransferTerms>& fit) {
+    if (const auto it = fit.find(connector.id); it != fit.end() && it->second.points > 0) {
+        connector.transfer = it->second;
+        return;
+    }
+    connector.transfer = TransferTerms{};
+    connector.transfer.basis = "line rate: no published transfer times of this connector";
+}
+
+std::map<std::string, TransferTerms> load_transfer_fit(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (file.empty() || !std::filesystem::is_regular_file(file, ec)) return {};
+    return parse_transfer_fit(read_text_file(file, "kv-transfer fit", 1 << 20), file.filename().string());
 }
 
 std::pair<std::int64_t, std::int64_t> parse_disagg(std::string_view text) {
@@ -182,7 +272,7 @@ DisaggStats compose(const std::vector<Request>& requests, const std::vector<Requ
             std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return prefill_end[a] < prefill_end[b]; });
             double link_free = -std::numeric_limits<double>::infinity();
             for (const std::size_t i : order) {
-                const double send = d(requests[i].input_tokens) * spec.kv_bytes_per_token / bandwidth;
+                const double send = spec.transfer.per_transfer_s + d(requests[i].input_tokens) * spec.kv_bytes_per_token / (bandwidth * spec.transfer.line_rate_fraction);
                 double start = 0, end = 0;
                 if (spec.layerwise) {
                     // Layer by layer while the prefill runs: the last layer's share after it, or the

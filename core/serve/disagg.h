@@ -18,10 +18,13 @@
 // and end to end (littles_law over the composed result).
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/serve/capacity.h"
 
@@ -48,13 +51,55 @@ Interconnect resolve_interconnect(std::string_view argument, const std::filesyst
 // command line names it when it is asked for). Empty when the folder does not exist.
 std::vector<Interconnect> load_interconnects(const std::filesystem::path& dir);
 
+// What a connector's transfer engine adds to the link (fitted to the published transfer times of
+// the disaggregated corpus, `quantplan --fit-disagg`, assets/engines/fit/kv-transfer-fit.json;
+// docs/disaggregation.md): a cost per transfer (the request's handshake, its descriptors, the
+// completion notice) and the share of the links' line rate the engine reaches. A request's send
+// takes per_transfer_s + bytes / (links x bandwidth x line_rate_fraction). Unfitted: 0 and 1, the
+// line rate.
+struct TransferTerms {
+    double per_transfer_s = 0;
+    double line_rate_fraction = 1;
+    std::int64_t points = 0;       // the transfer times it was fitted to (0: not fitted)
+    std::string basis;             // what it was fitted to, or why the line rate stands
+};
+
 // How a PD connector moves a prompt's KV cache, and how the request reaches the decode side.
 struct KvConnector {
     std::string id;
     bool layerwise = false;        // sent layer by layer while the prefill computes them; else whole, after the prefill
     bool decode_frontend = false;  // the decode request passes the decode server's own frontend (HTTP, tokenization) after the prefill returns
     std::string how;               // one line, with the source
+    TransferTerms transfer;        // the line rate until apply_transfer_fit
 };
+
+// One published transfer time: the bytes one link carries (the request's KV over the links between
+// the pools), that link's line rate and latency, and the time measured.
+struct TransferPoint {
+    double bytes_per_link = 0;
+    double bandwidth_bytes_per_s = 0;
+    double latency_s = 0;
+    double measured_s = 0;
+};
+
+// The terms that fit `points` best in relative error (least squares of predicted / measured - 1):
+// per_transfer_s at least 0, line_rate_fraction in (0, 1] (each held at its bound when the free
+// fit leaves it). Needs two points of different sizes; otherwise the line rate (points 0).
+TransferTerms fit_transfer_terms(const std::vector<TransferPoint>& points);
+
+// The time `terms` give one transfer of `bytes_per_link` over a link.
+double transfer_time_s(const TransferTerms& terms, double bytes_per_link, double bandwidth_bytes_per_s, double latency_s);
+
+// The fitted terms per connector id (format quantplan-kv-transfer-fit/1:
+// {"connectors": {"<id>": {"per_transfer_s", "line_rate_fraction", "points", "basis"}}}). Throws
+// Error(source) naming the field. transfer_fit_json writes what parse_transfer_fit reads.
+std::map<std::string, TransferTerms> parse_transfer_fit(std::string_view text, const std::string& source);
+nlohmann::json transfer_fit_json(const std::map<std::string, TransferTerms>& fit);
+
+// The fit file's terms for the connector's id, when it has them (else its line rate stays, with a
+// basis saying so). An absent file leaves every connector at the line rate; a malformed one throws.
+void apply_transfer_fit(KvConnector& connector, const std::map<std::string, TransferTerms>& fit);
+std::map<std::string, TransferTerms> load_transfer_fit(const std::filesystem::path& file);
 
 // The bundled connectors (their semantics from each engine's source; docs/disaggregation.md):
 //   nixl      vLLM's NixlConnector behind vLLM's disagg proxy or llm-d's routing sidecar: the proxy
@@ -65,6 +110,10 @@ struct KvConnector {
 //   p2p-nccl  vLLM's P2pNcclConnector: each layer sent as it is computed (save_kv_layer);
 //   dynamo    NVIDIA Dynamo's vLLM workers: one (Rust) frontend, the decode worker sends the
 //             prefill to a prefill worker, which writes the whole KV over NIXL after its prefill;
+//   mooncake  vLLM's MooncakeConnector behind the same proxy as nixl: the prefill server keeps the
+//             blocks when the request finishes, the decode server asks for them and Mooncake's
+//             transfer engine writes the whole KV (no layer-wise saving:
+//             vllm/distributed/kv_transfer/kv_connector/v1/mooncake_connector.py);
 //   sglang    SGLang's PD disaggregation (Mooncake or NIXL transfer backends): the router sends
 //             the request to a prefill and a decode server together; the prefill server sends the
 //             KV after its prefill chunks (python/sglang/srt/disaggregation/prefill.py).
@@ -98,6 +147,7 @@ struct DisaggSpec {
     std::int64_t layers = 1;         // the model's layers (the layer-wise overlap's unit)
     bool layerwise = true;           // the connector sends layer by layer as the prefill computes them
     bool decode_frontend = false;    // the decode request passes the decode server's frontend too (KvConnector)
+    TransferTerms transfer;          // the connector's cost per transfer and share of the line rate
     // Called between passes of the iterations below (it may throw to cancel: the window's jobs do).
     std::function<void()> poll;
 };

@@ -101,6 +101,7 @@ DisaggComparison compare_disagg(const DisaggAsk& ask) {
     spec.layers = std::max<std::int64_t>(ask.prefill.request.model.num_layers, 1);
     spec.layerwise = ask.connector.layerwise;
     spec.decode_frontend = ask.connector.decode_frontend;
+    spec.transfer = ask.connector.transfer;
     spec.poll = ask.poll;
     c.connector = ask.connector;
     c.stats = run_disagg(ask.traffic, spec, ask.slo);
@@ -170,7 +171,9 @@ nlohmann::json disagg_json(const DisaggComparison& c) {
                               {"latency_s", spec.link.latency_s}, {"source", spec.link.source}}},
             {"kv_bytes_per_token", spec.kv_bytes_per_token},
             {"layerwise", spec.layerwise},
-            {"connector", {{"id", c.connector.id}, {"layerwise", c.connector.layerwise}, {"decode_frontend", c.connector.decode_frontend}, {"how", c.connector.how}}},
+            {"connector", {{"id", c.connector.id}, {"layerwise", c.connector.layerwise}, {"decode_frontend", c.connector.decode_frontend}, {"how", c.connector.how},
+                           {"transfer", {{"per_transfer_s", c.connector.transfer.per_transfer_s}, {"line_rate_fraction", c.connector.transfer.line_rate_fraction},
+                                         {"fitted_points", c.connector.transfer.points}, {"basis", c.connector.transfer.basis}}}}},
             {"transfer_s", pct_json(ds.transfer_s)},
             {"transfer_wait_s", pct_json(ds.transfer_wait_s)},
             {"link_utilization", ds.link_utilization},
@@ -307,6 +310,7 @@ DisaggSearch search_disagg(const DisaggSearchAsk& ask) {
         spec.layers = std::max<std::int64_t>(start.p->choice->request.model.num_layers, 1);
         spec.layerwise = ask.connector.layerwise;
         spec.decode_frontend = ask.connector.decode_frontend;
+        spec.transfer = ask.connector.transfer;
         spec.poll = [&] {
             if (ask.progress) ask.progress(std::min(1.0, done / units), "running a layout end to end");
         };

@@ -553,6 +553,23 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
     BOOST_TEST(dl.at("layerwise") == true);
     BOOST_TEST(dl.at("transfer_s").at("p50").get<double>() >= 2000.0 * 131072 / 25e9 / 32 * 0.99);
     BOOST_TEST(dl.at("transfer_s").at("p50").get<double>() < d.at("transfer_s").at("p50").get<double>());
+    // NIXL has no published transfer times: the line rate, said so. vLLM's MooncakeConnector sends
+    // whole after the prefill as NIXL does, at its fitted cost a transfer and share of the line
+    // rate (assets/engines/fit/kv-transfer-fit.json), so each transfer takes at least that longer.
+    BOOST_TEST(d.at("connector").at("transfer").at("fitted_points") == 0);
+    BOOST_TEST(d.at("connector").at("transfer").at("line_rate_fraction") == 1.0);
+    const auto [rcm, textm] = run_binary(base + "--disagg 1:1 --interconnect roce-200g --kv-connector mooncake --json -");
+    BOOST_TEST_REQUIRE(rcm == 0, textm);
+    const nlohmann::json dm = nlohmann::json::parse(textm).at("disagg");
+    const nlohmann::json& tm = dm.at("connector").at("transfer");
+    BOOST_TEST(tm.at("fitted_points") == 9);
+    BOOST_TEST(tm.at("basis").get<std::string>().find("kvcache-ai/Mooncake") != std::string::npos);
+    const double extra = tm.at("per_transfer_s").get<double>() + 2000.0 * 131072 / 25e9 * (1 / tm.at("line_rate_fraction").get<double>() - 1);
+    BOOST_TEST(extra > 0.002);
+    BOOST_TEST(dm.at("transfer_s").at("p50").get<double>() >= d.at("transfer_s").at("p50").get<double>() + extra * 0.99);
+    const auto [rct, textt] = run_binary(base + "--disagg 1:1 --interconnect roce-200g --kv-connector mooncake");
+    BOOST_TEST(rct == 0);
+    BOOST_TEST(textt.find("transfer: 0.39 ms a transfer, 73% of the line rate (the mooncake connector, fitted to 9") != std::string::npos, textt);
     BOOST_TEST(d.at("aggregated").at("replicas") == 2);
     BOOST_TEST(d.at("littles_law").at("mean_in_system").get<double>() ==
                    d.at("littles_law").at("throughput_times_latency").get<double>(), boost::test_tools::tolerance(0.02));
@@ -1263,20 +1280,30 @@ BOOST_AUTO_TEST_CASE(emit_writes_both_pools_of_a_disaggregated_plan) {
 // docs/disaggregation.md).
 BOOST_AUTO_TEST_CASE(disagg_fidelity_table_is_current) {
     const std::filesystem::path out = std::filesystem::temp_directory_path() / "quantplan-test-disagg-fidelity.md";
-    const RunResult r = run_in_process({"--fit-disagg", "--fidelity-out", out.string()}, app::run_fit_disagg);
+    const std::filesystem::path fit = std::filesystem::temp_directory_path() / "quantplan-test-kv-transfer-fit.json";
+    const RunResult r = run_in_process({"--fit-disagg", "--fit-out", fit.string(), "--fidelity-out", out.string()}, app::run_fit_disagg);
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     const auto slurp = [](const std::filesystem::path& p) {
         std::ifstream f(p);
         return std::string(std::istreambuf_iterator<char>(f), {});
     };
     const std::string now = slurp(out), committed = slurp(std::filesystem::path(QUANTPLAN_SOURCE_DIR) / "docs" / "disagg-fidelity.md");
+    const std::string fit_now = slurp(fit), fit_committed = slurp(std::filesystem::path(QUANTPLAN_SOURCE_DIR) / "assets" / "engines" / "fit" / "kv-transfer-fit.json");
     std::filesystem::remove(out);
+    std::filesystem::remove(fit);
+    // The connectors' transfer terms the bundle carries are the fit of the corpus as it is now.
+    BOOST_TEST(fit_now == fit_committed, "regenerate with: quantplan --fit-disagg --fidelity-out docs/disagg-fidelity.md");
+    BOOST_TEST(fit_now.find("\"mooncake\"") != std::string::npos);
+    // Each transfer time predicted from its connector's other times: Mooncake's vLLM 32,768-token
+    // transfer (31.65 ms) at 34.1 ms, where the line rate gave 24% less than measured.
+    BOOST_TEST(now.find("| mooncake | 0.394 ms | 73.0% | 9 | 39.8% | 5.3% |") != std::string::npos, now.substr(0, 1200));
+    BOOST_TEST(now.find("kv_transfer_s | 31.6 ms | 34.1 ms | +7.6% |") != std::string::npos);
     BOOST_TEST(now.find("priced: 28 from 4 sources") != std::string::npos, now.substr(0, 400));
     // Mooncake's vLLM transfers (Qwen3-8B, TP 8 over 8 RoCE links) are priced alone, without a GPU.
-    BOOST_TEST(now.find("| mooncake-vllm-h800/qwen3-8b/1p1d-tp8/in32768 | 8 TP -> 8 TP, roce-200g x 8, qwen3-8b bf16, 32768 tokens | kv_transfer_s |") !=
+    BOOST_TEST(now.find("| mooncake-vllm-h800/qwen3-8b/1p1d-tp8/in32768 | 8 TP -> 8 TP, roce-200g x 8, qwen3-8b bf16, 32768 tokens, mooncake | kv_transfer_s |") !=
                std::string::npos);
     // and SGLang's on H20 (4 x 400GbE a node), on the bundled architecture whose KV bytes its page prints.
-    BOOST_TEST(now.find("| mooncake-sglang-h20/qwen3-235b-bf16/1p1d-tp8/in32768 | 8 TP -> 8 TP, roce-400g x 4, qwen3-235b-a22b bf16, 32768 tokens |") !=
+    BOOST_TEST(now.find("| mooncake-sglang-h20/qwen3-235b-bf16/1p1d-tp8/in32768 | 8 TP -> 8 TP, roce-400g x 4, qwen3-235b-a22b bf16, 32768 tokens, sglang |") !=
                std::string::npos);
     BOOST_TEST(now == committed, "regenerate with: quantplan --fit-disagg --fidelity-out docs/disagg-fidelity.md");
 }

@@ -110,6 +110,7 @@ DataPaths source_data() {
     d.spec_measurements_file = kSource / "assets" / "measurements" / "speculative" / "speculative-decoding.json";
     d.spec_fit_file = kSource / "assets" / "engines" / "fit" / "spec-fit.json";
     d.interconnects_dir = kSource / "assets" / "interconnects";
+    d.kv_transfer_fit_file = kSource / "assets" / "engines" / "fit" / "kv-transfer-fit.json";
     return d;
 }
 
@@ -998,11 +999,12 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_compares_a_disaggregated_layout, WindowFi
     const PlanRequest request = plan_request(s, resolve_model(s.model.toStdString(), kSource / "models"),
                                              resolve_gpu(s.gpu.toStdString(), kSource / "assets" / "gpus"), nullptr, &catalog);
     const std::vector<serve::Interconnect> links = serve::load_interconnects(kSource / "assets" / "interconnects");
-    const DisaggOutcome core = run_disagg(request, panel->inputs(), panel->disaggInputs(), links, {}, direct);
+    const DisaggOutcome core = run_disagg(request, panel->inputs(), panel->disaggInputs(), links, {}, {}, direct);
     BOOST_TEST(shown.stats.end_to_end.ttft_s.p99 == core.comparison.stats.end_to_end.ttft_s.p99);
     BOOST_TEST(shown.spec.link.id == "nvlink4");
     BOOST_TEST(shown.connector.id == "nixl");  // vLLM's default
     BOOST_TEST(panel->disaggStatus()->text().contains(QStringLiteral("Winner:")), panel->disaggStatus()->text().toStdString());
+    BOOST_TEST(panel->disaggStatus()->text().contains(QStringLiteral("Transfer (nixl): at the line rate")), panel->disaggStatus()->text().toStdString());
     // The chart's bars are core's figures: the disaggregated layout's TPOT p50 (the third bar) in ms.
     QBarSet* dis = bar_set_named(panel->disaggView()->chart(), QStringLiteral("disaggregated (2 GPUs)"));
     BOOST_TEST(dis->at(2) == shown.stats.end_to_end.tpot_s.p50 * 1e3, boost::test_tools::tolerance(1e-9));
@@ -1014,8 +1016,24 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_compares_a_disaggregated_layout, WindowFi
     // Each scheme's highest rate is no traffic to compare layouts at: one line naming the control.
     CapacityInputs highest = in;
     highest.mode = CapacityInputs::Mode::HighestRate;
-    BOOST_CHECK_EXCEPTION(run_disagg(request, highest, panel->disaggInputs(), links, {}, direct), quantplan::Error,
+    BOOST_CHECK_EXCEPTION(run_disagg(request, highest, panel->disaggInputs(), links, {}, {}, direct), quantplan::Error,
                           [](const quantplan::Error& e) { return std::string(e.what()).find("arrivals") == 0; });
+    // vLLM's MooncakeConnector: the window applies the bundled transfer fit as the command line does
+    // (its cost a transfer and share of the line rate lengthen every send), and says so.
+    DisaggInputs mooncake = panel->disaggInputs();
+    mooncake.connector = "mooncake";
+    panel->setDisaggInputs(mooncake);
+    panel->compareButton()->click();
+    wait();
+    BOOST_REQUIRE(panel->disaggResult().has_value());
+    const auto fit = serve::load_transfer_fit(kSource / "assets" / "engines" / "fit" / "kv-transfer-fit.json");
+    const DisaggOutcome with_fit = run_disagg(request, panel->inputs(), mooncake, links, {}, fit, direct);
+    BOOST_TEST(panel->disaggResult()->comparison.connector.transfer.points == 9);
+    BOOST_TEST(panel->disaggResult()->comparison.stats.transfer_s.p50 == with_fit.comparison.stats.transfer_s.p50);
+    BOOST_TEST(with_fit.comparison.stats.transfer_s.p50 > core.comparison.stats.transfer_s.p50);
+    BOOST_TEST(panel->disaggStatus()->text().contains(QStringLiteral("Transfer (mooncake): 0.39 ms a transfer, 73% of the line rate, fitted to 9")),
+               panel->disaggStatus()->text().toStdString());
+    panel->setDisaggInputs(d);
     // Find cheapest: core's search, its layout put into the controls.
     panel->findButton()->click();
     wait();

@@ -113,7 +113,7 @@ serve::CapacityPlan run_capacity(PlanRequest request, const CapacityInputs& inpu
 }
 
 DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, const DisaggInputs& d, const std::vector<serve::Interconnect>& links,
-                         const std::map<std::string, double>& prices, JobContext& context) {
+                         const std::map<std::string, double>& prices, const std::map<std::string, serve::TransferTerms>& transfer_fit, JobContext& context) {
     if (!request.engine) throw Error("engine", "disaggregated serving prices steps with an engine profile, and none is loaded");
     if (request.schemes.empty()) throw Error("schemes", "no scheme to serve");
     if (inputs.mode == CapacityInputs::Mode::HighestRate)
@@ -137,6 +137,7 @@ DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, cons
     a.decode_instances = d.decode_instances;
     a.link = *link;
     a.connector = serve::resolve_connector(d.connector, request.engine->profile.engine);
+    serve::apply_transfer_fit(a.connector, transfer_fit);
     a.traffic = ask.traffic;
     a.slo = ask.slo;
     a.poll = [&context] { context.check_cancelled(); };
@@ -429,9 +430,9 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     link_->setToolTip(tr("The link the KV cache crosses (assets/interconnects/)."));
     connector_ = new QComboBox(this);
     connector_->addItem(tr("engine's default"), QString());
-    for (const char* id : {"nixl", "p2p-nccl", "dynamo", "sglang"}) connector_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
+    for (const char* id : {"nixl", "p2p-nccl", "dynamo", "mooncake", "sglang"}) connector_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
     connector_->setToolTip(tr("How the KV moves: nixl pulls it whole after the prefill and the request passes the decode server's frontend too; "
-                              "p2p-nccl sends it layer by layer; dynamo and sglang send it whole after the prefill."));
+                              "p2p-nccl sends it layer by layer; mooncake (vLLM's MooncakeConnector) as nixl; dynamo and sglang send it whole after the prefill."));
     compare_ = new QPushButton(tr("&Compare"), this);
     compare_->setToolTip(tr("Run this layout beside aggregated serving on the same GPUs, for the traffic and SLOs on the left."));
     connect(compare_, &QPushButton::clicked, this, [this] { compareDisagg(false); });
@@ -586,9 +587,10 @@ void CapacityPanel::compareDisagg(bool search) {
     d.search = search;
     const std::vector<serve::Interconnect> links = links_;
     const std::map<std::string, double> prices = prices_;
+    const std::map<std::string, serve::TransferTerms> transfer_fit = transfer_fit_;
     disagg_job_->start<DisaggOutcome>(
         search ? tr("Finding the cheapest layout") : tr("Running both layouts"),
-        [request, in, d, links, prices](JobContext& context) { return run_disagg(request, in, d, links, prices, context); },
+        [request, in, d, links, prices, transfer_fit](JobContext& context) { return run_disagg(request, in, d, links, prices, transfer_fit, context); },
         [this](DisaggOutcome outcome) { setDisaggResult(outcome); });
 }
 
@@ -628,6 +630,13 @@ void CapacityPanel::setDisaggResult(const DisaggOutcome& outcome) {
                     .arg(QString::fromStdString(serve::pool_label(*outcome.search->aggregated)))
                     .arg(outcome.search->aggregated_cost.gpus);
     text += tr("Winner: %1. Bound: %2.").arg(QString::fromStdString(c.winner_detail), QString::fromStdString(c.bound_detail));
+    const serve::TransferTerms& tt = c.connector.transfer;
+    text += tt.points > 0 ? tr(" Transfer (%1): %2 ms a transfer, %3% of the line rate, fitted to %4 published times.")
+                                .arg(QString::fromStdString(c.connector.id))
+                                .arg(tt.per_transfer_s * kMsPerS, 0, 'f', 2)
+                                .arg(tt.line_rate_fraction * 100, 0, 'f', 0)
+                                .arg(tt.points)
+                          : tr(" Transfer (%1): at the line rate (no published transfer times of this connector).").arg(QString::fromStdString(c.connector.id));
     disagg_status_->setText(text);
     disagg_view_->replaceChart(make_disagg_comparison_chart(c));
     connect_bar_tooltips(disagg_view_);

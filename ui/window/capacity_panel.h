@@ -83,8 +83,10 @@ struct DisaggOutcome {
 // scheme on its GPU for the traffic and SLOs of `inputs`; the aggregated side is the request's TP.
 // Throws Error naming what is wrong: no engine profile, each scheme's highest rate asked (the
 // layouts need a rate or users; the search needs a rate), an unknown link, a pool that does not fit.
+// `transfer_fit`: the connectors' fitted transfer terms (serve::load_transfer_fit), as the command
+// line applies them.
 DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, const DisaggInputs& d, const std::vector<serve::Interconnect>& links,
-                         const std::map<std::string, double>& prices, JobContext& context);
+                         const std::map<std::string, double>& prices, const std::map<std::string, serve::TransferTerms>& transfer_fit, JobContext& context);
 
 // The per-scheme table: one row per scheme of a capacity plan.
 class CapacityTableModel : public ResultTableModel {
@@ -148,6 +150,8 @@ public:
     // The disaggregation section: the links it offers (the bundled interconnect profiles), its
     // inputs, its job and what it shows.
     void setInterconnects(const std::vector<serve::Interconnect>& links);
+    // The connectors' fitted transfer terms (assets/engines/fit/kv-transfer-fit.json).
+    void setTransferFit(const std::map<std::string, serve::TransferTerms>& fit) { transfer_fit_ = fit; }
     DisaggInputs disaggInputs() const;
     void setDisaggInputs(const DisaggInputs& inputs);
     BackgroundJob* disaggJob() const { return disagg_job_; }
@@ -210,6 +214,7 @@ private:
     class LaunchBar* launch_bar_ = nullptr;
     // The disaggregation section.
     std::vector<serve::Interconnect> links_;
+    std::map<std::string, serve::TransferTerms> transfer_fit_;
     BackgroundJob* disagg_job_ = nullptr;
     std::optional<DisaggOutcome> disagg_result_;
     QSpinBox* prefill_count_ = nullptr;

@@ -137,6 +137,13 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
             load_error = QString::fromUtf8(e.what());
         }
     }
+    if (!options_.data.kv_transfer_fit_file.empty()) {
+        try {
+            transfer_fit_ = serve::load_transfer_fit(options_.data.kv_transfer_fit_file);
+        } catch (const std::exception& e) {
+            load_error = QString::fromUtf8(e.what());
+        }
+    }
 
     what_if_job_ = new BackgroundJob(this);
     checkpoint_job_ = new BackgroundJob(this);
@@ -198,6 +205,7 @@ void MainWindow::buildLayout() {
     capacity_ = new CapacityPanel(this);
     capacity_->setInterconnects(options_.data.interconnects_dir.empty() ? std::vector<serve::Interconnect>{}
                                                                         : serve::load_interconnects(options_.data.interconnects_dir));
+    capacity_->setTransferFit(transfer_fit_);
     tabs_ = new QTabWidget(this);
     tabs_->setObjectName(QStringLiteral("panels"));
     tabs_->addTab(crossover_, tr("&1 Batch crossover"));

@@ -19,6 +19,7 @@
 #include "core/plan/measured_overlay.h"
 #include "core/plan/plan.h"
 #include "core/plan/sweep.h"
+#include "core/serve/disagg.h"
 #include "ui/window/checkpoint_scan.h"
 #include "ui/window/planner_setup.h"
 #include "ui/window/scenario.h"
@@ -66,6 +67,7 @@ struct DataPaths {
     std::filesystem::path spec_measurements_file; // assets/measurements/speculative/speculative-decoding.json (acceptance defaults)
     std::filesystem::path spec_fit_file;          // assets/engines/fit/spec-fit.json
     std::filesystem::path interconnects_dir;      // assets/interconnects/ (empty: the Capacity panel's disaggregation has no links)
+    std::filesystem::path kv_transfer_fit_file;   // assets/engines/fit/kv-transfer-fit.json (empty or absent: every connector at the line rate)
 };
 
 // How the window starts.
@@ -225,6 +227,7 @@ private:
     DecisionPanel* decision_ = nullptr;
     CapacityPanel* capacity_ = nullptr;
     std::map<std::string, double> gpu_prices_;  // the bundled default prices, USD per GPU-hour
+    std::map<std::string, serve::TransferTerms> transfer_fit_;   // the connectors' fitted transfer terms (DataPaths::kv_transfer_fit_file)
     QScrollArea* controls_scroll_ = nullptr;
     QLabel* banner_ = nullptr;
     QToolBar* lecture_bar_ = nullptr;

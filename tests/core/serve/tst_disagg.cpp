@@ -178,6 +178,82 @@ BOOST_AUTO_TEST_CASE(replicated_kv_heads_move_once_per_decode_rank) {
     BOOST_TEST(std::round(32768 * kv_transfer_bytes_per_token(q, 8) / 1073741824.0 * 100) / 100 == 4.5);
 }
 
+// A connector's transfer terms: the fit recovers the cost a transfer and the share of the line rate
+// that made its points, holds each at its bound when the free fit leaves it, and needs two sizes.
+BOOST_AUTO_TEST_CASE(transfer_terms_are_fitted_within_their_bounds) {
+    const TransferTerms made{0.4e-3, 0.75, 0, ""};
+    std::vector<TransferPoint> points;
+    for (const double mb : {2.0, 8.0, 32.0, 128.0, 512.0}) {
+        TransferPoint p{mb * 1e6, 25e9, 8e-7, 0};
+        p.measured_s = transfer_time_s(made, p.bytes_per_link, p.bandwidth_bytes_per_s, p.latency_s);
+        points.push_back(p);
+    }
+    const TransferTerms t = fit_transfer_terms(points);
+    BOOST_TEST(t.points == 5);
+    BOOST_TEST(t.per_transfer_s == 0.4e-3, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(t.line_rate_fraction == 0.75, boost::test_tools::tolerance(1e-6));
+    // Faster than the line rate: the fraction is held at 1 and the cost refitted (never negative).
+    std::vector<TransferPoint> fast = points;
+    for (TransferPoint& p : fast) p.measured_s = p.bytes_per_link / (1.2 * p.bandwidth_bytes_per_s);
+    const TransferTerms f = fit_transfer_terms(fast);
+    BOOST_TEST(f.line_rate_fraction == 1.0);
+    BOOST_TEST(f.per_transfer_s >= 0.0);
+    // Small transfers slower per byte than large ones cannot make the cost negative.
+    std::vector<TransferPoint> odd = points;
+    odd.front().measured_s = odd.front().bytes_per_link / 25e9;  // a 2 MB transfer at exactly the line rate
+    for (std::size_t i = 1; i < odd.size(); ++i) odd[i].measured_s = odd[i].bytes_per_link / (0.5 * 25e9);
+    BOOST_TEST(fit_transfer_terms(odd).per_transfer_s >= 0.0);
+    BOOST_TEST(fit_transfer_terms(odd).line_rate_fraction <= 1.0);
+    // One size only: nothing to fit, the line rate stands.
+    const TransferTerms one = fit_transfer_terms({points[2], points[2]});
+    BOOST_TEST(one.points == 0);
+    BOOST_TEST(one.line_rate_fraction == 1.0);
+    BOOST_TEST(one.per_transfer_s == 0.0);
+}
+
+// The terms slow every send: a cost a transfer and a share of the line rate lengthen the transfer
+// (and so TTFT) by what they add to one request's send when the link is never busy.
+BOOST_AUTO_TEST_CASE(a_connectors_transfer_terms_lengthen_each_send) {
+    DisaggSpec line = toy_spec(50e9, false), fitted = line;
+    fitted.transfer = {2e-3, 0.5, 9, "test"};
+    const DisaggStats a = run_disagg(toy_traffic(), line, {});
+    const DisaggStats b = run_disagg(toy_traffic(), fitted, {});
+    const double send = 1000 * 131072 / 50e9;
+    BOOST_TEST(a.transfer_s.p50 == send + 1e-5, boost::test_tools::tolerance(0.01));
+    BOOST_TEST(b.transfer_s.p50 == 2e-3 + send / 0.5 + 1e-5, boost::test_tools::tolerance(0.01));
+    BOOST_TEST(b.end_to_end.ttft_s.p50 > a.end_to_end.ttft_s.p50);
+}
+
+// The bundled fit names each connector it has terms for; a connector without published transfer
+// times keeps the line rate and says so; the file round-trips; a malformed one is one error naming
+// the field.
+BOOST_AUTO_TEST_CASE(the_bundled_transfer_fit_applies_to_its_connectors_only) {
+    const auto fit = load_transfer_fit(test::source_dir() / "assets" / "engines" / "fit" / "kv-transfer-fit.json");
+    BOOST_TEST_REQUIRE(fit.count("mooncake") == 1u);
+    BOOST_TEST_REQUIRE(fit.count("sglang") == 1u);
+    KvConnector m = resolve_connector("mooncake", "vllm");
+    BOOST_TEST(m.decode_frontend);
+    BOOST_TEST(!m.layerwise);
+    apply_transfer_fit(m, fit);
+    BOOST_TEST(m.transfer.points == 9);
+    BOOST_TEST(m.transfer.line_rate_fraction < 1.0);
+    BOOST_TEST(m.transfer.per_transfer_s > 0.0);
+    BOOST_TEST(m.transfer.basis.find("kvcache-ai/Mooncake") != std::string::npos, m.transfer.basis);
+    KvConnector n = resolve_connector("", "vllm");
+    BOOST_TEST(n.id == "nixl");
+    apply_transfer_fit(n, fit);
+    BOOST_TEST(n.transfer.points == 0);
+    BOOST_TEST(n.transfer.line_rate_fraction == 1.0);
+    BOOST_TEST(n.transfer.basis.find("line rate") != std::string::npos);
+    const auto again = parse_transfer_fit(transfer_fit_json(fit).dump(), "again");
+    BOOST_TEST(again.at("sglang").per_transfer_s == fit.at("sglang").per_transfer_s);
+    BOOST_TEST(again.at("sglang").line_rate_fraction == fit.at("sglang").line_rate_fraction);
+    BOOST_TEST(test::throws_naming([] { parse_transfer_fit(R"({"format": "quantplan-kv-transfer-fit/1", "connectors": {"x": {"per_transfer_s": 0, "line_rate_fraction": 0, "points": 2}}})", "f.json"); },
+                                   "f.json: connectors.x.line_rate_fraction"));
+    BOOST_TEST(test::throws_naming([] { parse_transfer_fit(R"({"format": "other"})", "f.json"); }, "f.json: format"));
+    BOOST_TEST(load_transfer_fit(test::source_dir() / "no-such-file.json").empty());
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_names_the_option) {
     BOOST_TEST(test::throws_naming([] { parse_disagg("0:2"); }, "--disagg: P and D must each be at least 1"));
     BOOST_TEST(test::throws_naming([] { parse_disagg("2"); }, "--disagg: '2' is not P:D"));
