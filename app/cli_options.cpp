@@ -122,6 +122,7 @@ CliOptions parse_command_line(int argc, char** argv) {
              o.max_num_batched_tokens_given = true;
          }},
         {"--max-num-seqs", [&](const std::string& v) { o.max_num_seqs = to_int("--max-num-seqs", v); o.max_num_seqs_given = true; }},
+        {"--num-scheduler-steps", [&](const std::string& v) { o.num_scheduler_steps = to_int("--num-scheduler-steps", v); }},
         {"--scenario", [&](const std::string& v) { o.scenario = v; }},
         {"--errorsim-formats", [&](const std::string& v) { o.errorsim = true; o.errorsim_formats = v; }},
         {"--errorsim-granularities", [&](const std::string& v) { o.errorsim = true; o.errorsim_granularities = v; }},
@@ -288,6 +289,8 @@ Workload:
                            fit beside the weights [unset]
   --max-num-batched-tokens N  prefill chunk / profiling tokens [8192]
   --max-num-seqs N         sampler size [256]
+  --num-scheduler-steps N  vLLM V0's multi-step scheduling (0.5.5 to 0.10.0, --engine vllm@V with
+                           the V0 engine): N decode passes a schedule, streamed together [1]
   --enforce-eager          the engine runs without CUDA graphs (vLLM's --enforce-eager, SGLang's
                            --disable-cuda-graph): with --profile engine each decode step pays the
                            fitted eager launch cost per layer

@@ -63,6 +63,7 @@ struct CliOptions {
     bool timestamp = false;                 // --timestamp : record the generation time in report.json
     std::int64_t max_num_batched_tokens = 8192;
     std::int64_t max_num_seqs = 256;
+    std::optional<std::int64_t> num_scheduler_steps;  // --num-scheduler-steps N: vLLM V0's multi-step scheduling
     std::optional<std::string> scenario;    // --scenario FILE
     // Disaggregated prefill and decode (docs/disaggregation.md).
     std::optional<std::string> disagg;           // --disagg P:D

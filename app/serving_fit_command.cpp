@@ -70,7 +70,8 @@ std::string serving_fit_markdown(const fidelity::ServingFitReport& r) {
            << pct(s.median_signed_loo, true) << " / " << pct(s.p90_abs_loo, false) << " | " << pct(s.median_abs_loso, false) << " / "
            << pct(s.median_signed_loso, true) << " / " << pct(s.p90_abs_loso, false) << " |\n";
     // Every run: its means measured and predicted with its source (the file's repository) left out.
-    md << "\nEvery run replayed (means; measured / predicted with its source, the file's repository, left out):\n\n"
+    md << "\nEvery run replayed (means, or medians marked p50 where a run publishes no mean; measured / predicted with its source, the file's "
+          "repository, left out):\n\n"
           "| file | run | engine | GPU, TP | model | scheme | load | TTFT | TPOT | requests/s |\n|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::map<std::string, const fidelity::ServingPoint*>> by_run;
     std::vector<std::string> order;
@@ -80,9 +81,14 @@ std::string serving_fit_markdown(const fidelity::ServingFitReport& r) {
         by_run[key][p.figure + ":" + p.stat] = &p;
     }
     const auto cell = [](const std::map<std::string, const fidelity::ServingPoint*>& m, const std::string& key, double scale, const char* f) {
-        const auto it = m.find(key);
+        auto it = m.find(key);
+        std::string mark;
+        if (it == m.end() && key.size() > 5 && key.compare(key.size() - 5, 5, ":mean") == 0) {
+            it = m.find(key.substr(0, key.size() - 5) + ":p50");
+            mark = "p50 ";
+        }
         if (it == m.end()) return std::string("-");
-        return num(it->second->measured * scale, f) + " / " + num(it->second->loso * scale, f) + " (" + pct(it->second->error_loso(), true) + ")";
+        return mark + num(it->second->measured * scale, f) + " / " + num(it->second->loso * scale, f) + " (" + pct(it->second->error_loso(), true) + ")";
     };
     for (const std::string& key : order) {
         const auto& m = by_run[key];

@@ -265,7 +265,7 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
         return why = "data parallelism or DP attention (not modelled by the replay)", std::nullopt;
     if (r.expert_parallel.value_or(false)) return why = "expert parallelism (not modelled by the replay)", std::nullopt;
     if (r.speculative_decoding.value_or(false)) return why = "speculative decoding (not modelled by the replay)", std::nullopt;
-    if (r.num_scheduler_steps.value_or(1) > 1) return why = "vLLM multi-step scheduling (not modelled by the replay)", std::nullopt;
+    if (r.num_scheduler_steps.value_or(1) > 64) return why = "more than 64 scheduler steps", std::nullopt;
     if (r.requests < 1) return why = "request count not stated", std::nullopt;
     if (r.requests > in.max_requests) return why = "more than " + std::to_string(in.max_requests) + " requests (not replayed)", std::nullopt;
     if (r.total_output_tokens && *r.total_output_tokens > in.max_output_tokens)
@@ -292,6 +292,9 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
         return why = "engine version not covered by a profile", std::nullopt;
     }
     p.group = serving_group(p.setup.profile);
+    // vLLM V0's multi-step scheduling (2026-12-06): replayed with its windows (serve::EngineLimits::
+    // multi_steps); another engine has none to replay.
+    if (r.num_scheduler_steps.value_or(1) > 1 && p.group != "vllm-v0") return why = "multi-step scheduling on an engine without it", std::nullopt;
     if (p.model.num_attention_heads % r.tp != 0) return why = "TP does not divide the heads", std::nullopt;
     // The requests: the file's own lengths, fixed lengths, a stated distribution, the dataset's
     // reference sample scaled to the run's means, or the means.
@@ -382,6 +385,7 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
     p.w.context_tokens = std::max(max_model_len, longest);
     p.w.tensor_parallel = r.tp;
     p.w.gpu_p2p = r.gpu_p2p;
+    p.w.engine.num_scheduler_steps = r.num_scheduler_steps.value_or(1);
     if (!r.kv_cache_dtype.empty() && r.kv_cache_dtype != "auto") {
         try {
             p.w.kv = parse_kv_format(r.kv_cache_dtype.find("fp8") != std::string::npos ? "fp8" : r.kv_cache_dtype);

@@ -62,7 +62,8 @@ struct ServingRunRecord {
     // What the replay does not model, so a run that states it is not replayed: pipeline parallelism
     // (setup.pipeline_parallel), data parallelism or SGLang's DP attention (data_parallel,
     // dp_attention), experts spread over the ranks (expert_parallel), speculative decoding
-    // (speculative_decoding) and vLLM V0's multi-step scheduling (num_scheduler_steps > 1).
+    // (speculative_decoding); vLLM V0's multi-step scheduling (num_scheduler_steps > 1) is replayed
+    // with its windows (serve::EngineLimits::multi_steps) since 2026-12-06.
     std::optional<std::int64_t> pipeline_parallel, data_parallel, num_scheduler_steps;
     std::optional<bool> dp_attention, expert_parallel, speculative_decoding;
     // setup.not_replayed_because: the corpus keeps the run as published and sets it apart, with the

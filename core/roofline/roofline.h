@@ -37,6 +37,9 @@ struct EngineSettings {
     std::uint64_t draft_weight_bytes_per_gpu = 0;
     std::uint64_t draft_kv_bytes_per_token_per_gpu = 0;
     std::int64_t lookahead_tokens = 0;
+    // vLLM V0's multi-step scheduling (--num-scheduler-steps, 0.5.5 to 0.10.0): a decode batch
+    // scheduled once runs this many forward passes (serve::EngineLimits::multi_steps). 1: off.
+    std::int64_t num_scheduler_steps = 1;
 };
 
 // What is being priced, apart from the scheme.

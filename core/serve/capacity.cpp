@@ -317,6 +317,7 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
     const bool v0_whole = setup.profile.engine == "vllm" && !setup.profile.defaults.chunked_prefill;
     p.limits.prefill_first = setup.profile.engine == "sglang" || v0_whole;
     p.limits.whole_prompt_prefill = v0_whole;
+    p.limits.multi_steps = std::max<std::int64_t>(1, w.engine.num_scheduler_steps);
     // SGLang reserves KV room for the running requests' future tokens before it admits another
     // (sglang/srt/managers/schedule_policy.py PrefillAdder; the constants of sglang/srt/environ.py).
     p.limits.reserve_future_tokens = setup.profile.engine == "sglang";
@@ -387,6 +388,11 @@ EnginePricing engine_pricing(const SchemeCosts& costs, const ModelConfig& model,
                 const engine::SpecStep st = engine::engine_spec_step(lookups, costs, model, gpu, setup, w, shape.decode_sequences, context, at,
                                                                      sp->acceptance, sp->draft, sp->terms, draft_lookups ? &dm : nullptr);
                 t += st.time_s;
+            } else if (shape.steps > 1) {
+                // A multi-step window: its forward passes back to back, the context growing by one
+                // token a pass (priced at the window's middle); the host's share below once.
+                const std::int64_t mid = context + (shape.steps - 1) / 2;
+                t += static_cast<double>(shape.steps) * engine::engine_decode_step(lookups, costs, model, gpu, setup, w, shape.decode_sequences, mid).time_s;
             } else {
                 t += engine::engine_decode_step(lookups, costs, model, gpu, setup, w, shape.decode_sequences, context).time_s;
             }

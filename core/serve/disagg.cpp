@@ -94,20 +94,20 @@ KvConnector resolve_connector(std::string_view id, std::string_view engine) {
     if (name == "nixl")
         return {name, false, true,
                 "vLLM NixlConnector: the decode server pulls the whole KV after the prefill returns; the request passes the decode server's frontend too "
-                "(vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py)"};
+                "(vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py)", {}};
     if (name == "p2p-nccl")
-        return {name, true, true, "vLLM P2pNcclConnector: each layer's KV sent as the prefill computes it (save_kv_layer)"};
+        return {name, true, true, "vLLM P2pNcclConnector: each layer's KV sent as the prefill computes it (save_kv_layer)", {}};
     if (name == "dynamo")
-        return {name, false, false, "NVIDIA Dynamo (vLLM workers): one frontend; the prefill worker writes the whole KV over NIXL after its prefill"};
+        return {name, false, false, "NVIDIA Dynamo (vLLM workers): one frontend; the prefill worker writes the whole KV over NIXL after its prefill", {}};
     if (name == "mooncake")
         return {name, false, true,
                 "vLLM MooncakeConnector: the prefill server keeps the blocks, the decode server asks for them and Mooncake's transfer engine writes "
                 "the whole KV after the prefill; the request passes the decode server's frontend too "
-                "(vllm/distributed/kv_transfer/kv_connector/v1/mooncake_connector.py)"};
+                "(vllm/distributed/kv_transfer/kv_connector/v1/mooncake_connector.py)", {}};
     if (name == "sglang")
         return {name, false, false,
                 "SGLang PD (Mooncake or NIXL backend): the router sends the request to both servers at once; the KV is sent after the prefill "
-                "(python/sglang/srt/disaggregation/prefill.py)"};
+                "(python/sglang/srt/disaggregation/prefill.py)", {}};
     throw Error("--kv-connector", "'" + clip_text(name, 40) + "' is not a connector quantplan models (nixl, p2p-nccl, dynamo, mooncake, sglang)");
 }
 

@@ -85,6 +85,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
         throw Error("--spec", "speculative tokens must be 0 to 64 with one acceptance rate each");
     for (double p : limits.acceptance)
         if (!(p >= 0 && p <= 1)) throw Error("--spec-acceptance", "acceptance rates must lie in [0, 1]");
+    if (limits.multi_steps < 1 || limits.multi_steps > 64) throw Error("--num-scheduler-steps", "must be 1 to 64");
+    if (limits.multi_steps > 1 && limits.speculative_tokens > 0)
+        throw Error("--num-scheduler-steps", "vLLM's multi-step scheduling does not run with speculative decoding");
     if (limits.full_groups < 0 || limits.sliding_groups < 0 || limits.state_groups < 0 || limits.full_groups + limits.sliding_groups < 1 ||
         (limits.sliding_groups > 0 && limits.sliding_window < 1) || limits.kv_cache_blocks < 0)
         throw Error("--serve", "the engine's KV-cache groups must be positive");
@@ -271,7 +274,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 // to what is left of its output; their KV slots are held with the step's token.
                 const std::int64_t k = std::max<std::int64_t>(
                     0, std::min({step_k, budget - 1, requests[running[i].index].output_tokens - running[i].generated - 1}));
-                const std::int64_t slots = held + 1 + k + (k > 0 ? limits.spec_lookahead_slots : 0);
+                const std::int64_t slots = held + 1 + k + (k > 0 ? limits.spec_lookahead_slots : 0) + (limits.multi_steps - 1);
                 if (hybrid && running[i].blocks + running[i].cached_blocks > blocks_for(held + 1)) {
                     // The window moved past blocks the prefill held: vLLM frees them.
                     const std::int64_t extra = std::min(running[i].blocks, running[i].blocks + running[i].cached_blocks - blocks_for(held + 1));
@@ -463,6 +466,8 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
             throw Error("--serve", "the scheduler is stuck: no sequence can run with the KV cache given");
         }
         if (shape.decode_sequences > 0) new_token_ratio = std::max(new_token_ratio - ratio_decay, limits.min_new_token_ratio);
+        // Multi-step scheduling: a decode-only step is a window of multi_steps forward passes.
+        if (limits.multi_steps > 1 && shape.prefill_tokens == 0 && shape.decode_sequences > 0) shape.steps = limits.multi_steps;
         // Run it.
         sample(static_cast<std::int64_t>(running.size()), static_cast<std::int64_t>(waiting.size()));
         const double dt = cost(shape);
@@ -508,8 +513,9 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                 }
             }
             if (!produced) continue;
-            // A decode gains its token and, speculating, the speculative tokens accepted.
-            std::int64_t gained = 1;
+            // A decode gains its token and, speculating, the speculative tokens accepted; a
+            // multi-step window its passes' tokens (streamed together at its end).
+            std::int64_t gained = decodes[i] ? shape.steps : 1;
             if (decodes[i]) {
                 if (spec_k[i] > 0) {
                     std::int64_t accepted = 0;
@@ -521,7 +527,7 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
                     step_spec += spec_k[i];
                     step_accepted += accepted;
                 }
-                ++decode_sequence_steps;
+                decode_sequence_steps += shape.steps;  // forward passes (a multi-step window runs several)
                 decode_tokens_gained += gained;
                 ++step_decodes;
                 step_gained += gained;

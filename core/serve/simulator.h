@@ -56,6 +56,9 @@ struct StepShape {
     // Speculative decoding: the speculative tokens the decoding sequences verify this step, summed
     // (each also scores its last token: decode_sequences + speculative_tokens rows). 0 without.
     std::int64_t speculative_tokens = 0;
+    // Forward passes the step runs on its batch, scheduled once: EngineLimits::multi_steps for a
+    // decode-only step of vLLM V0's multi-step scheduling, else 1.
+    std::int64_t steps = 1;
 };
 
 // Seconds one step of `shape` takes (the engine profile's mixed-step model, or a test's).
@@ -105,6 +108,14 @@ struct EngineLimits {
     // the queue behind it too; and a step that preempted admits no waiting request. false: a chunk
     // shrinks to the free blocks (an idealised scheduler).
     bool whole_chunks = false;
+    // vLLM V0's multi-step scheduling (--num-scheduler-steps N; vllm/engine/llm_engine.py with
+    // vllm/worker/multi_step_model_runner.py, 0.5.5 to 0.10.0): a decode-only batch is scheduled
+    // once and runs N forward passes (StepShape::steps), each decoding sequence holding N - 1
+    // lookahead slots beyond its next token (core/scheduler.py _get_num_lookahead_slots); a prefill
+    // step runs once and streams its first token. The N tokens of a window reach the client
+    // together at its end (one streamed chunk: one ITL gap), a sequence that ends inside the window
+    // runs to its end, and a waiting request is admitted only between windows. 1: off.
+    std::int64_t multi_steps = 1;
     double init_new_token_ratio = 0.7;           // SGLANG_INIT_NEW_TOKEN_RATIO
     double min_new_token_ratio = 0.7 * 0.14;     // x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
     std::int64_t ratio_decay_steps = 600;        // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS

@@ -1308,4 +1308,34 @@ BOOST_AUTO_TEST_CASE(disagg_fidelity_table_is_current) {
     BOOST_TEST(now == committed, "regenerate with: quantplan --fit-disagg --fidelity-out docs/disagg-fidelity.md");
 }
 
+// --num-scheduler-steps: vLLM V0's multi-step scheduling. At 10 steps the tokens stream ten at a
+// time (ITL about ten passes), the per-step host time is paid once a window (TPOT lower), and a new
+// request waits for the window to end (TTFT higher); V1 has no such setting.
+BOOST_AUTO_TEST_CASE(multi_step_scheduling_streams_its_windows) {
+    const std::string base = "--headless --serve --engine vllm@0.6.0 --model llama-3.1-8b --gpu a100-80gb --schemes bf16 --rate 8 --isl 200 --osl 200 "
+                             "--requests 300 --json - ";
+    const auto figures = [&](const std::string& extra) {
+        const auto [rc, text] = run_binary(base + extra);
+        BOOST_TEST_REQUIRE(rc == 0, text);
+        return nlohmann::json::parse(text).at("serve").at(0);
+    };
+    const nlohmann::json one = figures(""), ten = figures("--num-scheduler-steps 10");
+    const auto p50 = [](const nlohmann::json& s, const char* key) { return s.at(key).at("p50").get<double>(); };
+    BOOST_TEST(p50(ten, "itl_s") > 6 * p50(ten, "tpot_s"));
+    BOOST_TEST(p50(one, "itl_s") < 1.5 * p50(one, "tpot_s"));
+    BOOST_TEST(p50(ten, "tpot_s") < p50(one, "tpot_s"));
+    BOOST_TEST(p50(ten, "ttft_s") > p50(one, "ttft_s"));
+    for (const auto& [args, fragment] : {std::pair{"--engine vllm@0.11.0 --num-scheduler-steps 4", "--num-scheduler-steps: is vLLM V0's multi-step scheduling"},
+                                         {"--num-scheduler-steps 0", "--num-scheduler-steps: must be 1 to 64"}}) {
+        const auto [rc, output] = run_binary(base + args);
+        BOOST_TEST(rc == 1, args);
+        BOOST_TEST(output.find(fragment) != std::string::npos, args << " -> " << output);
+        BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, output);
+    }
+    // A plan at a guessed profile prices no engine scheduler to window.
+    const auto [rc, output] = run_binary("--headless --engine vllm@0.6.0 --model llama-3.1-8b --gpu a100-80gb --profile realistic --num-scheduler-steps 4");
+    BOOST_TEST(rc == 1);
+    BOOST_TEST(output.find("--num-scheduler-steps: prices vLLM V0's engine steps") != std::string::npos, output);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -813,6 +813,53 @@ BOOST_AUTO_TEST_CASE(the_prefill_first_scheduler_never_mixes_prefill_and_decode)
     BOOST_TEST(mixed > 0);
 }
 
+// vLLM V0's multi-step scheduling: a prefill step streams the first token, then each decode window
+// runs its passes back to back and streams their tokens as one chunk (one gap a window), a request
+// that ends inside a window waits for its end, and TPOT is one pass.
+BOOST_AUTO_TEST_CASE(a_multi_step_window_streams_its_tokens_together) {
+    EngineLimits limits;
+    limits.max_num_seqs = 64;
+    limits.max_num_batched_tokens = 4096;
+    limits.prefill_first = true;
+    limits.whole_prompt_prefill = true;
+    limits.multi_steps = 8;
+    std::int64_t largest_window = 0;
+    const StepCost window = [&](const StepShape& s) {
+        largest_window = std::max(largest_window, s.steps);
+        StepShape pass = s;
+        pass.steps = 1;
+        return static_cast<double>(s.steps) * synthetic_cost(pass);
+    };
+    StepShape prefill, pass;
+    prefill.prefill_tokens = 1000;
+    pass.decode_sequences = 1;
+    pass.decode_context_tokens = 1001;
+    const double prefill_s = synthetic_cost(prefill), pass_s = synthetic_cost(pass);
+    for (const std::int64_t out : {33, 30}) {
+        const SimulationResult one = simulate({{0.0, 1000, out}}, limits, window);
+        BOOST_TEST(one.steps == 5);                     // the prefill and four windows (the last one cut short for 30)
+        BOOST_TEST(one.requests[0].output_tokens == out);
+        BOOST_TEST(one.requests[0].ttft_s() == prefill_s, boost::test_tools::tolerance(1e-9));
+        BOOST_TEST(one.requests[0].finish_s == prefill_s + 4 * 8 * pass_s, boost::test_tools::tolerance(0.01));
+        BOOST_TEST(one.itl.total == 4);                 // one streamed chunk a window
+        BOOST_TEST(one.itl.sum_s / 4 == 8 * pass_s, boost::test_tools::tolerance(0.01));
+    }
+    BOOST_TEST(largest_window == 8);
+    // Without it, every pass streams its token.
+    limits.multi_steps = 1;
+    const SimulationResult plain = simulate({{0.0, 1000, 33}}, limits, window);
+    BOOST_TEST(plain.steps == 33);
+    BOOST_TEST(plain.itl.total == 32);
+    BOOST_TEST(plain.requests[0].finish_s == prefill_s + 32 * pass_s, boost::test_tools::tolerance(0.01));
+    // Out of its range, or with speculation: one error naming the option.
+    limits.multi_steps = 0;
+    BOOST_TEST(test::throws_naming([&] { simulate({{0.0, 10, 2}}, limits, window); }, "--num-scheduler-steps"));
+    limits.multi_steps = 4;
+    limits.speculative_tokens = 1;
+    limits.acceptance = {0.5};
+    BOOST_TEST(test::throws_naming([&] { simulate({{0.0, 10, 2}}, limits, window); }, "--num-scheduler-steps: vLLM's multi-step scheduling does not run with speculative"));
+}
+
 BOOST_AUTO_TEST_CASE(token_gaps_are_kept_in_a_bounded_histogram) {
     // Bin width 10^(1/200): a percentile read at a bin's centre is within 0.6% of the exact one.
     constexpr double kBinTolerance = 0.006;
