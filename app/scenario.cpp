@@ -149,6 +149,8 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (!o.max_num_batched_tokens_given) o.max_num_batched_tokens = integer_value(value, at), o.max_num_batched_tokens_given = true;
         } else if (key == "max_num_seqs") {
             if (!o.max_num_seqs_given) o.max_num_seqs = integer_value(value, at), o.max_num_seqs_given = true;
+        } else if (key == "num_scheduler_steps") {
+            if (!o.num_scheduler_steps) o.num_scheduler_steps = integer_value(value, at);
         } else if (key == "errorsim_formats") {
             if (!o.errorsim_formats) o.errorsim_formats = text_value(value, at);
         } else if (key == "errorsim_methods") {

@@ -1332,6 +1332,15 @@ BOOST_AUTO_TEST_CASE(multi_step_scheduling_streams_its_windows) {
         BOOST_TEST(output.find(fragment) != std::string::npos, args << " -> " << output);
         BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, output);
     }
+    // The same through a scenario file's key.
+    const std::filesystem::path scenario = std::filesystem::temp_directory_path() / "quantplan_tst_multistep_scenario.json";
+    {
+        std::ofstream f(scenario);
+        f << R"({"num_scheduler_steps": 10})";
+    }
+    const nlohmann::json from_scenario = figures("--scenario " + scenario.string());
+    std::filesystem::remove(scenario);
+    BOOST_TEST(p50(from_scenario, "itl_s") == p50(ten, "itl_s"));
     // A plan at a guessed profile prices no engine scheduler to window.
     const auto [rc, output] = run_binary("--headless --engine vllm@0.6.0 --model llama-3.1-8b --gpu a100-80gb --profile realistic --num-scheduler-steps 4");
     BOOST_TEST(rc == 1);
