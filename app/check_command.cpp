@@ -231,6 +231,7 @@ int run_check(const CliOptions& o, std::ostream& out, std::ostream& err) {
         if (o.engine_given) options.engine = o.engine;
         if (o.tp != 1) options.tp = o.tp;
         options.gpu_p2p = o.gpu_p2p;
+        options.num_scheduler_steps = o.num_scheduler_steps;
         // The serving fit's terms price the replay of a benchmark result, as they do a --serve run.
         const std::optional<engine::EngineCatalog> with_serving = with_serving_fit(o, engine_catalog());
         const check::CheckInputs in = bundled_inputs(with_serving ? *with_serving : engine_catalog());

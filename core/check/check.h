@@ -29,6 +29,7 @@ struct CheckOptions {
     std::optional<std::string> scheme;   // the checkpoint's scheme when known (else told from the model's name)
     std::optional<std::int64_t> tp;      // --tp N: a benchmark result's tensor-parallel size (a log names its own)
     std::optional<bool> gpu_p2p;         // --gpu-p2p on|off: a benchmark result's GPUs reach each other peer-to-peer
+    std::optional<std::int64_t> num_scheduler_steps;  // --num-scheduler-steps N: a benchmark result's vLLM V0 multi-step scheduling
 };
 
 // A GPU name as the runtime prints it, and the bundled profile it is (assets/gpu-device-names.json).
