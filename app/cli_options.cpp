@@ -100,6 +100,7 @@ CliOptions parse_command_line(int argc, char** argv) {
         {"--prefill-gpu", [&](const std::string& v) { o.prefill_gpu = v; }},
         {"--decode-gpu", [&](const std::string& v) { o.decode_gpu = v; }},
         {"--interconnect", [&](const std::string& v) { o.interconnect = v; }},
+        {"--interconnect-links", [&](const std::string& v) { o.interconnect_links = to_int("--interconnect-links", v); }},
         {"--kv-connector", [&](const std::string& v) { o.kv_connector = v; }},
         {"--spec-acceptance", [&](const std::string& v) { o.spec_acceptance = v; }},
         {"--fit-out", [&](const std::string& v) { o.fit_out = v; }},
@@ -327,6 +328,8 @@ Disaggregated prefill and decode (with --serve and --rate or --concurrency; docs
                            infiniband-ndr, infiniband-xdr, roce-200g, roce-400g, ethernet-100g,
                            pcie-gen4-x16, pcie-gen5-x16 (assets/interconnects/), or a profile file
                            [infiniband-ndr]
+  --interconnect-links N   the links (NICs) a prefill instance sends its KV over, each at the link's
+                           bandwidth [one per GPU pair: min(prefill TP, decode TP)]
   --kv-connector C         how the KV moves: nixl (vLLM's NixlConnector behind its proxy: pulled
                            whole after the prefill, the decode server's frontend paid too),
                            p2p-nccl (layer by layer), dynamo, mooncake (vLLM's MooncakeConnector),

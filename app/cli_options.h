@@ -70,6 +70,7 @@ struct CliOptions {
     std::optional<std::int64_t> prefill_tp, decode_tp;
     std::optional<std::string> prefill_scheme, decode_scheme, prefill_gpu, decode_gpu;
     std::optional<std::string> interconnect;     // --interconnect ID|FILE
+    std::optional<std::int64_t> interconnect_links;  // --interconnect-links N: links a prefill instance sends over
     std::optional<std::string> kv_connector;     // --kv-connector nixl|p2p-nccl|dynamo|mooncake|sglang
     bool disagg_sweep = false;                   // --disagg-sweep: the crossovers in prompt length and TPOT SLO
     bool fit_disagg = false;                     // --fit-disagg: the disaggregation model against its corpus

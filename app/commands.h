@@ -84,8 +84,9 @@ struct DisaggRun {
     std::string model_name;
     double offered = 0;                         // requests/s offered (0: closed loop)
 };
-// Throws Error naming the option.
-DisaggRun compute_disagg(const CliOptions& options);
+// Throws Error naming the option. `transfer_fit`: the connectors' transfer terms to apply; nullptr
+// reads the bundled assets/engines/fit/kv-transfer-fit.json (--fit-disagg passes the fit it makes).
+DisaggRun compute_disagg(const CliOptions& options, const std::map<std::string, serve::TransferTerms>* transfer_fit = nullptr);
 // --serve --disagg P:D: disaggregated prefill and decode beside aggregated serving on the same
 // GPUs (disagg_command.cpp, docs/disaggregation.md).
 int run_disagg(const CliOptions& options, std::ostream& out, std::ostream& err);

@@ -28,7 +28,9 @@ constexpr std::int64_t kMaxSearchGpus = 64;  // --disagg auto: neither answer us
 
 }  // namespace
 
-DisaggRun compute_disagg(const CliOptions& given) {
+DisaggRun compute_disagg(const CliOptions& given, const std::map<std::string, serve::TransferTerms>* transfer_fit) {
+    // Every PD connector modelled is vLLM V1's, Dynamo's or SGLang's: none runs V0's multi-step.
+    if (given.num_scheduler_steps) throw Error("--num-scheduler-steps", "vLLM V0's multi-step scheduling has no disaggregated serving here (the connectors modelled are V1's and SGLang's)");
     DisaggRun run;
     CliOptions& o = run.options;
     o = given;
@@ -69,8 +71,12 @@ DisaggRun compute_disagg(const CliOptions& given) {
     ask.decode = choice(o.decode_gpu, o.decode_tp, o.decode_scheme, "--decode-gpu");
     ask.aggregated = serve::PoolChoice{base, ask.decode.scheme, o.tp};
     ask.link = serve::resolve_interconnect(o.interconnect.value_or("infiniband-ndr"), interconnects_dir());
+    if (o.interconnect_links) {
+        if (*o.interconnect_links < 1 || *o.interconnect_links > 64) throw Error("--interconnect-links", "must be 1 to 64 links");
+        ask.links = *o.interconnect_links;
+    }
     ask.connector = serve::resolve_connector(o.kv_connector.value_or(""), base.engine ? base.engine->profile.engine : std::string("vllm"));
-    serve::apply_transfer_fit(ask.connector, serve::load_transfer_fit(kv_transfer_fit_file()));
+    serve::apply_transfer_fit(ask.connector, transfer_fit ? *transfer_fit : serve::load_transfer_fit(kv_transfer_fit_file()));
     ask.traffic = traffic;
     ask.slo = slo;
     ask.prefill_instances = p_count;
@@ -115,6 +121,7 @@ DisaggRun compute_disagg(const CliOptions& given) {
             sask.aggregated = {ask.aggregated};
         }
         sask.link = ask.link;
+        sask.links = ask.links;
         sask.connector = ask.connector;
         sask.traffic = traffic;
         sask.slo = slo;

@@ -28,6 +28,7 @@
 #include "core/base/json_guard.h"
 #include "core/base/stats.h"
 #include "core/base/text_file.h"
+#include "core/fidelity/corpus.h"
 #include "core/serve/disagg_plan.h"
 
 namespace quantplan::app {
@@ -166,9 +167,8 @@ bool price_transfers(CorpusRun& run, const nlohmann::json& setup) {
 
 // Prices one run: its options from the record's setup, then the disaggregated layout (through
 // --serve --disagg's own path) or the aggregated replicas.
-void price_run(CorpusRun& run, const nlohmann::json& setup) {
+void price_run(CorpusRun& run, const nlohmann::json& setup, bool transfers, const std::map<std::string, serve::TransferTerms>& transfer_fit) {
     const std::string model = text_at(setup, "model"), gpu = text_at(setup, "gpu");
-    const bool transfers = price_transfers(run, setup);
     // A run whose KV transfers were priced stays priced for them when the rest cannot be.
     const auto give_up = [&](const std::string& why) {
         if (!transfers) return void(run.skip = why);
@@ -220,8 +220,9 @@ void price_run(CorpusRun& run, const nlohmann::json& setup) {
             const std::string link_text = text_at(disagg, "interconnect");
             if (const auto id = stated_link(link_text)) o.interconnect = *id;
             else run.note = "link not stated as a rate (" + link_text.substr(0, 60) + "): priced at the default, InfiniBand NDR";
+            if (const auto links = int_at(disagg, "links")) o.interconnect_links = *links;
             what << *p << "P x TP " << *ptp << " + " << *dd << "D x TP " << *dtp << ", " << o.interconnect.value_or("infiniband-ndr");
-            stats = compute_disagg(o).comparison.stats.end_to_end;
+            stats = compute_disagg(o, &transfer_fit).comparison.stats.end_to_end;
         } else {
             const auto tp = int_at(setup, "tp"), instances = int_at(setup, "instances");
             if (!tp || !instances) return give_up("TP or replicas not stated");
@@ -264,7 +265,16 @@ std::string signed_pct(double v) { return (v >= 0 ? "+" : "") + pct(v); }
 int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err) {
     try {
         const std::filesystem::path file = disagg_measurements_file();
-        const nlohmann::json doc = parse_untrusted_json(read_text_file(file.string(), "--fit-disagg", 16 << 20), file.filename().string());
+        const std::string corpus_text = read_text_file(file.string(), "--fit-disagg", 16 << 20);
+        const nlohmann::json doc = parse_untrusted_json(corpus_text, file.filename().string());
+        // The corpus checksum the fit file carries (its name and bytes, as the other fits chain theirs).
+        std::string corpus_checksum;
+        {
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "fnv1a64:%016llx",
+                          static_cast<unsigned long long>(fidelity::fnv1a64(corpus_text, fidelity::fnv1a64(file.filename().string()))));
+            corpus_checksum = buf;
+        }
         if (!doc.is_object() || !doc.contains("records") || !doc["records"].is_array())
             throw Error(file.filename().string(), "expected an object with a records array");
         // Runs: a record's id without its last segment (the figure) names its run.
@@ -305,10 +315,12 @@ int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err
             f.measured = si.value_or(0.0);
             runs[index[key]].figures.push_back(f);
         }
+        // The published transfer times first (they need only the model, the TPs and the link).
+        std::map<std::string, bool> transfers;
         for (CorpusRun& run : runs) {
             const bool any = std::any_of(run.figures.begin(), run.figures.end(), [](const Figure& f) { return f.skip.empty(); });
             if (!any) run.skip = "no figure quantplan predicts (per node, per GPU, speed-ups or p95 only)";
-            else price_run(run, setups[run.key]);
+            else transfers[run.key] = price_transfers(run, setups[run.key]);
         }
         // The connectors' transfer terms: fitted to every published transfer time of each connector
         // (the file), and each time predicted from the fit of the connector's others (leave-one-out).
@@ -328,26 +340,27 @@ int run_fit_disagg(const CliOptions& given, std::ostream& out, std::ostream& err
             fit[id] = t;
         }
         std::map<std::string, std::vector<double>> line_rate_errors, loo_errors;
+        std::map<std::string, std::size_t> at_point;  // connector -> the index of its next point (the order by_connector holds them in)
         for (CorpusRun& run : runs)
             for (Figure& f : run.figures) {
                 if (!f.priced || !f.transfer) continue;
                 line_rate_errors[f.connector].push_back(std::abs(f.error()));
+                // Its connector's other points (the same order as they were gathered: this one by index).
+                const std::vector<serve::TransferPoint>& all = by_connector[f.connector];
+                const std::size_t self = at_point[f.connector]++;
                 std::vector<serve::TransferPoint> others;
-                bool skipped_self = false;
-                for (const serve::TransferPoint& q : by_connector[f.connector]) {
-                    if (!skipped_self && q.bytes_per_link == f.transfer->bytes_per_link && q.measured_s == f.transfer->measured_s) {
-                        skipped_self = true;
-                        continue;
-                    }
-                    others.push_back(q);
-                }
+                for (std::size_t k = 0; k < all.size(); ++k)
+                    if (k != self) others.push_back(all[k]);
                 const serve::TransferTerms t = serve::fit_transfer_terms(others);
                 f.predicted = serve::transfer_time_s(t, f.transfer->bytes_per_link, f.transfer->bandwidth_bytes_per_s, f.transfer->latency_s);
                 loo_errors[f.connector].push_back(std::abs(f.error()));
             }
+        // Then every other figure, with the connectors' terms just fitted (not the file's).
+        for (CorpusRun& run : runs)
+            if (run.skip.empty()) price_run(run, setups[run.key], transfers[run.key], fit);
         {
             const std::filesystem::path path = given.fit_out ? std::filesystem::path(*given.fit_out) : kv_transfer_fit_file();
-            write_file_atomically(path.string(), serve::transfer_fit_json(fit).dump(1) + "\n");
+            write_file_atomically(path.string(), serve::transfer_fit_json(fit, corpus_checksum).dump(1) + "\n");
         }
         // Errors per layout and class.
         Summary sum;

@@ -248,6 +248,8 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
     r.workload.gpu_p2p = o.gpu_p2p;
     if (o.max_num_seqs <= 0) throw Error("--max-num-seqs", "must be positive");
     if (o.num_scheduler_steps && !engine_priced) throw Error("--num-scheduler-steps", "prices vLLM V0's engine steps: it needs --profile engine (the default)");
+    // The windows change how the requests stream, which only the capacity simulator runs.
+    if (o.num_scheduler_steps && !o.serve) throw Error("--num-scheduler-steps", "is a serving setting: it applies to --serve (and --check of a benchmark result)");
     // A user corpus (--corpus FILE) refits the profiles with its points, so the bands are the
     // user's own; otherwise the committed fit is read.
     std::optional<engine::EngineCatalog> refitted;
@@ -281,23 +283,9 @@ PlanRequest plan_request_from_options(const CliOptions& o) {
             r.engine->profile.defaults.mem_fraction_static = o.gpu_mem_util;
         r.workload.engine.kv_block_tokens = d.block_size_tokens;
         if (o.num_scheduler_steps) {
-            // vLLM's --num-scheduler-steps: V0's multi-step scheduling, 0.5.5 to 0.10.0
-            // (assets/engines/args/vllm.json); V1 has none (0.8 to 0.10 fell back to V0 for it).
-            const std::string& v = r.engine->choice.version_asked;
-            const bool v0 = r.engine->profile.engine == "vllm" && r.engine->profile.id.rfind("vllm-v0", 0) == 0;
-            const auto within = [&] {
-                try {
-                    const engine::EngineVersion at = engine::parse_engine_version(v, "--engine");
-                    return engine::compare_versions(at, engine::parse_engine_version("0.5.5", "bound")) >= 0 &&
-                           engine::compare_versions(at, engine::parse_engine_version("0.10.0", "bound")) <= 0;
-                } catch (const Error&) {
-                    return false;
-                }
-            };
-            if (!v0 || v.empty() || !within())
-                throw Error("--num-scheduler-steps", "is vLLM V0's multi-step scheduling (0.5.5 to 0.10.0; quantplan prices V0 from 0.5.5 to 0.7.x): "
-                                                     "give --engine vllm@0.6.0 or another such version, not " + r.engine->profile.title);
-            if (*o.num_scheduler_steps < 1 || *o.num_scheduler_steps > 64) throw Error("--num-scheduler-steps", "must be 1 to 64");
+            // vLLM's --num-scheduler-steps: V0's multi-step scheduling (engine::multi_step_refusal).
+            if (const std::string why = engine::multi_step_refusal(r.engine->profile, r.engine->choice.version_asked, *o.num_scheduler_steps); !why.empty())
+                throw Error("--num-scheduler-steps", why);
             r.workload.engine.num_scheduler_steps = *o.num_scheduler_steps;
         }
         // A calibration file measured on this GPU replaces the fitted kernel curves it covers.

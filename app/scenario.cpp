@@ -96,6 +96,8 @@ void apply_scenario(CliOptions& o, const json& scenario, const std::string& wher
             if (!o.decode_gpu) o.decode_gpu = text_value(value, at);
         } else if (key == "interconnect") {
             if (!o.interconnect) o.interconnect = text_value(value, at);
+        } else if (key == "interconnect_links") {
+            if (!o.interconnect_links) o.interconnect_links = integer_value(value, at);
         } else if (key == "kv_connector") {
             if (!o.kv_connector) o.kv_connector = text_value(value, at);
         } else if (key == "disagg_sweep") {

@@ -188,7 +188,7 @@ nlohmann::json capacity_document(const CapacityRun& run) {
 int run_serve(const CliOptions& given, std::ostream& out, std::ostream& err) {
     if (given.disagg) return run_disagg(given, out, err);
     if (given.prefill_tp || given.decode_tp || given.prefill_scheme || given.decode_scheme || given.prefill_gpu || given.decode_gpu || given.interconnect ||
-        given.kv_connector || given.disagg_sweep) {
+        given.interconnect_links || given.kv_connector || given.disagg_sweep) {
         err << "quantplan: --disagg: the prefill and decode pools' options need --disagg P:D\n";
         return 1;
     }

@@ -986,10 +986,8 @@ CheckResult check_bench_result(const BenchResult& b, const CheckOptions& options
         w.gpu_p2p = options.gpu_p2p;
         if (options.num_scheduler_steps) {
             // vLLM V0's multi-step scheduling (a result names no server setting: the option says it).
-            if (setup.profile.engine != "vllm" || setup.profile.id.rfind("vllm-v0", 0) != 0)
-                throw Error("--num-scheduler-steps", "is vLLM V0's multi-step scheduling; this result is priced with " + setup.profile.title +
-                                                         " (give --engine vllm@0.6.0 or another V0 version)");
-            if (*options.num_scheduler_steps < 1 || *options.num_scheduler_steps > 64) throw Error("--num-scheduler-steps", "must be 1 to 64");
+            if (const std::string why = engine::multi_step_refusal(setup.profile, setup.choice.version_asked, *options.num_scheduler_steps); !why.empty())
+                throw Error("--num-scheduler-steps", why);
             w.engine.num_scheduler_steps = *options.num_scheduler_steps;
             r.notes.push_back("multi-step scheduling: " + std::to_string(*options.num_scheduler_steps) +
                               " decode passes a schedule (--num-scheduler-steps), streamed together, so the predicted ITL is one gap a window");

@@ -371,6 +371,25 @@ bool decode_uses_cuda_graphs(const EngineDefaults& d, std::int64_t seq_len) {
     return d.cuda_graphs && (d.cuda_graph_max_seq_len <= 0 || seq_len <= d.cuda_graph_max_seq_len);
 }
 
+std::string multi_step_refusal(const EngineProfile& profile, std::string_view version, std::int64_t steps) {
+    if (steps < 1 || steps > 64) return "must be 1 to 64";
+    if (steps == 1) return "";
+    const bool v0 = profile.engine == "vllm" && profile.id.rfind("vllm-v0", 0) == 0;
+    bool within = false;
+    try {
+        const EngineVersion at = parse_engine_version(version, "version");
+        within = compare_versions(at, parse_engine_version("0.5.5", "version")) >= 0 && compare_versions(at, parse_engine_version("0.10.0", "version")) <= 0;
+    } catch (const Error&) {
+        within = false;
+    }
+    if (!v0 || version.empty() || !within)
+        return "is vLLM V0's multi-step scheduling (0.5.5 to 0.10.0; quantplan prices V0 from 0.5.5 to 0.7.x): give --engine vllm@0.6.0 or "
+               "another such version, not " + profile.title;
+    if (profile.defaults.chunked_prefill)
+        return "multi-step scheduling with chunked prefill (vLLM V0 turns it on above a 32,768-token context) is not modelled";
+    return "";
+}
+
 std::int64_t eager_decode_steps(const EngineDefaults& d, std::int64_t first_seq_len, std::int64_t steps) {
     if (steps <= 0) return 0;
     if (!decode_uses_cuda_graphs(d, first_seq_len)) return steps;

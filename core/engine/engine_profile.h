@@ -163,6 +163,13 @@ bool decode_uses_cuda_graphs(const EngineDefaults& d, std::int64_t seq_len);
 // Of `steps` decode steps over sequences of first_seq_len, first_seq_len + 1, ... tokens, how many
 // run without a CUDA graph.
 std::int64_t eager_decode_steps(const EngineDefaults& d, std::int64_t first_seq_len, std::int64_t steps);
+
+// Why vLLM's --num-scheduler-steps `steps` cannot be priced on `profile` at `version`: "" when it
+// can. Multi-step scheduling is vLLM V0's (the option exists from 0.5.5 to 0.10.0,
+// assets/engines/args/vllm.json; V1 has none), priced without chunked prefill (V0 turns it on above
+// a 32,768-token context; the windows of a mixed batch are not modelled); 1 to 64 steps. The one
+// check the command line, --check and the serving replay share.
+std::string multi_step_refusal(const EngineProfile& profile, std::string_view version, std::int64_t steps);
 // The largest decode batch this engine version replays from a CUDA graph on a GPU of
 // `memory_bytes` at this TP (its tiers, else cuda_graph_max_batch; vLLM V1: at most
 // max_num_batched_tokens). An empty version: the profile's newest.

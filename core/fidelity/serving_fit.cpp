@@ -265,7 +265,6 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
         return why = "data parallelism or DP attention (not modelled by the replay)", std::nullopt;
     if (r.expert_parallel.value_or(false)) return why = "expert parallelism (not modelled by the replay)", std::nullopt;
     if (r.speculative_decoding.value_or(false)) return why = "speculative decoding (not modelled by the replay)", std::nullopt;
-    if (r.num_scheduler_steps.value_or(1) > 64) return why = "more than 64 scheduler steps", std::nullopt;
     if (r.requests < 1) return why = "request count not stated", std::nullopt;
     if (r.requests > in.max_requests) return why = "more than " + std::to_string(in.max_requests) + " requests (not replayed)", std::nullopt;
     if (r.total_output_tokens && *r.total_output_tokens > in.max_output_tokens)
@@ -292,9 +291,6 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
         return why = "engine version not covered by a profile", std::nullopt;
     }
     p.group = serving_group(p.setup.profile);
-    // vLLM V0's multi-step scheduling (2026-12-06): replayed with its windows (serve::EngineLimits::
-    // multi_steps); another engine has none to replay.
-    if (r.num_scheduler_steps.value_or(1) > 1 && p.group != "vllm-v0") return why = "multi-step scheduling on an engine without it", std::nullopt;
     if (p.model.num_attention_heads % r.tp != 0) return why = "TP does not divide the heads", std::nullopt;
     // The requests: the file's own lengths, fixed lengths, a stated distribution, the dataset's
     // reference sample scaled to the run's means, or the means.
@@ -376,6 +372,10 @@ std::optional<Prepared> prepare(const ServingRunRecord& r, const ServingFitInput
     p.setup.profile.defaults = engine::defaults_for_run(p.setup.profile, p.gpu.id, p.gpu.memory_usable_bytes, p.setup.choice.version_asked, max_model_len);
     engine::EngineDefaults& d = p.setup.profile.defaults;
     if (r.chunked_prefill) d.chunked_prefill = *r.chunked_prefill;
+    // vLLM V0's multi-step scheduling (2026-12-06): replayed with its windows (serve::EngineLimits::
+    // multi_steps) where engine::multi_step_refusal allows it; elsewhere the run is not replayed.
+    if (r.num_scheduler_steps && !engine::multi_step_refusal(p.setup.profile, p.setup.choice.version_asked, *r.num_scheduler_steps).empty())
+        return why = "multi-step scheduling where the replay has none (not vLLM V0 0.5.5 on, chunked prefill, or above 64 steps)", std::nullopt;
     if (r.cuda_graphs) d.cuda_graphs = *r.cuda_graphs;
     if (r.mem_fraction_static) d.mem_fraction_static = *r.mem_fraction_static;
     p.w.engine.gpu_memory_utilization = r.gpu_memory_utilization.value_or(d.gpu_memory_utilization);

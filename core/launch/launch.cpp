@@ -434,6 +434,10 @@ Launch make_launch(const LaunchRequest& r, const EngineArgs& args, const EngineD
         else l.notes.push_back("SGLang's radix cache (on by default) serves the shared prefix the plan counts as cached");
     }
     if (r.enforce_eager) add(vllm ? "--enforce-eager" : "--disable-cuda-graph", "", "the plan priced steps without CUDA graphs");
+    if (r.num_scheduler_steps > 1) {
+        if (!vllm) throw Error("--emit", "multi-step scheduling (--num-scheduler-steps) is vLLM V0's; SGLang has none");
+        add("--num-scheduler-steps", std::to_string(r.num_scheduler_steps), "the plan priced vLLM V0's multi-step scheduling at this many steps");
+    }
     if (!r.pd_role.empty()) {
         // A pool of disaggregated serving: its side of the KV transfer, as the plan priced it.
         if (r.pd_role != "prefill" && r.pd_role != "decode") throw Error("--emit", "a pool is prefill or decode, not '" + r.pd_role + "'");

@@ -76,12 +76,15 @@ struct LaunchRequest {
     std::int64_t max_num_batched_tokens = 8192;
     bool prefix_caching = false;           // the plan counted prefix hits (--prefix N)
     bool enforce_eager = false;
+    std::int64_t num_scheduler_steps = 1;  // vLLM V0's multi-step scheduling the plan priced (1: off)
     bool mxfp4_mxfp8 = false;
     std::int64_t replicas = 1;
     std::uint64_t checkpoint_bytes = 0;    // the scheme's checkpoint as the plan computed it
     // Disaggregated serving (core/serve/disagg.h, docs/disaggregation.md): the pool this launch
     // serves ("prefill" or "decode"; "" for aggregated serving) and the connector the plan priced
-    // ("nixl", "p2p-nccl" for vLLM; "sglang" for SGLang's PD with its Mooncake backend).
+    // ("nixl", "p2p-nccl" for vLLM; "sglang" for SGLang's PD with its Mooncake backend; "dynamo" and
+    // "mooncake" are refused: Dynamo launches its own workers, and the MooncakeConnector's first
+    // vLLM release is not pinned).
     std::string pd_role;
     std::string pd_connector;
 };

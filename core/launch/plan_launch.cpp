@@ -68,6 +68,7 @@ LaunchRequest launch_request(const PlanRequest& request, const SchemeResult& sch
     r.gpu_memory_utilization = e.gpu_memory_utilization;
     r.max_num_seqs = e.max_num_seqs;
     r.max_num_batched_tokens = e.max_num_batched_tokens;
+    r.num_scheduler_steps = e.num_scheduler_steps;
     if (request.engine) {
         const engine::EngineProfile& p = request.engine->profile;
         if (p.memory.rule == engine::BudgetRule::StaticFraction)

@@ -385,6 +385,7 @@ json plan_json(const PlanResult& p) {
               {"gpu_memory_utilization", q.workload.engine.gpu_memory_utilization},
               {"max_num_batched_tokens", q.workload.engine.max_num_batched_tokens},
               {"max_num_seqs", q.workload.engine.max_num_seqs},
+              {"num_scheduler_steps", q.workload.engine.num_scheduler_steps},
               {"goal", goal_name(q.goal.goal)},
               {"accuracy", accuracy_tolerance_name(q.goal.tolerance)}}},
             {"placement",

@@ -113,18 +113,18 @@ KvConnector resolve_connector(std::string_view id, std::string_view engine) {
 
 TransferTerms fit_transfer_terms(const std::vector<TransferPoint>& points) {
     TransferTerms t;
-    t.basis = "line rate (no measured transfer times)";
+    t.basis = "too few transfer times of different sizes to fit";
     // Relative residual of point i: c a_i + s b_i - r_i, with a = 1 / y, b = (bytes / bandwidth) / y
     // (the send at the line rate, over the measured time), r = 1 - latency / y, and s = 1 / fraction.
     double aa = 0, ab = 0, bb = 0, ar = 0, br = 0;
-    double smallest = std::numeric_limits<double>::infinity(), largest = 0;
+    double smallest = std::numeric_limits<double>::infinity(), largest = 0;  // the line-rate send times, the regressor
     std::int64_t n = 0;
     for (const TransferPoint& p : points) {
         if (!(p.measured_s > 0) || !(p.bandwidth_bytes_per_s > 0) || !(p.bytes_per_link > 0) || !std::isfinite(p.measured_s)) continue;
         const double a = 1.0 / p.measured_s, b = p.bytes_per_link / p.bandwidth_bytes_per_s / p.measured_s, r = 1.0 - p.latency_s / p.measured_s;
         aa += a * a, ab += a * b, bb += b * b, ar += a * r, br += b * r;
-        smallest = std::min(smallest, p.bytes_per_link);
-        largest = std::max(largest, p.bytes_per_link);
+        smallest = std::min(smallest, p.bytes_per_link / p.bandwidth_bytes_per_s);
+        largest = std::max(largest, p.bytes_per_link / p.bandwidth_bytes_per_s);
         ++n;
     }
     const double det = aa * bb - ab * ab;
@@ -146,7 +146,9 @@ double transfer_time_s(const TransferTerms& terms, double bytes_per_link, double
 std::map<std::string, TransferTerms> parse_transfer_fit(std::string_view text, const std::string& source) {
     const nlohmann::json j = parse_untrusted_json(text, source);
     if (!j.is_object()) throw Error(source, "a KV-transfer fit is a JSON object");
-    if (j.value("format", std::string()) != "quantplan-kv-transfer-fit/1") throw Error(source + ": format", "expected \"quantplan-kv-transfer-fit/1\"");
+    if (const auto f = j.find("format"); f == j.end() || !f->is_string() || f->get<std::string>() != "quantplan-kv-transfer-fit/1")
+        throw Error(source + ": format", "expected \"quantplan-kv-transfer-fit/1\"");
+    if (const auto c = j.find("corpus_checksum"); c != j.end() && !c->is_string()) throw Error(source + ": corpus_checksum", "must be text");
     const auto cs = j.find("connectors");
     if (cs == j.end() || !cs->is_object()) throw Error(source + ": connectors", "must be an object of connector ids");
     if (cs->size() > 64) throw Error(source + ": connectors", "at most 64 connectors");
@@ -164,21 +166,23 @@ std::map<std::string, TransferTerms> parse_transfer_fit(std::string_view text, c
         };
         t.per_transfer_s = number("per_transfer_s", 0, 1, false);
         t.line_rate_fraction = number("line_rate_fraction", 0, 1, true);
-        t.points = static_cast<std::int64_t>(number("points", 0, 1e6, false));
-        if (const auto b = it->find("basis"); b != it->end()) {
-            if (!b->is_string()) throw Error(at + ".basis", "must be text");
-            t.basis = b->get<std::string>();
-        }
+        const auto pts = it->find("points");
+        if (pts == it->end() || !pts->is_number_integer() || pts->get<std::int64_t>() < 0 || pts->get<std::int64_t>() > 1000000)
+            throw Error(at + ".points", "must be a whole number of transfer times, 0 to 1,000,000");
+        t.points = pts->get<std::int64_t>();
+        const auto b = it->find("basis");
+        if (b == it->end() || !b->is_string() || b->get<std::string>().empty()) throw Error(at + ".basis", "must say what the terms were fitted to");
+        t.basis = b->get<std::string>();
         out[it.key()] = t;
     }
     return out;
 }
 
-nlohmann::json transfer_fit_json(const std::map<std::string, TransferTerms>& fit) {
+nlohmann::json transfer_fit_json(const std::map<std::string, TransferTerms>& fit, const std::string& corpus_checksum) {
     nlohmann::json cs = nlohmann::json::object();
     for (const auto& [id, t] : fit)
         cs[id] = {{"per_transfer_s", t.per_transfer_s}, {"line_rate_fraction", t.line_rate_fraction}, {"points", t.points}, {"basis", t.basis}};
-    return {{"format", "quantplan-kv-transfer-fit/1"}, {"connectors", cs}};
+    return {{"format", "quantplan-kv-transfer-fit/1"}, {"corpus_checksum", corpus_checksum}, {"connectors", cs}};
 }
 
 void apply_transfer_fit(KvConnector& connector, const std::map<std::string, TransferTerms>& fit) {
@@ -187,7 +191,7 @@ void apply_transfer_fit(KvConnector& connector, const std::map<std::string, Tran
         return;
     }
     connector.transfer = TransferTerms{};
-    connector.transfer.basis = "line rate: no published transfer times of this connector";
+    connector.transfer.basis = "no published transfer times of this connector";
 }
 
 std::map<std::string, TransferTerms> load_transfer_fit(const std::filesystem::path& file) {
@@ -235,7 +239,7 @@ DisaggStats compose(const std::vector<Request>& requests, const std::vector<Requ
     double prefill_busy = 0, prefill_in_system = 0, prefill_tl = 0;
     double first_arrival = requests.front().arrival_s;
     for (const Request& r : requests) first_arrival = std::min(first_arrival, r.arrival_s);
-    const double links = d(std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp)));
+    const double links = d(spec.links > 0 ? spec.links : std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp)));
     const double bandwidth = spec.link.bandwidth_bytes_per_s * links;
     const double layers = d(std::max<std::int64_t>(spec.layers, 1));
     std::vector<double> ready(n, 0), transfer(n, 0), wait(n, 0), hold(n, 0);
@@ -272,13 +276,15 @@ DisaggStats compose(const std::vector<Request>& requests, const std::vector<Requ
             std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return prefill_end[a] < prefill_end[b]; });
             double link_free = -std::numeric_limits<double>::infinity();
             for (const std::size_t i : order) {
-                const double send = spec.transfer.per_transfer_s + d(requests[i].input_tokens) * spec.kv_bytes_per_token / (bandwidth * spec.transfer.line_rate_fraction);
+                // The connector's cost a transfer, then the bytes at its share of the line rate.
+                const double bytes_s = d(requests[i].input_tokens) * spec.kv_bytes_per_token / (bandwidth * spec.transfer.line_rate_fraction);
+                const double send = spec.transfer.per_transfer_s + bytes_s;
                 double start = 0, end = 0;
                 if (spec.layerwise) {
                     // Layer by layer while the prefill runs: the last layer's share after it, or the
                     // whole send after the link frees.
                     start = std::max(prefill_start[i], link_free);
-                    end = std::max(prefill_end[i] + send / layers, start + send) + spec.link.latency_s;
+                    end = std::max(prefill_end[i] + spec.transfer.per_transfer_s + bytes_s / layers, start + send) + spec.link.latency_s;
                     wait[i] = std::max(0.0, link_free - prefill_start[i]);
                 } else {
                     start = std::max(prefill_end[i], link_free);

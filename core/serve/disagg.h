@@ -90,11 +90,12 @@ TransferTerms fit_transfer_terms(const std::vector<TransferPoint>& points);
 // The time `terms` give one transfer of `bytes_per_link` over a link.
 double transfer_time_s(const TransferTerms& terms, double bytes_per_link, double bandwidth_bytes_per_s, double latency_s);
 
-// The fitted terms per connector id (format quantplan-kv-transfer-fit/1:
-// {"connectors": {"<id>": {"per_transfer_s", "line_rate_fraction", "points", "basis"}}}). Throws
-// Error(source) naming the field. transfer_fit_json writes what parse_transfer_fit reads.
+// The fitted terms per connector id (format quantplan-kv-transfer-fit/1: {"corpus_checksum": the
+// disaggregated corpus's, "connectors": {"<id>": {"per_transfer_s", "line_rate_fraction",
+// "points", "basis"}}}). Throws Error(source) naming the field. transfer_fit_json writes what
+// parse_transfer_fit reads.
 std::map<std::string, TransferTerms> parse_transfer_fit(std::string_view text, const std::string& source);
-nlohmann::json transfer_fit_json(const std::map<std::string, TransferTerms>& fit);
+nlohmann::json transfer_fit_json(const std::map<std::string, TransferTerms>& fit, const std::string& corpus_checksum);
 
 // The fit file's terms for the connector's id, when it has them (else its line rate stays, with a
 // basis saying so). An absent file leaves every connector at the line rate; a malformed one throws.
@@ -143,6 +144,10 @@ struct DisaggPool {
 struct DisaggSpec {
     DisaggPool prefill, decode;
     Interconnect link;
+    // The links a prefill instance sends over, each at the link's bandwidth (--interconnect-links):
+    // 0, one per GPU pair, min(prefill TP, decode TP) (a DGX H100 has a NIC per GPU); a node whose
+    // GPUs share fewer NICs sends over those (Mooncake's H20 page: 4 x 400GbE for 8 GPUs).
+    std::int64_t links = 0;
     double kv_bytes_per_token = 0;   // KV bytes moved per prompt token (kv_transfer_bytes_per_token)
     std::int64_t layers = 1;         // the model's layers (the layer-wise overlap's unit)
     bool layerwise = true;           // the connector sends layer by layer as the prefill computes them

@@ -97,6 +97,7 @@ DisaggComparison compare_disagg(const DisaggAsk& ask) {
     spec.prefill = {pp.pricing, ask.prefill_instances, ask.prefill.tp, scheme_name(ask.prefill.scheme), ask.prefill.request.gpu.id};
     spec.decode = {dp.pricing, ask.decode_instances, ask.decode.tp, scheme_name(ask.decode.scheme), ask.decode.request.gpu.id};
     spec.link = ask.link;
+    spec.links = ask.links;
     spec.kv_bytes_per_token = kv_transfer_bytes_per_token(pp.costs, ask.decode.tp);
     spec.layers = std::max<std::int64_t>(ask.prefill.request.model.num_layers, 1);
     spec.layerwise = ask.connector.layerwise;
@@ -168,7 +169,8 @@ nlohmann::json disagg_json(const DisaggComparison& c) {
                           {"utilization", ds.decode_utilization}, {"kv_utilization", ds.decode_kv_utilization},
                           {"littles_law", {{"mean_in_system", ds.decode_mean_in_system}, {"throughput_times_latency", ds.decode_throughput_times_latency}}}}}}},
             {"interconnect", {{"id", spec.link.id}, {"name", spec.link.name}, {"bandwidth_bytes_per_s", spec.link.bandwidth_bytes_per_s},
-                              {"latency_s", spec.link.latency_s}, {"source", spec.link.source}}},
+                              {"latency_s", spec.link.latency_s}, {"source", spec.link.source},
+                              {"links", spec.links > 0 ? spec.links : std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp))}}},
             {"kv_bytes_per_token", spec.kv_bytes_per_token},
             {"layerwise", spec.layerwise},
             {"connector", {{"id", c.connector.id}, {"layerwise", c.connector.layerwise}, {"decode_frontend", c.connector.decode_frontend}, {"how", c.connector.how},
@@ -306,6 +308,7 @@ DisaggSearch search_disagg(const DisaggSearchAsk& ask) {
         spec.prefill = {start.p->pricing.pricing, 1, start.p->choice->tp, scheme_name(start.p->choice->scheme), start.p->choice->request.gpu.id};
         spec.decode = {start.q->pricing.pricing, 1, start.q->choice->tp, scheme_name(start.q->choice->scheme), start.q->choice->request.gpu.id};
         spec.link = ask.link;
+        spec.links = ask.links;
         spec.kv_bytes_per_token = kv_transfer_bytes_per_token(start.p->pricing.costs, start.q->choice->tp);
         spec.layers = std::max<std::int64_t>(start.p->choice->request.model.num_layers, 1);
         spec.layerwise = ask.connector.layerwise;

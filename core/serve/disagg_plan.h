@@ -32,6 +32,7 @@ struct DisaggAsk {
     PoolChoice prefill, decode, aggregated;
     std::int64_t prefill_instances = 1, decode_instances = 1;
     Interconnect link;
+    std::int64_t links = 0;    // links a prefill instance sends over (DisaggSpec::links; 0: one per GPU pair)
     KvConnector connector;
     Traffic traffic;
     Slo slo;
@@ -76,6 +77,7 @@ struct LayoutCost {
 struct DisaggSearchAsk {
     std::vector<PoolChoice> prefill, decode, aggregated;   // the candidates of each (TP, scheme, GPU)
     Interconnect link;
+    std::int64_t links = 0;    // links a prefill instance sends over (DisaggSpec::links; 0: one per GPU pair)
     KvConnector connector;
     Traffic traffic;                                       // open loop: the rate to hold is its rate
     Slo slo;

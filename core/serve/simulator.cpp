@@ -88,6 +88,8 @@ SimulationResult simulate(const std::vector<Request>& given, const EngineLimits&
     if (limits.multi_steps < 1 || limits.multi_steps > 64) throw Error("--num-scheduler-steps", "must be 1 to 64");
     if (limits.multi_steps > 1 && limits.speculative_tokens > 0)
         throw Error("--num-scheduler-steps", "vLLM's multi-step scheduling does not run with speculative decoding");
+    if (limits.multi_steps > 1 && !limits.prefill_first)
+        throw Error("--num-scheduler-steps", "multi-step scheduling with chunked prefill (mixed steps) is not modelled");
     if (limits.full_groups < 0 || limits.sliding_groups < 0 || limits.state_groups < 0 || limits.full_groups + limits.sliding_groups < 1 ||
         (limits.sliding_groups > 0 && limits.sliding_window < 1) || limits.kv_cache_blocks < 0)
         throw Error("--serve", "the engine's KV-cache groups must be positive");

@@ -214,11 +214,13 @@ struct SimulationResult {
     // The engine's state over the run, thinned to at most 2 x timeline_points points (every k-th
     // step, k doubling whenever the list fills); empty when timeline_points is 0.
     std::vector<TimelinePoint> timeline;
-    // Every gap between two output tokens of one request (a decode step, or longer when the request
-    // sat out steps: a prefill-only step, a preemption's recompute).
+    // Every gap between two streamed chunks of one request (a decode step, or longer when the request
+    // sat out steps: a prefill-only step, a preemption's recompute; a chunk is one token, or a
+    // speculative step's accepted tokens, or a multi-step window's tokens).
     GapHistogram itl;
     // Speculative decoding over the run: verify steps' speculative tokens and those accepted, and
-    // the tokens decoding sequences gained per step (the mean acceptance length realised).
+    // the tokens decoding sequences gained per forward pass (the mean acceptance length realised;
+    // 1 without speculation, multi-step windows included).
     std::int64_t speculative_tokens = 0;
     std::int64_t accepted_tokens = 0;
     double tokens_per_decode_step = 0;

@@ -150,6 +150,7 @@ DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, cons
                 sa.aggregated.push_back({request, sc, tp});
             }
         sa.link = a.link;
+        sa.links = a.links;
         sa.connector = a.connector;
         sa.traffic = a.traffic;
         sa.slo = a.slo;

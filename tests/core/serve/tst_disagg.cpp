@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "core/serve/disagg.h"
 #include "core/serve/disagg_plan.h"
@@ -192,18 +193,45 @@ BOOST_AUTO_TEST_CASE(transfer_terms_are_fitted_within_their_bounds) {
     BOOST_TEST(t.points == 5);
     BOOST_TEST(t.per_transfer_s == 0.4e-3, boost::test_tools::tolerance(1e-6));
     BOOST_TEST(t.line_rate_fraction == 0.75, boost::test_tools::tolerance(1e-6));
-    // Faster than the line rate: the fraction is held at 1 and the cost refitted (never negative).
-    std::vector<TransferPoint> fast = points;
-    for (TransferPoint& p : fast) p.measured_s = p.bytes_per_link / (1.2 * p.bandwidth_bytes_per_s);
-    const TransferTerms f = fit_transfer_terms(fast);
-    BOOST_TEST(f.line_rate_fraction == 1.0);
-    BOOST_TEST(f.per_transfer_s >= 0.0);
-    // Small transfers slower per byte than large ones cannot make the cost negative.
-    std::vector<TransferPoint> odd = points;
-    odd.front().measured_s = odd.front().bytes_per_link / 25e9;  // a 2 MB transfer at exactly the line rate
-    for (std::size_t i = 1; i < odd.size(); ++i) odd[i].measured_s = odd[i].bytes_per_link / (0.5 * 25e9);
-    BOOST_TEST(fit_transfer_terms(odd).per_transfer_s >= 0.0);
-    BOOST_TEST(fit_transfer_terms(odd).line_rate_fraction <= 1.0);
+    // Where the free fit leaves the box (a negative cost, a share above the line rate, or both in
+    // turn), the answer is the box's constrained minimum of the relative squared error: checked
+    // against a brute-force search over a fine grid of the box.
+    const auto loss = [](const std::vector<TransferPoint>& pts, double c, double fraction) {
+        double sum = 0;
+        for (const TransferPoint& p : pts) {
+            const double r = transfer_time_s({c, fraction, 0, ""}, p.bytes_per_link, p.bandwidth_bytes_per_s, p.latency_s) / p.measured_s - 1;
+            sum += r * r;
+        }
+        return sum;
+    };
+    const auto brute = [&](const std::vector<TransferPoint>& pts) {
+        double best = std::numeric_limits<double>::infinity();
+        for (int i = 0; i <= 400; ++i)        // cost a transfer: 0 to 4 ms
+            for (int j = 1; j <= 400; ++j)    // share of the line rate: 0.0025 to 1
+                best = std::min(best, loss(pts, i * 1e-5, j / 400.0));
+        return best;
+    };
+    // The grid's spacing (10 us, 0.25%) bounds how far above the true minimum its best may lie.
+    constexpr double kGridSlack = 1e-3;
+    std::vector<TransferPoint> fast = points;   // faster than the line rate: the share held at 1
+    for (TransferPoint& p : fast) p.measured_s = 0.2e-3 + p.bytes_per_link / (1.2 * p.bandwidth_bytes_per_s);
+    std::vector<TransferPoint> odd = points;    // small transfers cheaper per byte: the cost held at 0
+    for (std::size_t i = 0; i < odd.size(); ++i) odd[i].measured_s = odd[i].bytes_per_link / ((i == 0 ? 0.9 : 0.5) * 25e9);
+    std::vector<TransferPoint> corner = odd;    // a negative cost whose refit then goes above the line rate: both at their bounds
+    for (std::size_t i = 0; i < corner.size(); ++i) corner[i].measured_s = corner[i].bytes_per_link / ((i == 0 ? 2.0 : 1.2) * 25e9);
+    for (const std::vector<TransferPoint>* pts : {&fast, &odd, &corner}) {
+        const TransferTerms t = fit_transfer_terms(*pts);
+        BOOST_TEST(t.points == 5);
+        BOOST_TEST(t.per_transfer_s >= 0.0);
+        BOOST_TEST(t.line_rate_fraction <= 1.0);
+        BOOST_TEST(loss(*pts, t.per_transfer_s, t.line_rate_fraction) <= brute(*pts) + kGridSlack,
+                   "fit " << t.per_transfer_s << " s, " << t.line_rate_fraction << " of the line rate");
+    }
+    BOOST_TEST(fit_transfer_terms(fast).line_rate_fraction == 1.0);
+    BOOST_TEST(fit_transfer_terms(odd).per_transfer_s == 0.0);
+    BOOST_TEST(fit_transfer_terms(odd).line_rate_fraction < 1.0);
+    BOOST_TEST(fit_transfer_terms(corner).per_transfer_s == 0.0);
+    BOOST_TEST(fit_transfer_terms(corner).line_rate_fraction == 1.0);
     // One size only: nothing to fit, the line rate stands.
     const TransferTerms one = fit_transfer_terms({points[2], points[2]});
     BOOST_TEST(one.points == 0);
@@ -244,13 +272,18 @@ BOOST_AUTO_TEST_CASE(the_bundled_transfer_fit_applies_to_its_connectors_only) {
     apply_transfer_fit(n, fit);
     BOOST_TEST(n.transfer.points == 0);
     BOOST_TEST(n.transfer.line_rate_fraction == 1.0);
-    BOOST_TEST(n.transfer.basis.find("line rate") != std::string::npos);
-    const auto again = parse_transfer_fit(transfer_fit_json(fit).dump(), "again");
+    BOOST_TEST(n.transfer.basis.find("no published transfer times") != std::string::npos);
+    const auto again = parse_transfer_fit(transfer_fit_json(fit, "fnv1a64:0").dump(), "again");
     BOOST_TEST(again.at("sglang").per_transfer_s == fit.at("sglang").per_transfer_s);
     BOOST_TEST(again.at("sglang").line_rate_fraction == fit.at("sglang").line_rate_fraction);
     BOOST_TEST(test::throws_naming([] { parse_transfer_fit(R"({"format": "quantplan-kv-transfer-fit/1", "connectors": {"x": {"per_transfer_s": 0, "line_rate_fraction": 0, "points": 2}}})", "f.json"); },
                                    "f.json: connectors.x.line_rate_fraction"));
     BOOST_TEST(test::throws_naming([] { parse_transfer_fit(R"({"format": "other"})", "f.json"); }, "f.json: format"));
+    BOOST_TEST(test::throws_naming([] { parse_transfer_fit(R"({"format": 3})", "f.json"); }, "f.json: format"));
+    BOOST_TEST(test::throws_naming([] { parse_transfer_fit(R"({"format": "quantplan-kv-transfer-fit/1", "connectors": {"x": {"per_transfer_s": 0, "line_rate_fraction": 1, "points": 2.7, "basis": "b"}}})", "f.json"); },
+                                   "f.json: connectors.x.points"));
+    BOOST_TEST(test::throws_naming([] { parse_transfer_fit(R"({"format": "quantplan-kv-transfer-fit/1", "connectors": {"x": {"per_transfer_s": 0, "line_rate_fraction": 1, "points": 2}}})", "f.json"); },
+                                   "f.json: connectors.x.basis"));
     BOOST_TEST(load_transfer_fit(test::source_dir() / "no-such-file.json").empty());
 }
 
