@@ -565,8 +565,10 @@ BOOST_AUTO_TEST_CASE(disagg_serves_two_pools_and_refuses_bad_input_in_one_line) 
     BOOST_TEST(tm.at("fitted_points") == 9);
     BOOST_TEST(tm.at("basis").get<std::string>().find("kvcache-ai/Mooncake") != std::string::npos);
     const double extra = tm.at("per_transfer_s").get<double>() + 2000.0 * 131072 / 25e9 * (1 / tm.at("line_rate_fraction").get<double>() - 1);
-    BOOST_TEST(extra > 0.002);
-    BOOST_TEST(dm.at("transfer_s").at("p50").get<double>() >= d.at("transfer_s").at("p50").get<double>() + extra * 0.99);
+    constexpr double kFittedExtra = 0.002;   // 0.39 ms + 27% of a 10.5 ms send: about 4.3 ms, so at least 2 ms
+    constexpr double kRounding = 0.99;       // the percentile's interpolation over the simulated sends
+    BOOST_TEST(extra > kFittedExtra);
+    BOOST_TEST(dm.at("transfer_s").at("p50").get<double>() >= d.at("transfer_s").at("p50").get<double>() + extra * kRounding);
     // The fitted connector at the corpus's own setup gives what the corpus measured: SGLang's
     // Mooncake page moves Qwen3-235B-A22B's 32,768-token KV (12.62 GB) TP 8 to TP 8 over the node's
     // 4 x 400GbE in 76.78 ms; the fit and the model count those 4 links alike.
@@ -1340,8 +1342,9 @@ BOOST_AUTO_TEST_CASE(multi_step_scheduling_streams_its_windows) {
     };
     const nlohmann::json one = figures(""), ten = figures("--num-scheduler-steps 10");
     const auto p50 = [](const nlohmann::json& s, const char* key) { return s.at(key).at("p50").get<double>(); };
-    BOOST_TEST(p50(ten, "itl_s") > 6 * p50(ten, "tpot_s"));
-    BOOST_TEST(p50(one, "itl_s") < 1.5 * p50(one, "tpot_s"));
+    constexpr double kChunkPasses = 6, kOnePass = 1.5;  // ten passes a window, some cut short; one pass, some gaps lengthened by a prefill step
+    BOOST_TEST(p50(ten, "itl_s") > kChunkPasses * p50(ten, "tpot_s"));
+    BOOST_TEST(p50(one, "itl_s") < kOnePass * p50(one, "tpot_s"));
     BOOST_TEST(p50(ten, "tpot_s") < p50(one, "tpot_s"));
     BOOST_TEST(p50(ten, "ttft_s") > p50(one, "ttft_s"));
     for (const auto& [args, fragment] : {std::pair{"--engine vllm@0.11.0 --num-scheduler-steps 4", "--num-scheduler-steps: is vLLM V0's multi-step scheduling"},
@@ -1372,8 +1375,9 @@ BOOST_AUTO_TEST_CASE(multi_step_scheduling_streams_its_windows) {
             if (r.at("quantity") == "itl_s_mean") return r.at("error_fraction").get<double>();
         return 1e9;
     };
-    BOOST_TEST(itl_error("") < -0.8);
-    BOOST_TEST(std::abs(itl_error("--num-scheduler-steps 10")) < 0.2);
+    constexpr double kOnePassItl = -0.8, kWindowItl = 0.2;  // -89% without the windows; +11% with them (docs/check.md)
+    BOOST_TEST(itl_error("") < kOnePassItl);
+    BOOST_TEST(std::abs(itl_error("--num-scheduler-steps 10")) < kWindowItl);
     {
         const auto [rc, out] = run_binary("--headless --check " + file + " --model llama-3-8b --gpu a100-80gb --engine vllm@0.11.0 --num-scheduler-steps 10");
         BOOST_TEST(rc == 1);

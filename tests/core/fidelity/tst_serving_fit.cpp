@@ -130,9 +130,14 @@ BOOST_AUTO_TEST_CASE(the_committed_serving_fit_is_the_fit_of_the_runs_and_holds_
     BOOST_TEST_REQUIRE(multistep.count("itl_s:p50") == 1u);
     BOOST_TEST_REQUIRE(multistep.count("tpot_s:p50") == 1u);
     for (const auto& [key, pt] : multistep) BOOST_TEST_MESSAGE("vLLM 0.6.0 multi-step " << key << ": " << pt->measured << " measured, " << pt->loso << " predicted");
-    BOOST_TEST(multistep.at("itl_s:p50")->loso > 6 * multistep.at("tpot_s:p50")->loso);
-    BOOST_TEST(std::abs(multistep.at("itl_s:p50")->error_loso()) < 0.25, multistep.at("itl_s:p50")->loso);
-    BOOST_TEST(std::abs(multistep.at("tpot_s:p50")->error_loso()) < 0.25, multistep.at("tpot_s:p50")->loso);
+    // Ten passes a chunk, less the chunks a request's last window cuts short and the gaps a prefill
+    // step lengthens: more than six passes at the median separates the windows from a plain
+    // scheduler's one. The errors' bound: the corpus's own p10-p90 band of TPOT and ITL under load
+    // is about +-50%; these two sit well inside it, half that keeps a margin for refits.
+    constexpr double kChunkPasses = 6, kMultiStepError = 0.25;
+    BOOST_TEST(multistep.at("itl_s:p50")->loso > kChunkPasses * multistep.at("tpot_s:p50")->loso);
+    BOOST_TEST(std::abs(multistep.at("itl_s:p50")->error_loso()) < kMultiStepError, multistep.at("itl_s:p50")->loso);
+    BOOST_TEST(std::abs(multistep.at("tpot_s:p50")->error_loso()) < kMultiStepError, multistep.at("tpot_s:p50")->loso);
     // The serving terms help: TTFT's leave-one-source-out median is below the simulator's without them.
     for (const fidelity::ServingSummary& s : r.summaries)
         if (s.engine == "*" && s.figure == "ttft_s") BOOST_TEST(s.median_abs_loso < s.median_abs_unfitted);

@@ -835,14 +835,17 @@ BOOST_AUTO_TEST_CASE(a_multi_step_window_streams_its_tokens_together) {
     pass.decode_sequences = 1;
     pass.decode_context_tokens = 1001;
     const double prefill_s = synthetic_cost(prefill), pass_s = synthetic_cost(pass);
+    // A pass's context grows by a token (50 ns of the 4.02 ms pass here): the windows' times match
+    // the first pass's within 1%.
+    constexpr double kContextGrowth = 0.01, kExact = 1e-9;
     for (const std::int64_t out : {33, 30}) {
         const SimulationResult one = simulate({{0.0, 1000, out}}, limits, window);
         BOOST_TEST(one.steps == 5);                     // the prefill and four windows (the last one cut short for 30)
         BOOST_TEST(one.requests[0].output_tokens == out);
-        BOOST_TEST(one.requests[0].ttft_s() == prefill_s, boost::test_tools::tolerance(1e-9));
-        BOOST_TEST(one.requests[0].finish_s == prefill_s + 4 * 8 * pass_s, boost::test_tools::tolerance(0.01));
+        BOOST_TEST(one.requests[0].ttft_s() == prefill_s, boost::test_tools::tolerance(kExact));
+        BOOST_TEST(one.requests[0].finish_s == prefill_s + 4 * 8 * pass_s, boost::test_tools::tolerance(kContextGrowth));
         BOOST_TEST(one.itl.total == 4);                 // one streamed chunk a window
-        BOOST_TEST(one.itl.sum_s / 4 == 8 * pass_s, boost::test_tools::tolerance(0.01));
+        BOOST_TEST(one.itl.sum_s / 4 == 8 * pass_s, boost::test_tools::tolerance(kContextGrowth));
     }
     BOOST_TEST(largest_window == 8);
     // Without it, every pass streams its token.
@@ -850,8 +853,28 @@ BOOST_AUTO_TEST_CASE(a_multi_step_window_streams_its_tokens_together) {
     const SimulationResult plain = simulate({{0.0, 1000, 33}}, limits, window);
     BOOST_TEST(plain.steps == 33);
     BOOST_TEST(plain.itl.total == 32);
-    BOOST_TEST(plain.requests[0].finish_s == prefill_s + 32 * pass_s, boost::test_tools::tolerance(0.01));
-    // Out of its range, or with speculation: one error naming the option.
+    BOOST_TEST(plain.requests[0].finish_s == prefill_s + 32 * pass_s, boost::test_tools::tolerance(kContextGrowth));
+    // Each decoding sequence holds N - 1 lookahead slots beyond its next token: with 16-token blocks
+    // a window of 32 keeps two more blocks a sequence than one pass does, so a cache of 8 requests'
+    // worth of blocks preempts only with the windows.
+    {
+        EngineLimits tight = limits;
+        tight.block_size_tokens = 16;
+        tight.kv_cache_tokens = 8 * 16 * 8;  // 8 requests of 8 blocks (100 prompt + 28 output tokens)
+        const std::vector<Request> eight(8, Request{0.0, 100, 28});
+        tight.multi_steps = 1;
+        const SimulationResult without = simulate(eight, tight, window);
+        tight.multi_steps = 32;
+        const SimulationResult with = simulate(eight, tight, window);
+        BOOST_TEST(without.preemptions == 0);
+        BOOST_TEST(with.preemptions > 0);
+        for (const RequestResult& q : with.requests) BOOST_TEST(q.output_tokens == 28);
+    }
+    // Out of its range, with speculation or with chunked prefill (mixed steps): one error naming the option.
+    limits.multi_steps = 4;
+    limits.prefill_first = false;
+    BOOST_TEST(test::throws_naming([&] { simulate({{0.0, 10, 2}}, limits, window); }, "--num-scheduler-steps: multi-step scheduling with chunked prefill"));
+    limits.prefill_first = true;
     limits.multi_steps = 0;
     BOOST_TEST(test::throws_naming([&] { simulate({{0.0, 10, 2}}, limits, window); }, "--num-scheduler-steps"));
     limits.multi_steps = 4;
