@@ -1033,7 +1033,21 @@ BOOST_FIXTURE_TEST_CASE(capacity_panel_compares_a_disaggregated_layout, WindowFi
     BOOST_TEST(with_fit.comparison.stats.transfer_s.p50 > core.comparison.stats.transfer_s.p50);
     BOOST_TEST(panel->disaggStatus()->text().contains(QStringLiteral("Transfer (mooncake): 0.39 ms a transfer, 73% of the line rate, fitted to 9")),
                panel->disaggStatus()->text().toStdString());
+    // Fewer links than GPU pairs (a node whose GPUs share NICs): the window passes its count to
+    // core, as --interconnect-links does. Decode TP 2 here: one link halves the pair's bandwidth.
+    DisaggInputs one_link = mooncake;
+    one_link.prefill_tp = 2;
+    one_link.decode_tp = 2;
+    const DisaggOutcome two_links = run_disagg(request, panel->inputs(), one_link, links, {}, fit, direct);
+    one_link.links = 1;
+    const DisaggOutcome single = run_disagg(request, panel->inputs(), one_link, links, {}, fit, direct);
+    BOOST_TEST(single.comparison.stats.transfer_s.p50 > two_links.comparison.stats.transfer_s.p50);
+    BOOST_TEST(disagg_json(single.comparison).at("interconnect").at("links") == 1);
+    BOOST_TEST(disagg_json(two_links.comparison).at("interconnect").at("links") == 2);
+    panel->setDisaggInputs(one_link);
+    BOOST_TEST(panel->disaggInputs().links == 1);
     panel->setDisaggInputs(d);
+    BOOST_TEST(panel->disaggInputs().links == 0);
     // Find cheapest: core's search, its layout put into the controls.
     panel->findButton()->click();
     wait();

@@ -136,6 +136,8 @@ DisaggOutcome run_disagg(PlanRequest request, const CapacityInputs& inputs, cons
     a.prefill_instances = d.prefill_instances;
     a.decode_instances = d.decode_instances;
     a.link = *link;
+    if (d.links < 0 || d.links > 64) throw Error("links", "must be 0 (a link per GPU pair) to 64");
+    a.links = d.links;
     a.connector = serve::resolve_connector(d.connector, request.engine->profile.engine);
     serve::apply_transfer_fit(a.connector, transfer_fit);
     a.traffic = ask.traffic;
@@ -429,6 +431,13 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
         for (const int tp : {1, 2, 4, 8}) box->addItem(QStringLiteral("TP %1").arg(tp), tp);
     link_ = new QComboBox(this);
     link_->setToolTip(tr("The link the KV cache crosses (assets/interconnects/)."));
+    links_count_ = new QSpinBox(this);
+    links_count_->setRange(0, 64);
+    links_count_->setSpecialValueText(tr("a link per GPU"));
+    links_count_->setSuffix(tr(" links"));
+    links_count_->setObjectName(QStringLiteral("disaggLinks"));
+    links_count_->setToolTip(tr("The links (NICs) a prefill instance sends its KV over, each at the link's bandwidth: by default one per GPU pair, "
+                                "min(prefill TP, decode TP); fewer where the GPUs share NICs (--interconnect-links)."));
     connector_ = new QComboBox(this);
     connector_->addItem(tr("engine's default"), QString());
     for (const char* id : {"nixl", "p2p-nccl", "dynamo", "mooncake", "sglang"}) connector_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
@@ -456,7 +465,8 @@ CapacityPanel::CapacityPanel(QWidget* parent) : Panel(parent) {
     disagg_bar->addWidget(decode_tp_, 0, 5);
     disagg_bar->addWidget(compare_, 0, 6);
     disagg_bar->addWidget(new QLabel(tr("Link:"), this), 1, 0);
-    disagg_bar->addWidget(link_, 1, 1, 1, 2);
+    disagg_bar->addWidget(link_, 1, 1);
+    disagg_bar->addWidget(links_count_, 1, 2);
     disagg_bar->addWidget(new QLabel(tr("Connector:"), this), 1, 3);
     disagg_bar->addWidget(connector_, 1, 4, 1, 2);
     disagg_bar->addWidget(find_, 1, 6);
@@ -560,6 +570,7 @@ DisaggInputs CapacityPanel::disaggInputs() const {
     d.decode_tp = decode_tp_->currentData().toInt();
     d.link = link_->currentData().toString().toStdString();
     d.connector = connector_->currentData().toString().toStdString();
+    d.links = links_count_->value();
     d.prefill_scheme = found_prefill_scheme_;
     d.decode_scheme = found_decode_scheme_;
     return d;
@@ -573,6 +584,7 @@ void CapacityPanel::setDisaggInputs(const DisaggInputs& d) {
     const int link = link_->findData(QString::fromStdString(d.link));
     if (link >= 0) link_->setCurrentIndex(link);
     connector_->setCurrentIndex(std::max(0, connector_->findData(QString::fromStdString(d.connector))));
+    links_count_->setValue(static_cast<int>(std::clamp<std::int64_t>(d.links, 0, 64)));
     found_prefill_scheme_ = d.prefill_scheme;
     found_decode_scheme_ = d.decode_scheme;
 }

@@ -68,6 +68,7 @@ struct DisaggInputs {
     std::int64_t prefill_tp = 1, decode_tp = 1;
     std::string link = "infiniband-ndr";   // an interconnect id of the bundled profiles
     std::string connector;                 // "" : the engine's default
+    std::int64_t links = 0;                // links a prefill instance sends over (0: one per GPU pair; --interconnect-links)
     // Each pool's scheme ("": the request's first); Find cheapest sets them to what it found.
     std::string prefill_scheme, decode_scheme;
     bool search = false;                   // find the cheapest layout (TP 1-8, the request's schemes) first
@@ -222,6 +223,7 @@ private:
     QComboBox* prefill_tp_ = nullptr;
     QComboBox* decode_tp_ = nullptr;
     QComboBox* link_ = nullptr;
+    QSpinBox* links_count_ = nullptr;
     QComboBox* connector_ = nullptr;
     QPushButton* compare_ = nullptr;
     QPushButton* find_ = nullptr;
