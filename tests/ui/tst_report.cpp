@@ -360,6 +360,8 @@ BOOST_AUTO_TEST_CASE(disagg_adds_the_comparison_and_its_charts) {
     BOOST_TEST(md.find("## Disaggregated prefill and decode") != std::string::npos);
     BOOST_TEST(md.find("| disaggregated 1P:1D | 2 |") != std::string::npos);
     BOOST_TEST(md.find("Bound: ") != std::string::npos);
+    // The connector's transfer: vLLM's default (NIXL) has no published transfer times, so the line rate, over a link a GPU pair.
+    BOOST_TEST(md.find("1 link a prefill instance, at the line rate (no published transfer times of this connector)") != std::string::npos);
     BOOST_TEST(md.find("Sweep over TPOT SLO: ") != std::string::npos);
     for (const char* chart : {"disagg", "disagg-prompt", "disagg-tpot"}) {
         BOOST_TEST(fs::exists(dir / "charts" / (std::string(chart) + ".svg")), chart);

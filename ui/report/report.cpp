@@ -1,5 +1,6 @@
 #include "ui/report/report.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -328,10 +329,17 @@ std::vector<Block> build_blocks(const ReportContent& c) {
         const serve::DisaggComparison& d = *c.disagg;
         const serve::DisaggSpec& sp = d.spec;
         out.push_back(heading(2, "Disaggregated prefill and decode"));
+        // What the connector adds to the link: its fitted terms, or the line rate.
+        const serve::TransferTerms& tt = d.connector.transfer;
+        const std::int64_t links = sp.links > 0 ? sp.links : std::max<std::int64_t>(1, std::min(sp.prefill.tp, sp.decode.tp));
+        const std::string transfer = integer(links) + (links == 1 ? " link" : " links") + " a prefill instance, " +
+                                     (tt.points > 0 ? fixed(tt.per_transfer_s * 1e3, 2) + " ms a transfer at " + fixed(tt.line_rate_fraction * 100, 0) +
+                                                          "% of the line rate (" + tt.basis + ")"
+                                                    : "at the line rate (" + tt.basis + ")");
         out.push_back(paragraph(integer(sp.prefill.instances) + " prefill instances (" + sp.prefill.scheme + ", TP " + integer(sp.prefill.tp) + ", " +
                                 sp.prefill.gpu + ") and " + integer(sp.decode.instances) + " decode instances (" + sp.decode.scheme + ", TP " +
                                 integer(sp.decode.tp) + ", " + sp.decode.gpu + "), " + integer(d.gpus) + " GPUs, the KV cache over " + sp.link.name +
-                                " with the " + d.connector.id + " connector (" + d.connector.how + "), beside " + integer(d.replicas) +
+                                " with the " + d.connector.id + " connector (" + d.connector.how + "; " + transfer + "), beside " + integer(d.replicas) +
                                 " aggregated replicas of " + d.aggregated_scheme + " at TP " + integer(d.aggregated_tp) + " on " + d.aggregated_gpu +
                                 ", the same traffic (docs/disaggregation.md)."));
         Block t = table({"serving", "GPUs", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "req/s", "SLO attainment", "KV transfer p50 / p99 ms",
