@@ -200,6 +200,10 @@ std::map<std::string, TransferTerms> load_transfer_fit(const std::filesystem::pa
     return parse_transfer_fit(read_text_file(file, "kv-transfer fit", 1 << 20), file.filename().string());
 }
 
+std::int64_t effective_links(const DisaggSpec& spec) {
+    return spec.links > 0 ? spec.links : std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp));
+}
+
 std::pair<std::int64_t, std::int64_t> parse_disagg(std::string_view text) {
     const std::size_t colon = text.find(':');
     std::int64_t p = 0, dd = 0;
@@ -239,7 +243,7 @@ DisaggStats compose(const std::vector<Request>& requests, const std::vector<Requ
     double prefill_busy = 0, prefill_in_system = 0, prefill_tl = 0;
     double first_arrival = requests.front().arrival_s;
     for (const Request& r : requests) first_arrival = std::min(first_arrival, r.arrival_s);
-    const double links = d(spec.links > 0 ? spec.links : std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp)));
+    const double links = d(effective_links(spec));
     const double bandwidth = spec.link.bandwidth_bytes_per_s * links;
     const double layers = d(std::max<std::int64_t>(spec.layers, 1));
     std::vector<double> ready(n, 0), transfer(n, 0), wait(n, 0), hold(n, 0);

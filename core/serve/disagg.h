@@ -157,6 +157,9 @@ struct DisaggSpec {
     std::function<void()> poll;
 };
 
+// The links a prefill instance sends over: DisaggSpec::links, else one per GPU pair.
+std::int64_t effective_links(const DisaggSpec& spec);
+
 // A run's figures.
 struct DisaggStats {
     ServeStats end_to_end;                  // as the client sees it (ttft, tpot, itl, e2e, rates, SLOs)

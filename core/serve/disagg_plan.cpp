@@ -170,7 +170,7 @@ nlohmann::json disagg_json(const DisaggComparison& c) {
                           {"littles_law", {{"mean_in_system", ds.decode_mean_in_system}, {"throughput_times_latency", ds.decode_throughput_times_latency}}}}}}},
             {"interconnect", {{"id", spec.link.id}, {"name", spec.link.name}, {"bandwidth_bytes_per_s", spec.link.bandwidth_bytes_per_s},
                               {"latency_s", spec.link.latency_s}, {"source", spec.link.source},
-                              {"links", spec.links > 0 ? spec.links : std::max<std::int64_t>(1, std::min(spec.prefill.tp, spec.decode.tp))}}},
+                              {"links", effective_links(spec)}}},
             {"kv_bytes_per_token", spec.kv_bytes_per_token},
             {"layerwise", spec.layerwise},
             {"connector", {{"id", c.connector.id}, {"layerwise", c.connector.layerwise}, {"decode_frontend", c.connector.decode_frontend}, {"how", c.connector.how},

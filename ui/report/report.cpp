@@ -1,6 +1,5 @@
 #include "ui/report/report.h"
 
-#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -331,7 +330,7 @@ std::vector<Block> build_blocks(const ReportContent& c) {
         out.push_back(heading(2, "Disaggregated prefill and decode"));
         // What the connector adds to the link: its fitted terms, or the line rate.
         const serve::TransferTerms& tt = d.connector.transfer;
-        const std::int64_t links = sp.links > 0 ? sp.links : std::max<std::int64_t>(1, std::min(sp.prefill.tp, sp.decode.tp));
+        const std::int64_t links = serve::effective_links(sp);
         const std::string transfer = integer(links) + (links == 1 ? " link" : " links") + " a prefill instance, " +
                                      (tt.points > 0 ? fixed(tt.per_transfer_s * 1e3, 2) + " ms a transfer at " + fixed(tt.line_rate_fraction * 100, 0) +
                                                           "% of the line rate (" + tt.basis + ")"

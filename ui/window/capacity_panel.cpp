@@ -649,7 +649,7 @@ void CapacityPanel::setDisaggResult(const DisaggOutcome& outcome) {
                                 .arg(tt.per_transfer_s * kMsPerS, 0, 'f', 2)
                                 .arg(tt.line_rate_fraction * 100, 0, 'f', 0)
                                 .arg(tt.points)
-                          : tr(" Transfer (%1): at the line rate (no published transfer times of this connector).").arg(QString::fromStdString(c.connector.id));
+                          : tr(" Transfer (%1): at the line rate (%2).").arg(QString::fromStdString(c.connector.id), QString::fromStdString(tt.basis));
     disagg_status_->setText(text);
     disagg_view_->replaceChart(make_disagg_comparison_chart(c));
     connect_bar_tooltips(disagg_view_);
