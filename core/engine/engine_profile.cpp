@@ -324,6 +324,7 @@ const char* kernel_family_name(KernelFamily f) {
         case KernelFamily::W4A16: return "w4a16";
         case KernelFamily::W8A16: return "w8a16";
         case KernelFamily::Fp8W8A8: return "fp8_w8a8";
+        case KernelFamily::Fp8BlockW8A8: return "fp8_block_w8a8";
         case KernelFamily::Int8W8A8: return "int8_w8a8";
         case KernelFamily::GenericDequant: return "generic_dequant";
         case KernelFamily::AttentionBf16: return "attention_bf16";
@@ -335,8 +336,8 @@ const char* kernel_family_name(KernelFamily f) {
 }
 
 KernelFamily parse_kernel_family(std::string_view name, const std::string& field) {
-    for (KernelFamily f : {KernelFamily::Bf16Gemm, KernelFamily::W4A16, KernelFamily::W8A16, KernelFamily::Fp8W8A8, KernelFamily::Int8W8A8,
-                           KernelFamily::GenericDequant, KernelFamily::AttentionBf16, KernelFamily::AttentionFp8, KernelFamily::W4A16Moe,
+    for (KernelFamily f : {KernelFamily::Bf16Gemm, KernelFamily::W4A16, KernelFamily::W8A16, KernelFamily::Fp8W8A8, KernelFamily::Fp8BlockW8A8,
+                           KernelFamily::Int8W8A8, KernelFamily::GenericDequant, KernelFamily::AttentionBf16, KernelFamily::AttentionFp8, KernelFamily::W4A16Moe,
                            KernelFamily::Mxfp4Moe})
         if (name == kernel_family_name(f)) return f;
     throw Error(field, "unknown kernel family '" + clip_text(name, 40) + "'");
@@ -346,7 +347,10 @@ KernelFamily linear_family(const Scheme& scheme, bool gpu_has_matmul_type) {
     if (!scheme.weights.is_quantized()) return KernelFamily::Bf16Gemm;
     const int bits = dtype_bits(scheme.weights.storage);
     if (scheme.activations && gpu_has_matmul_type) {
-        if (scheme.matmul_type() == MatmulType::Fp8) return KernelFamily::Fp8W8A8;
+        // Block-scaled FP8 (128x128 weight blocks) runs other kernels than per-channel FP8: vLLM's
+        // W8A8BlockFp8LinearOp (DeepGEMM, FlashInfer or Triton) against CUTLASS scaled_mm, SGLang's
+        // DeepGEMM against sgl-kernel's fp8_scaled_mm; aiconfigurator's tables time them apart.
+        if (scheme.matmul_type() == MatmulType::Fp8) return scheme.weights.scale && scheme.weights.scale->group.is_block() ? KernelFamily::Fp8BlockW8A8 : KernelFamily::Fp8W8A8;
         if (scheme.matmul_type() == MatmulType::Int8) return KernelFamily::Int8W8A8;
     }
     return bits <= 4 ? KernelFamily::W4A16 : KernelFamily::W8A16;

@@ -228,7 +228,8 @@ enum class KernelFamily : std::uint8_t {
     Bf16Gemm,        // bf16 x bf16 GEMM/GEMV (cuBLAS)
     W4A16,           // Marlin-class 4-bit weight-only GEMM
     W8A16,           // Marlin-class 8-bit weight-only GEMM
-    Fp8W8A8,         // FP8 x FP8 GEMM (CUTLASS), per-channel or block scales
+    Fp8W8A8,         // FP8 x FP8 GEMM with per-tensor or per-channel scales (CUTLASS scaled_mm)
+    Fp8BlockW8A8,    // FP8 x FP8 GEMM with 128x128 weight blocks and 1x128 activation groups (DeepGEMM, FlashInfer, Triton)
     Int8W8A8,        // INT8 x INT8 GEMM
     GenericDequant,  // dequantize then a bf16 GEMM
     AttentionBf16,   // decode attention over a bf16/fp16 cache
@@ -237,7 +238,7 @@ enum class KernelFamily : std::uint8_t {
     Mxfp4Moe,        // fused-MoE experts in MXFP4 with bf16 activations (vLLM's triton_kernels MoE on Hopper), M = rows per expert
 };
 
-// "bf16_gemm", "w4a16", "w8a16", "fp8_w8a8", "int8_w8a8", "generic_dequant", "attention_bf16",
+// "bf16_gemm", "w4a16", "w8a16", "fp8_w8a8", "fp8_block_w8a8", "int8_w8a8", "generic_dequant", "attention_bf16",
 // "attention_fp8", "w4a16_moe", "mxfp4_moe"; parse throws Error(field) on anything else.
 const char* kernel_family_name(KernelFamily f);
 KernelFamily parse_kernel_family(std::string_view name, const std::string& field);

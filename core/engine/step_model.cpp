@@ -37,7 +37,8 @@ std::uint64_t role_bytes(const CheckpointBudget& b, TensorRole role) {
 
 MatmulType family_matmul(KernelFamily f) {
     switch (f) {
-        case KernelFamily::Fp8W8A8: return MatmulType::Fp8;
+        case KernelFamily::Fp8W8A8:
+        case KernelFamily::Fp8BlockW8A8: return MatmulType::Fp8;
         case KernelFamily::Int8W8A8: return MatmulType::Int8;
         default: return MatmulType::Bf16;
     }

@@ -139,6 +139,7 @@ RecordSetup parse_setup(const json& s, const std::string& path) {
     r.op = opt_text(s, "op", path);
     r.kernel_family = opt_text(s, "kernel_family", path);
     if (r.kernel_family.empty()) r.kernel_family = opt_text(s, "family", path);
+    r.gemm_dtype = opt_text(s, "gemm_dtype", path);
     r.m = opt_count(s, "m", path);
     r.n = opt_count(s, "n", path);
     r.k = opt_count(s, "k", path);

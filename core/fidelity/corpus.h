@@ -78,6 +78,7 @@ struct RecordSetup {
     // Kernel records (metric kernel_time_s).
     std::string op;                         // "gemm", "generation_attention", "context_attention", "moe"
     std::string kernel_family;              // core/engine KernelFamily name
+    std::string gemm_dtype;                 // a kernel table's GEMM operand type ("fp8" per-channel, "fp8_block" 128x128 block scales)
     std::optional<std::int64_t> m, n, k;    // GEMM extents
     std::optional<std::int64_t> kv_len;     // attention: tokens in each sequence's cache
     std::optional<std::int64_t> num_heads, num_kv_heads, head_dim;

@@ -96,7 +96,7 @@ double weight_bytes_per_element(KernelFamily f) {
 }
 
 MatmulType family_matmul(KernelFamily f) {
-    if (f == KernelFamily::Fp8W8A8) return MatmulType::Fp8;
+    if (f == KernelFamily::Fp8W8A8 || f == KernelFamily::Fp8BlockW8A8) return MatmulType::Fp8;
     if (f == KernelFamily::Int8W8A8) return MatmulType::Int8;
     return MatmulType::Bf16;
 }
@@ -144,6 +144,11 @@ std::vector<KernelSample> kernel_samples(const Corpus& corpus, const FitInputs& 
             } catch (const Error&) {
                 continue;  // a family the step model does not price (nvfp4)
             }
+            // The tables time per-channel FP8 (CUTLASS, sgl-kernel) and 128x128 block-scaled FP8
+            // (DeepGEMM, FlashInfer, Triton) under one family name; they are different kernels,
+            // ten times apart at M = 8 on a B200 (aic/b200/vllm/gemm: 18.9 us against 177 us for
+            // n = k = 8192), so each prices its own schemes.
+            if (f == KernelFamily::Fp8W8A8 && s.gemm_dtype == "fp8_block") f = KernelFamily::Fp8BlockW8A8;
             const double bytes = d(*s.n) * d(*s.k) * weight_bytes_per_element(f) + 2.0 * d(*s.m) * (d(*s.k) + d(*s.n));
             const double flop = 2.0 * d(*s.m) * d(*s.n) * d(*s.k);
             const double peak = matmul_peak_flop_per_s(*gpu, family_matmul(f));
