@@ -404,6 +404,36 @@ BOOST_AUTO_TEST_CASE(dense_w4a16_on_hopper_takes_vllms_marlin_gemm_as_timed_on_e
     BOOST_TEST(engine_decode_step(w4_a100, dense, a100, v, w, 64, 1024).linear_coverage == "gpu");  // Ampere: no Machete
 }
 
+// FP8 with per-channel scales and FP8 with 128x128 weight blocks run different kernels, timed apart
+// by the aiconfigurator tables (gemm_dtype "fp8" and "fp8_block"); each scheme takes its own
+// kernel's curve, and a block kernel's median was never pooled into the per-channel one (on a B200
+// the per-channel CUTLASS GEMM at M = 8, n = k = 8192 is 18.9 us, the block DeepGEMM 177 us).
+BOOST_AUTO_TEST_CASE(fp8_per_channel_and_block_scaled_gemms_take_their_own_curves) {
+    BOOST_TEST(static_cast<int>(linear_family(parse_scheme("w8a8-fp8"), true)) == static_cast<int>(KernelFamily::Fp8W8A8));
+    BOOST_TEST(static_cast<int>(linear_family(parse_scheme("w8a8-fp8-block128"), true)) == static_cast<int>(KernelFamily::Fp8BlockW8A8));
+    BOOST_TEST(static_cast<int>(linear_family(parse_scheme("w8a8-fp8-block128"), false)) == static_cast<int>(KernelFamily::W8A16));
+    BOOST_TEST(static_cast<int>(parse_kernel_family("fp8_block_w8a8", "f")) == static_cast<int>(KernelFamily::Fp8BlockW8A8));
+    BOOST_TEST(std::string(kernel_family_name(KernelFamily::Fp8BlockW8A8)) == "fp8_block_w8a8");
+    const EngineCatalog& c = catalog();
+    const std::optional<double> channel_s = corpus_value("aiconfigurator/b200-vllm.json", "aic/b200/vllm/gemm/fp8/m8-n8192-k8192");
+    const std::optional<double> block_s = corpus_value("aiconfigurator/b200-vllm.json", "aic/b200/vllm/gemm/fp8_block/m8-n8192-k8192");
+    BOOST_TEST_REQUIRE(channel_s.has_value());
+    BOOST_TEST_REQUIRE(block_s.has_value());
+    BOOST_TEST(*block_s > 5 * *channel_s);
+    for (const char* gpu : {"h100-sxm", "h200", "b200"}) {
+        const CurveLookup channel = find_curve(c.kernels, gpu, "", KernelFamily::Fp8W8A8);
+        const CurveLookup block = find_curve(c.kernels, gpu, "", KernelFamily::Fp8BlockW8A8);
+        BOOST_TEST_REQUIRE(channel.curve != nullptr, gpu);
+        BOOST_TEST_REQUIRE(block.curve != nullptr, gpu);
+        BOOST_TEST(channel.coverage == "gpu", gpu);
+        BOOST_TEST(block.coverage == "gpu", gpu);
+        BOOST_TEST(channel.curve->at(8) > 1.5 * block.curve->at(8), gpu);  // each its own kernel's
+    }
+    // The B200's per-channel curve is the CUTLASS kernel's: 0.37 of the bandwidth roofline at M = 8
+    // (the pooled median was 0.29).
+    BOOST_TEST(find_curve(c.kernels, "b200", "", KernelFamily::Fp8W8A8).curve->at(8) > 0.35);
+}
+
 // The engine-priced plan finds its crossovers on a sparse grid (densely to batch 64, then every
 // 2%, bisected where the order flips): the same flips, at the same batches, as the full per-batch scan over every batch up to 4096,
 // on dense and MoE models, Hopper, Ada and Ampere, vLLM and SGLang.
