@@ -335,6 +335,15 @@ const char* kernel_family_name(KernelFamily f) {
     return "?";
 }
 
+MatmulType family_matmul(KernelFamily f) {
+    switch (f) {
+        case KernelFamily::Fp8W8A8:
+        case KernelFamily::Fp8BlockW8A8: return MatmulType::Fp8;
+        case KernelFamily::Int8W8A8: return MatmulType::Int8;
+        default: return MatmulType::Bf16;
+    }
+}
+
 KernelFamily parse_kernel_family(std::string_view name, const std::string& field) {
     for (KernelFamily f : {KernelFamily::Bf16Gemm, KernelFamily::W4A16, KernelFamily::W8A16, KernelFamily::Fp8W8A8, KernelFamily::Fp8BlockW8A8,
                            KernelFamily::Int8W8A8, KernelFamily::GenericDequant, KernelFamily::AttentionBf16, KernelFamily::AttentionFp8, KernelFamily::W4A16Moe,

@@ -241,6 +241,8 @@ enum class KernelFamily : std::uint8_t {
 // "bf16_gemm", "w4a16", "w8a16", "fp8_w8a8", "fp8_block_w8a8", "int8_w8a8", "generic_dequant", "attention_bf16",
 // "attention_fp8", "w4a16_moe", "mxfp4_moe"; parse throws Error(field) on anything else.
 const char* kernel_family_name(KernelFamily f);
+// The tensor-core matmul a family runs (its peak FLOP rate): FP8 for both FP8 families, INT8, else bf16.
+MatmulType family_matmul(KernelFamily f);
 KernelFamily parse_kernel_family(std::string_view name, const std::string& field);
 
 // The kernel family that runs a scheme's quantized linears on a GPU with `compute_capability`

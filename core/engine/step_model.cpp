@@ -35,15 +35,6 @@ std::uint64_t role_bytes(const CheckpointBudget& b, TensorRole role) {
     return 0;
 }
 
-MatmulType family_matmul(KernelFamily f) {
-    switch (f) {
-        case KernelFamily::Fp8W8A8:
-        case KernelFamily::Fp8BlockW8A8: return MatmulType::Fp8;
-        case KernelFamily::Int8W8A8: return MatmulType::Int8;
-        default: return MatmulType::Bf16;
-    }
-}
-
 // Seconds for a kernel group of `family` moving `bytes` and doing `flop` at M = rows, in `calls`
 // launches, on the curve `found` (StepLookups).
 double kernel_time_s(double bytes, double flop, std::int64_t rows, KernelFamily family, const GpuProfile& gpu, const CurveLookup& found,

@@ -23,6 +23,7 @@ using engine::EngineCatalog;
 using engine::EngineProfile;
 using engine::EngineSetup;
 using engine::FigureClass;
+using engine::family_matmul;
 using engine::KernelFamily;
 
 double d(std::int64_t v) { return static_cast<double>(v); }
@@ -93,12 +94,6 @@ double weight_bytes_per_element(KernelFamily f) {
         case KernelFamily::W4A16: return 0.5;
         default: return 1.0;
     }
-}
-
-MatmulType family_matmul(KernelFamily f) {
-    if (f == KernelFamily::Fp8W8A8 || f == KernelFamily::Fp8BlockW8A8) return MatmulType::Fp8;
-    if (f == KernelFamily::Int8W8A8) return MatmulType::Int8;
-    return MatmulType::Bf16;
 }
 
 const GpuProfile* find_gpu(const std::vector<GpuProfile>& gpus, const std::string& id) {
