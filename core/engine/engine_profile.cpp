@@ -549,6 +549,10 @@ EngineProfile parse_engine_profile(std::string_view text, const std::string& sou
         p.sources.push_back({text_of(sources[i], "repository", path), text_of(sources[i], "file", path), text_of(sources[i], "function", path),
                              text_of(sources[i], "version", path), text_of(sources[i], "what", path)});
     }
+    p.step_terms_from = text_of(j, "step_terms_from", source, false);
+    p.step_terms_reason = text_of(j, "step_terms_reason", source, false);
+    if (!p.step_terms_from.empty() && p.step_terms_reason.empty())
+        throw Error(source + ".step_terms_reason", "must say why the profile steps as " + clip_text(p.step_terms_from, 40) + " does");
     const json& d = member(j, "defaults", source);
     const std::string dp = source + ".defaults";
     p.defaults.gpu_memory_utilization = number_of(d, "gpu_memory_utilization", dp, 0.9, 0.01, 1.0);
@@ -903,6 +907,12 @@ EngineCatalog load_engine_catalog(const std::filesystem::path& profiles_dir, con
     std::sort(c.profiles.begin(), c.profiles.end(), [](const EngineProfile& a, const EngineProfile& b) {
         return a.engine != b.engine ? a.engine < b.engine : compare_versions(a.min_version, b.min_version) < 0;
     });
+    for (const EngineProfile& p : c.profiles) {
+        if (p.step_terms_from.empty()) continue;
+        const auto from = std::find_if(c.profiles.begin(), c.profiles.end(), [&](const EngineProfile& q) { return q.id == p.step_terms_from; });
+        if (from == c.profiles.end() || from->engine != p.engine || from->id == p.id)
+            throw Error(p.id + ".step_terms_from", "names no other " + p.engine + " profile ('" + clip_text(p.step_terms_from, 40) + "')");
+    }
     if (std::filesystem::exists(fit_file, ec)) apply_fit(c, parse_fitted_parameters(read_text_file(fit_file, "fitted parameter file"), fit_file.filename().string()));
     return c;
 }

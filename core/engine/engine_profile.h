@@ -411,6 +411,11 @@ struct EngineProfile {
     StepTerms step;
     ServingTerms serving;
     bool fitted = false;         // fitted values were loaded for this profile
+    // The profile whose own end-to-end points fit this one's fixed and per-layer step costs when
+    // this one has too few (the same engine core, split off for another rule, e.g. memory);
+    // empty: its engine's pooled costs. `step_terms_reason` says why the two step alike.
+    std::string step_terms_from;
+    std::string step_terms_reason;
 
     // Whether `v` lies in [min_version, below_version).
     bool covers(const EngineVersion& v) const;

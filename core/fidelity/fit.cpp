@@ -879,14 +879,21 @@ Terms fit_terms(const std::vector<Point>& points, const std::vector<bool>& inclu
             if (profile->covers(engine::parse_engine_version(h.version, "eager_host.version"))) own_host.push_back(h);
         if (!own_host.empty()) terms.eager_host = std::move(own_host);
         if (e == engine_terms.end() && !step_all.empty()) terms.basis = every_engine.basis + " (no " + engine + " point)";
-        const auto own = step_by_profile.find(id);
-        if (own != step_by_profile.end() && own->second.size() >= kMinProfileStepPoints) {
+        // The profile's own points fit its fixed and per-layer costs; with too few, those of the
+        // profile it names as stepping alike (vLLM 0.20's, split off for its memory rule, steps
+        // as the V1 engine before it), else the engine's pooled costs stay.
+        const auto own_costs = [&](const std::string& from, const std::string& what) {
+            const auto own = step_by_profile.find(from);
+            if (own == step_by_profile.end() || own->second.size() < kMinProfileStepPoints) return false;
             std::set<std::string> models;
             for (const Point* p : own->second) models.insert(p->out.model);
-            if (models.size() >= 2)
-                terms = refit_costs(own->second, terms, std::to_string(own->second.size()) + " end-to-end points of this profile (" +
-                                                           std::to_string(models.size()) + " models), kernel scales of every " + engine + " profile");
-        }
+            if (models.size() < 2) return false;
+            terms = refit_costs(own->second, terms, std::to_string(own->second.size()) + " end-to-end points of " + what + " (" +
+                                                        std::to_string(models.size()) + " models), kernel scales of every " + engine + " profile");
+            return true;
+        };
+        if (!own_costs(id, "this profile") && !profile->step_terms_from.empty())
+            own_costs(profile->step_terms_from, profile->step_terms_from + " (" + profile->step_terms_reason + ")");
         if (!step_all.empty()) t.step[id] = terms;
         // Memory: the profile's own points, else its engine's (SGLang's rule has no activation term).
         if (const auto k = kv_by_profile.find(id); k != kv_by_profile.end()) t.memory[id] = fit_memory(k->second);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <tuple>
 
@@ -128,8 +129,44 @@ BOOST_AUTO_TEST_CASE(malformed_profiles_name_the_field) {
          "p.json.defaults.cuda_graph_size_steps"},
         {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("defaults": {"hybrid_allocator_from_version": "soon"})"),
          "hybrid_allocator_from_version"},
+        {std::string(good).replace(good.find("\"defaults\": {}"), 14, R"("step_terms_from": "vllm-v1", "defaults": {})"), "p.json.step_terms_reason"},
     };
     for (const auto& b : bad) BOOST_TEST(test::throws_naming([&] { parse_engine_profile(b.text, "p.json"); }, b.fragment), b.fragment);
+}
+
+// vLLM 0.20's profile (split off for its CUDA-graph memory rule) has no step point of its own: its
+// fixed and per-layer costs are fitted on the V1 profile's points, not pooled over V0's (whose
+// 0.4-0.6 rows are most of vLLM's), and a profile that names no other profile of its engine is
+// refused when the catalog loads.
+BOOST_AUTO_TEST_CASE(a_profile_without_step_points_takes_the_costs_of_the_profile_it_steps_as) {
+    const auto find = [](const std::string& id) -> const EngineProfile& {
+        for (const EngineProfile& p : catalog().profiles)
+            if (p.id == id) return p;
+        throw std::runtime_error("no profile " + id);
+    };
+    const EngineProfile& v1 = find("vllm-v1");
+    const EngineProfile& graphs = find("vllm-v1-cudagraph");
+    const EngineProfile& v0 = find("vllm-v0");
+    BOOST_TEST(graphs.step_terms_from == "vllm-v1");
+    BOOST_TEST(graphs.step.per_layer_s == v1.step.per_layer_s);
+    BOOST_TEST(graphs.step.fixed_step_s == v1.step.fixed_step_s);
+    BOOST_TEST(graphs.step.per_layer_s != v0.step.per_layer_s);
+    BOOST_TEST(graphs.step.basis.find("points of vllm-v1") != std::string::npos, graphs.step.basis);
+    // The kernel scales stay the engine's, pooled over its profiles.
+    BOOST_TEST(graphs.step.kernel_scale("bf16") == v0.step.kernel_scale("bf16"));
+
+    const auto dir = std::filesystem::temp_directory_path() / ("quantplan-step-terms-from-" + std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(dir);
+    const std::string profile = R"({"format": "quantplan-engine-profile/1", "id": "x", "engine": "vllm", "title": "t",
+        "versions": {"from": "0.1"}, "step_terms_from": "nope", "step_terms_reason": "r",
+        "sources": [{"repository": "r", "file": "f", "function": "g", "version": "v", "what": "w"}],
+        "defaults": {}, "memory": {"rule": "utilization_of_total"}})";
+    {
+        std::ofstream out(dir / "x.json");
+        out << profile;
+    }
+    BOOST_TEST(test::throws_naming([&] { load_engine_catalog(dir, dir / "none.json"); }, "x.step_terms_from"));
+    std::filesystem::remove_all(dir);
 }
 
 // The fit file's host costs must be ascending versions with bounded values.
